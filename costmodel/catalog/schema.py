@@ -1,0 +1,147 @@
+"""Pydantic schemas for catalog rows: models (shaped like Hugging Face config.json) and accelerators.
+
+Every row carries `source` (where the numbers come from) and `checked` (when someone last looked).
+Units are SI base units: bytes, bytes/s, FLOP/s, seconds, watts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class ModelSpec(BaseModel):
+    """A decoder-only transformer, with field names as in its Hugging Face `config.json`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="lower-case catalog id, e.g. llama-3.1-8b")
+    name: str = Field(description="display name")
+    hf_repo: str | None = Field(default=None, description="Hugging Face repo the shapes come from")
+    source: str = Field(min_length=1, description="URL of the config.json / model card")
+    checked: dt.date = Field(description="date the shapes and counts were last checked")
+    published_total_params: float | None = Field(default=None, gt=0, description="parameters, as published")
+    published_active_params: float | None = Field(default=None, gt=0, description="active parameters per token")
+    published_counts_exclude_embedding: bool = Field(
+        default=False, description="the publisher's active count leaves out the input embedding table"
+    )
+
+    # Dense transformer shapes (HF names).
+    hidden_size: int = Field(gt=0)
+    num_hidden_layers: int = Field(gt=0)
+    num_attention_heads: int = Field(gt=0)
+    num_key_value_heads: int | None = Field(default=None, gt=0, description="defaults to num_attention_heads (MHA)")
+    head_dim: int | None = Field(default=None, gt=0, description="defaults to hidden_size / num_attention_heads")
+    intermediate_size: int = Field(gt=0, description="dense SwiGLU MLP width")
+    vocab_size: int = Field(gt=0)
+    tie_word_embeddings: bool = False
+    max_position_embeddings: int | None = Field(default=None, gt=0)
+    sliding_window: int | None = Field(default=None, gt=0, description="tokens kept by sliding-window layers")
+    layer_types: list[Literal["full_attention", "sliding_attention"]] | None = Field(
+        default=None, description="per-layer attention kind (gpt-oss alternates)"
+    )
+
+    # Mixture of experts (Mixtral: num_local_experts; DeepSeek: n_routed_experts).
+    num_local_experts: int | None = Field(default=None, gt=0)
+    n_routed_experts: int | None = Field(default=None, gt=0)
+    num_experts_per_tok: int | None = Field(default=None, gt=0)
+    moe_intermediate_size: int | None = Field(default=None, gt=0, description="expert MLP width")
+    n_shared_experts: int | None = Field(default=None, ge=0)
+    first_k_dense_replace: int | None = Field(default=None, ge=0, description="leading dense layers (DeepSeek)")
+
+    # Multi-head latent attention (DeepSeek-V2/V3).
+    kv_lora_rank: int | None = Field(default=None, gt=0)
+    q_lora_rank: int | None = Field(default=None, gt=0)
+    qk_rope_head_dim: int | None = Field(default=None, gt=0)
+    qk_nope_head_dim: int | None = Field(default=None, gt=0)
+    v_head_dim: int | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> ModelSpec:
+        kv = self.num_key_value_heads or self.num_attention_heads
+        if self.num_attention_heads % kv != 0:
+            raise ValueError(
+                f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                f"num_key_value_heads ({kv}); fix one of them"
+            )
+        if self.num_local_experts and self.n_routed_experts:
+            raise ValueError("give num_local_experts or n_routed_experts, not both")
+        experts = self.num_local_experts or self.n_routed_experts
+        if experts and not self.num_experts_per_tok:
+            raise ValueError("an MoE model needs num_experts_per_tok (experts routed per token)")
+        if experts and self.num_experts_per_tok and self.num_experts_per_tok > experts:
+            raise ValueError("num_experts_per_tok cannot exceed the number of experts")
+        mla = [self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim]
+        if any(v is not None for v in mla) and any(v is None for v in mla):
+            raise ValueError("MLA needs all of kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim")
+        if self.layer_types is not None:
+            if len(self.layer_types) != self.num_hidden_layers:
+                raise ValueError(
+                    f"layer_types has {len(self.layer_types)} entries; it needs one per layer "
+                    f"(num_hidden_layers = {self.num_hidden_layers})"
+                )
+            if "sliding_attention" in self.layer_types and self.sliding_window is None:
+                raise ValueError("layer_types names sliding_attention layers but sliding_window is missing")
+        if self.first_k_dense_replace and self.first_k_dense_replace > self.num_hidden_layers:
+            raise ValueError("first_k_dense_replace cannot exceed num_hidden_layers")
+        return self
+
+    @property
+    def kv_heads(self) -> int:
+        """KV heads g (= query heads for MHA, 1 for MQA)."""
+        return self.num_key_value_heads or self.num_attention_heads
+
+    @property
+    def head_dim_resolved(self) -> int:
+        """Head dimension d_h."""
+        return self.head_dim or self.hidden_size // self.num_attention_heads
+
+    @property
+    def experts(self) -> int:
+        """Routed experts per MoE layer (0 for a dense model)."""
+        return self.num_local_experts or self.n_routed_experts or 0
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank is not None
+
+
+class AcceleratorSpec(BaseModel):
+    """One accelerator (per GPU), from its datasheet, with default efficiencies and their reasons."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="lower-case id, e.g. h100-sxm")
+    name: str
+    vendor: Literal["nvidia", "amd", "intel", "google", "cpu", "other"]
+    memory_bytes: float = Field(gt=0, description="HBM/GDDR capacity, bytes")
+    hbm_bytes_per_s: float = Field(gt=0, description="peak memory bandwidth, bytes/s")
+    peak_flops_per_s: dict[Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4"], float] = Field(
+        description="dense (no sparsity) tensor peak per dtype, FLOP/s (int8: OP/s)"
+    )
+    interconnect_bytes_per_s: float = Field(
+        gt=0, description="GPU-to-GPU bandwidth per GPU, one direction, bytes/s (NVLink, Infinity Fabric or PCIe)"
+    )
+    interconnect: str = Field(description="what the link is, e.g. 'NVLink 4 (18 links)'")
+    link_latency_seconds: float = Field(ge=0, description="latency of one small all-reduce over that link, s")
+    tdp_watts: float = Field(gt=0, description="board power, W")
+    eff_compute: float = Field(gt=0, le=1, description="default fraction of peak FLOP/s achieved on large GEMMs")
+    eff_memory: float = Field(gt=0, le=1, description="default fraction of peak bytes/s achieved (MBU)")
+    overhead_seconds_per_step: float = Field(ge=0, description="default fixed cost per engine step, s")
+    efficiency_reason: str = Field(min_length=1, description="why these defaults, with sources")
+    source: str = Field(min_length=1, description="datasheet URL")
+    checked: dt.date
+
+    @model_validator(mode="after")
+    def _needs_bf16(self) -> AcceleratorSpec:
+        if "bf16" not in self.peak_flops_per_s:
+            raise ValueError("peak_flops_per_s needs a bf16 entry (the default compute dtype)")
+        if any(v <= 0 for v in self.peak_flops_per_s.values()):
+            raise ValueError("every peak_flops_per_s value must be > 0 FLOP/s")
+        return self

@@ -1,0 +1,18 @@
+"""User-facing errors: one exception type whose message names the field and the fix."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class CostmodelError(ValueError):
+    """Bad input from a user (flag, file, id). The CLI prints it and exits with code 2."""
+
+
+def unknown_id_error(kind: str, given: str, known: Iterable[str]) -> CostmodelError:
+    """Build "unknown model 'x'; did you mean 'y'?" (exact-id lookups only; this only suggests)."""
+    known_list = sorted(known)
+    close = difflib.get_close_matches(given.lower(), known_list, n=1, cutoff=0.5)
+    hint = f"; did you mean '{close[0]}'?" if close else f"; known: {', '.join(known_list)}"
+    return CostmodelError(f"unknown {kind} '{given}'{hint}")
