@@ -122,7 +122,7 @@ class AcceleratorSpec(BaseModel):
     vendor: Literal["nvidia", "amd", "intel", "google", "cpu", "other"]
     memory_bytes: float = Field(gt=0, description="HBM/GDDR capacity, bytes")
     hbm_bytes_per_s: float = Field(gt=0, description="peak memory bandwidth, bytes/s")
-    peak_flops_per_s: dict[Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4"], float] = Field(
+    peak_flops_per_s: dict[str, float] = Field(
         description="dense (no sparsity) tensor peak per dtype, FLOP/s (int8: OP/s)"
     )
     interconnect_bytes_per_s: float = Field(
@@ -142,6 +142,15 @@ class AcceleratorSpec(BaseModel):
     def _needs_bf16(self) -> AcceleratorSpec:
         if "bf16" not in self.peak_flops_per_s:
             raise ValueError("peak_flops_per_s needs a bf16 entry (the default compute dtype)")
+        unknown = set(self.peak_flops_per_s) - {"fp32", "bf16", "fp16", "fp8", "int8", "fp4"}
+        if unknown:
+            raise ValueError(f"peak_flops_per_s has unknown dtype(s) {sorted(unknown)}; use fp32, bf16, fp16, fp8, int8, fp4")
         if any(v <= 0 for v in self.peak_flops_per_s.values()):
             raise ValueError("every peak_flops_per_s value must be > 0 FLOP/s")
         return self
+
+    def peak_for(self, weight_dtype: str) -> float:
+        """Dense peak FLOP/s of the tensor-core format matmuls run in for this weight dtype."""
+        from costmodel.dtypes import compute_dtype
+
+        return self.peak_flops_per_s[compute_dtype(weight_dtype=weight_dtype, peak_flops_per_s=self.peak_flops_per_s)]

@@ -1,0 +1,5 @@
+"""`python -m costmodel` runs the CLI."""
+
+from costmodel.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""Calibration files: efficiencies fitted to probe measurements, applied to an accelerator.
+
+The fitting itself lives in `costmodel.calibrate_fit` (pure numpy); this module holds the schema that
+`estimate`, `simulate` and `compare` accept through `--calibration FILE`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from costmodel.catalog.loader import describe_validation_error
+from costmodel.catalog.schema import AcceleratorSpec
+from costmodel.errors import CostmodelError
+from costmodel.roofline import Efficiency
+
+
+class Calibration(BaseModel):
+    """Fitted efficiencies for one device, with the provenance and held-out error of the fit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = Field(default=1, ge=1, le=1)
+    hardware_id: str = Field(description="catalog accelerator id these factors apply to")
+    device_name: str = Field(description="device the probe ran on, as reported by the driver/OS")
+    eff_compute: float = Field(gt=0, le=1.5, description="fraction of peak FLOP/s")
+    eff_memory: float = Field(gt=0, le=1.5, description="fraction of peak bytes/s")
+    overhead_seconds_per_step: float = Field(ge=0, description="fixed seconds per engine step")
+    compute_half_saturation_tokens: float = Field(default=0.0, ge=0, description="GEMM rows at half eff_compute")
+    peak_flops_per_s: float | None = Field(default=None, gt=0, description="measured peak replacing the datasheet's")
+    hbm_bytes_per_s: float | None = Field(default=None, gt=0, description="measured bandwidth replacing the datasheet's")
+    holdout_median_abs_error: float = Field(ge=0, description="median |pred-meas|/meas on held-out points")
+    holdout_max_abs_error: float = Field(ge=0, description="max |pred-meas|/meas on held-out points")
+    points_fit: int = Field(ge=0)
+    points_holdout: int = Field(ge=0)
+    source: str = Field(description="probe result the fit came from")
+    created: dt.datetime
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    """Read and validate a calibration JSON file."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CostmodelError(f"--calibration {file}: cannot read ({exc.strerror})") from exc
+    try:
+        return Calibration.model_validate_json(text)
+    except ValidationError as exc:
+        raise CostmodelError(describe_validation_error(exc, where=f"calibration {file}")) from exc
+
+
+def apply_calibration(hardware: AcceleratorSpec, calibration: Calibration) -> tuple[AcceleratorSpec, Efficiency]:
+    """The accelerator with measured peaks (where given) and the fitted efficiencies."""
+    if calibration.hardware_id != hardware.id:
+        raise CostmodelError(
+            f"calibration was measured on '{calibration.hardware_id}' ({calibration.device_name}) but the "
+            f"hardware is '{hardware.id}'; pass --hardware {calibration.hardware_id} or a matching calibration"
+        )
+    update: dict[str, object] = {}
+    if calibration.peak_flops_per_s is not None:
+        update["peak_flops_per_s"] = {key: calibration.peak_flops_per_s for key in hardware.peak_flops_per_s}
+    if calibration.hbm_bytes_per_s is not None:
+        update["hbm_bytes_per_s"] = calibration.hbm_bytes_per_s
+    calibrated = hardware.model_copy(update=update) if update else hardware
+    efficiency = Efficiency(
+        eff_compute=calibration.eff_compute,
+        eff_memory=calibration.eff_memory,
+        overhead_seconds_per_step=calibration.overhead_seconds_per_step,
+        compute_half_saturation_tokens=calibration.compute_half_saturation_tokens,
+        source=(
+            f"calibrated from {calibration.source} on {calibration.device_name}: held-out median error "
+            f"{calibration.holdout_median_abs_error:.1%}, max {calibration.holdout_max_abs_error:.1%}"
+        ),
+    )
+    return calibrated, efficiency

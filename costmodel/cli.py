@@ -1,0 +1,75 @@
+"""The `costmodel` command. Every subcommand takes --json; errors go to stderr with exit code 2.
+
+Subcommands living in other modules register themselves through a `register(subparsers)` function
+listed in SUBCOMMAND_MODULES; probe commands import `probes` lazily inside their handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from costmodel.errors import CostmodelError
+
+SUBCOMMAND_MODULES = (
+    "costmodel.cli_catalog",
+    "costmodel.cli_prices",
+    "costmodel.cli_simulate",
+    "costmodel.cli_compare",
+    "costmodel.cli_probe",
+    "costmodel.cli_endpoint",
+    "costmodel.cli_memo",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse prints usage + exits 2; keep that, name the fix
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"costmodel: error: {message} (see --help)\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with every registered subcommand."""
+    parser = _Parser(prog="costmodel", description="API vs self-hosted LLM serving: latency, memory and cost.")
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # subcommand not built yet in this checkout
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def emit(payload: dict[str, Any], *, as_json: bool, text: str) -> None:
+    """Print one JSON object (--json) or the human-readable text."""
+    if as_json:
+        sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
+    else:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.handler(args)
+    except CostmodelError as exc:
+        sys.stderr.write(f"costmodel: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("costmodel: interrupted\n")
+        return 130
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

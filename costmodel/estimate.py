@@ -1,0 +1,159 @@
+"""`estimate`: prefill time, decode step time, TTFT/TPOT and memory fit for one configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costmodel.calibration import Calibration, apply_calibration
+from costmodel.catalog.loader import load_accelerator, load_model
+from costmodel.catalog.params import derive_shape
+from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
+from costmodel.dtypes import BYTES_PER_ELEMENT, KV_DTYPES, WEIGHT_DTYPES
+from costmodel.errors import CostmodelError
+from costmodel.memory import MemoryPlan, plan_memory
+from costmodel.roofline import Efficiency, StepResult, step
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Latency and memory of one replica serving `batch` sequences of prompt -> output tokens."""
+
+    model_id: str
+    hardware_id: str
+    gpus: int
+    weight_dtype: str
+    kv_dtype: str
+    batch: int
+    prompt_tokens: int
+    output_tokens: int
+    prefill: StepResult  # the batch's prompts in one step
+    decode: StepResult  # one decode step at the mean context prompt + output/2
+    memory: MemoryPlan  # at context prompt + output
+    efficiency: Efficiency
+
+    @property
+    def prefill_seconds(self) -> float:
+        return self.prefill.step_seconds
+
+    @property
+    def decode_step_seconds(self) -> float:
+        return self.decode.step_seconds
+
+    @property
+    def ttft_seconds(self) -> float:
+        """The prefill step emits the first token (vLLM samples it from the prefill logits)."""
+        return self.prefill.step_seconds
+
+    @property
+    def tpot_seconds(self) -> float:
+        return self.decode.step_seconds
+
+    @property
+    def decode_tokens_per_second(self) -> float:
+        """Output tokens/s of the replica while decoding: B / TPOT."""
+        return self.batch / self.decode.step_seconds
+
+    @property
+    def fits(self) -> bool:
+        return self.memory.fits and self.batch <= self.memory.max_batch
+
+    def contract(self) -> dict[str, float | int | bool | str]:
+        """The `costmodel estimate --json` keys of DESIGN.md's contract (plus context)."""
+        return {
+            "model": self.model_id,
+            "hardware": self.hardware_id,
+            "gpus": self.gpus,
+            "weight_dtype": self.weight_dtype,
+            "kv_dtype": self.kv_dtype,
+            "batch": self.batch,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
+            "prefill_seconds": self.prefill_seconds,
+            "decode_step_seconds": self.decode_step_seconds,
+            "ttft_seconds": self.ttft_seconds,
+            "tpot_seconds": self.tpot_seconds,
+            "decode_tokens_per_second": self.decode_tokens_per_second,
+            "weights_bytes": self.memory.weights_bytes,
+            "kv_bytes_per_token": self.memory.kv_bytes_per_token,
+            "max_batch": self.memory.max_batch,
+            "fits": self.fits,
+            "prefill_bound": self.prefill.bound,
+            "decode_bound": self.decode.bound,
+            "memory_message": self.memory.message,
+            "efficiency_source": self.efficiency.source,
+        }
+
+
+def check_config(
+    spec: ModelSpec, *, gpus: int, weight_dtype: str, kv_dtype: str, batch: int, prompt_tokens: int, output_tokens: int
+) -> None:
+    """Raise CostmodelError naming the flag and the fix for any invalid input."""
+    if weight_dtype not in WEIGHT_DTYPES:
+        raise CostmodelError(f"--weight-dtype '{weight_dtype}' is not one of {', '.join(WEIGHT_DTYPES)}")
+    if kv_dtype not in KV_DTYPES:
+        raise CostmodelError(f"--kv-dtype '{kv_dtype}' is not one of {', '.join(KV_DTYPES)}")
+    for flag, value in (("--gpus", gpus), ("--batch", batch), ("--prompt-tokens", prompt_tokens), ("--output-tokens", output_tokens)):
+        if value < 1:
+            raise CostmodelError(f"{flag} must be >= 1 (got {value})")
+    if spec.num_attention_heads % gpus != 0:
+        raise CostmodelError(
+            f"--gpus {gpus}: {spec.id} has {spec.num_attention_heads} attention heads, which do not split evenly "
+            f"across {gpus} GPUs for tensor parallelism; use a divisor such as 1, 2, 4 or 8"
+        )
+
+
+def estimate(
+    model: ModelSpec | str,
+    hardware: AcceleratorSpec | str,
+    *,
+    gpus: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    batch: int = 1,
+    prompt_tokens: int = 1024,
+    output_tokens: int = 256,
+    efficiency: Efficiency | None = None,
+    calibration: Calibration | None = None,
+) -> Estimate:
+    """Prefill, decode and memory of one replica (ids are looked up in the bundled catalogs)."""
+    spec = load_model(model) if isinstance(model, str) else model
+    hw = load_accelerator(hardware) if isinstance(hardware, str) else hardware
+    check_config(
+        spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=batch,
+        prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+    )
+    if calibration is not None:
+        hw, efficiency = apply_calibration(hw, calibration)
+    eff = efficiency or Efficiency.from_accelerator(hw)
+    shape = derive_shape(spec)
+    prefill = step(
+        shape, hw, batch=batch, new_tokens=prompt_tokens, context_tokens=0,
+        weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, efficiency=eff,
+    )
+    # Step time is linear in context while memory-bound, so the mean context gives the mean TPOT.
+    decode = step(
+        shape, hw, batch=batch, new_tokens=1, context_tokens=prompt_tokens + output_tokens // 2,
+        weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, efficiency=eff,
+    )
+    memory = plan_memory(
+        shape,
+        hbm_bytes_per_gpu=hw.memory_bytes,
+        gpus=gpus,
+        weight_bytes_per_param=BYTES_PER_ELEMENT[weight_dtype],
+        kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
+        context_tokens=prompt_tokens + output_tokens,
+    )
+    return Estimate(
+        model_id=spec.id,
+        hardware_id=hw.id,
+        gpus=gpus,
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        batch=batch,
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        prefill=prefill,
+        decode=decode,
+        memory=memory,
+        efficiency=eff,
+    )

@@ -1,0 +1,111 @@
+"""Whole grids at once: models x hardware x GPUs x weight dtype x batch x context -> decode step times.
+
+Runs the same `roofline.step_arrays` / `memory.memory_arrays` formulas as the scalar path, with numpy
+broadcasting over axes (H, G, D, B, C) and a Python loop over models only. Used by search and charts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from costmodel.catalog.loader import load_accelerator, load_model
+from costmodel.catalog.params import derive_shape
+from costmodel.dtypes import BYTES_PER_ELEMENT
+from costmodel.memory import memory_arrays
+from costmodel.roofline import step_arrays, uniform_work
+
+
+@dataclass(frozen=True)
+class GridResult:
+    """Arrays of shape (models, hardware, gpus, weight_dtypes, batch, context)."""
+
+    model_ids: tuple[str, ...]
+    hardware_ids: tuple[str, ...]
+    gpus: tuple[int, ...]
+    weight_dtypes: tuple[str, ...]
+    batch: tuple[int, ...]
+    context_tokens: tuple[int, ...]
+    kv_dtype: str
+    decode_step_seconds: np.ndarray
+    max_batch: np.ndarray  # broadcast over the batch axis
+    fits: np.ndarray  # batch <= max_batch (and weights fit)
+
+    @property
+    def configurations(self) -> int:
+        """Number of configurations evaluated."""
+        return int(self.decode_step_seconds.size)
+
+    @property
+    def decode_tokens_per_second(self) -> np.ndarray:
+        """Replica output tokens/s, B / step (0 where the batch does not fit)."""
+        batch = np.asarray(self.batch, dtype=np.float64).reshape(1, 1, 1, 1, -1, 1)
+        return np.where(self.fits, batch / self.decode_step_seconds, 0.0)
+
+
+def evaluate_grid(
+    *,
+    model_ids: Sequence[str],
+    hardware_ids: Sequence[str],
+    gpus: Sequence[int],
+    weight_dtypes: Sequence[str],
+    batch: Sequence[int],
+    context_tokens: Sequence[int],
+    kv_dtype: str = "bf16",
+) -> GridResult:
+    """Decode step seconds and memory fit for every combination (datasheet default efficiencies)."""
+    hws = [load_accelerator(h) for h in hardware_ids]
+    shape6 = (1, len(hws), 1, 1, 1, 1)
+
+    def hw_axis(values: list[float]) -> np.ndarray:
+        return np.asarray(values, dtype=np.float64).reshape(shape6)
+
+    peak = np.asarray(
+        [[hw.peak_for(d) for d in weight_dtypes] for hw in hws],
+        dtype=np.float64,
+    ).reshape(1, len(hws), 1, len(weight_dtypes), 1, 1)
+    g = np.asarray(gpus, dtype=np.float64).reshape(1, 1, -1, 1, 1, 1)
+    b_w = np.asarray([BYTES_PER_ELEMENT[d] for d in weight_dtypes], dtype=np.float64).reshape(1, 1, 1, -1, 1, 1)
+    b = np.asarray(batch, dtype=np.float64).reshape(1, 1, 1, 1, -1, 1)
+    c = np.asarray(context_tokens, dtype=np.float64).reshape(1, 1, 1, 1, 1, -1)
+    hbm = hw_axis([hw.memory_bytes for hw in hws])
+    steps, max_batches = [], []
+    for model_id in model_ids:
+        shape = derive_shape(load_model(model_id))
+        work = uniform_work(shape, batch=b, new_tokens=1.0, context_tokens=c)
+        raw = step_arrays(
+            shape,
+            work,
+            weight_bytes_per_param=b_w,
+            kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
+            gpus=g,
+            peak_flops_per_s=peak,
+            hbm_bytes_per_s=hw_axis([hw.hbm_bytes_per_s for hw in hws]),
+            link_bytes_per_s=hw_axis([hw.interconnect_bytes_per_s for hw in hws]),
+            link_latency_seconds=hw_axis([hw.link_latency_seconds for hw in hws]),
+            eff_compute=hw_axis([hw.eff_compute for hw in hws]),
+            eff_memory=hw_axis([hw.eff_memory for hw in hws]),
+            overhead_seconds_per_step=hw_axis([hw.overhead_seconds_per_step for hw in hws]),
+        )
+        _, _, max_batch = memory_arrays(
+            shape, hbm_bytes_per_gpu=hbm, gpus=g, weight_bytes_per_param=b_w,
+            kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype], context_tokens=c,
+        )
+        steps.append(np.broadcast_to(raw.step_seconds, np.broadcast_shapes(raw.step_seconds.shape, (1, len(hws), len(gpus), len(weight_dtypes), len(batch), len(context_tokens)))))
+        max_batches.append(np.broadcast_to(max_batch, (1, len(hws), len(gpus), len(weight_dtypes), 1, len(context_tokens))))
+    step_seconds = np.concatenate(steps, axis=0)
+    max_batch_all = np.concatenate(max_batches, axis=0)
+    return GridResult(
+        model_ids=tuple(model_ids),
+        hardware_ids=tuple(hardware_ids),
+        gpus=tuple(gpus),
+        weight_dtypes=tuple(weight_dtypes),
+        batch=tuple(batch),
+        context_tokens=tuple(context_tokens),
+        kv_dtype=kv_dtype,
+        decode_step_seconds=step_seconds,
+        max_batch=max_batch_all,
+        fits=b <= max_batch_all,
+    )
