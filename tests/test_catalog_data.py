@@ -1,0 +1,286 @@
+"""Catalog data files: every row validates, ids match, and spot values match their published sources.
+
+The parameter cross-check below is an independent back-of-envelope count written out here (weights of the
+projections, MLPs, routers and embeddings; norms and biases left out, <0.1%). It is not the library's
+counter: its job is to catch a mistyped shape in a YAML file by comparing it with the published count.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
+
+CATALOG_DIR = Path(__file__).resolve().parent.parent / "costmodel" / "catalog"
+MODEL_FILES = sorted((CATALOG_DIR / "models").glob("*.yaml"))
+ACCELERATORS_FILE = CATALOG_DIR / "accelerators.yaml"
+CHECKED = dt.date(2026, 11, 29)
+
+REQUIRED_MODEL_IDS = {
+    "llama-2-7b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b",
+    "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-72b", "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b",
+    "tiny-test", "qwen2.5-0.5b", "llama-3.2-1b",
+}  # fmt: skip
+REQUIRED_ACCELERATOR_IDS = {
+    "h100-sxm", "h100-pcie", "h200", "b200", "a100-80gb", "a100-40gb", "l40s", "l4", "mi300x", "rtx-4090",
+}  # fmt: skip
+
+
+def _raw_models() -> dict[str, dict[str, Any]]:
+    return {path.stem: yaml.safe_load(path.read_text(encoding="utf-8")) for path in MODEL_FILES}
+
+
+def _models() -> dict[str, ModelSpec]:
+    return {stem: ModelSpec.model_validate(raw) for stem, raw in _raw_models().items()}
+
+
+def _raw_accelerators() -> list[dict[str, Any]]:
+    rows = yaml.safe_load(ACCELERATORS_FILE.read_text(encoding="utf-8"))["accelerators"]
+    assert isinstance(rows, list)
+    return rows
+
+
+def _accelerators() -> dict[str, AcceleratorSpec]:
+    return {row["id"]: AcceleratorSpec.model_validate(row) for row in _raw_accelerators()}
+
+
+def _assert_no_numeric_strings(row: dict[str, Any], where: str) -> None:
+    """YAML 1.1 (PyYAML) reads `6.74e9` as a STRING (a float needs a dot and a signed exponent: 6.74e+9).
+    pydantic would coerce it, but anything reading the raw file would not, so the files must hold real numbers."""
+    for key, value in row.items():
+        if isinstance(value, dict):
+            _assert_no_numeric_strings(value, f"{where}.{key}")
+        elif isinstance(value, str):
+            try:
+                float(value)
+            except ValueError:
+                continue
+            pytest.fail(f"{where}.{key} = {value!r} is a string; write it as a YAML float like 6.74e+9")
+
+
+# ---------------------------------------------------------------- models
+
+
+def test_model_files_validate_and_ids_match_file_stems() -> None:
+    assert MODEL_FILES, "no model YAML files found"
+    for stem, raw in _raw_models().items():
+        spec = ModelSpec.model_validate(raw)
+        assert spec.id == stem
+        assert spec.checked == CHECKED
+        _assert_no_numeric_strings(raw, stem)
+
+
+def test_required_model_ids_exist() -> None:
+    assert set(_models()) >= REQUIRED_MODEL_IDS
+
+
+def test_model_sources_are_config_urls() -> None:
+    for spec in _models().values():
+        if spec.id == "tiny-test":
+            assert spec.source == "synthetic test model (this repo)"
+            assert spec.hf_repo is None
+            continue
+        assert spec.hf_repo is not None
+        assert spec.source == f"https://huggingface.co/{spec.hf_repo}/blob/main/config.json"
+        assert spec.published_total_params is not None
+
+
+def _kv_bytes_per_token(spec: ModelSpec, *, bytes_per_element: int) -> int:
+    """DESIGN.md: 2 * L * g * d_h * b_kv; MLA: L * (kv_lora_rank + rope_dim) * b_kv."""
+    if spec.is_mla:
+        assert spec.kv_lora_rank is not None and spec.qk_rope_head_dim is not None
+        return spec.num_hidden_layers * (spec.kv_lora_rank + spec.qk_rope_head_dim) * bytes_per_element
+    return 2 * spec.num_hidden_layers * spec.kv_heads * spec.head_dim_resolved * bytes_per_element
+
+
+@pytest.mark.parametrize(
+    ("model_id", "expected_bytes"),
+    [
+        # Llama-3.1-8B config.json: 32 layers, 8 KV heads, head_dim 4096/32 = 128; bf16 = 2 B:
+        # 2 * 32 * 8 * 128 * 2 = 131072 B = 128 KiB per token.
+        ("llama-3.1-8b", 2 * 32 * 8 * 128 * 2),
+        # Llama-2-7B is MHA (32 KV heads): 2 * 32 * 32 * 128 * 2 = 524288 B = 0.5 MiB per token
+        # (the figure in kipply's "Transformer Inference Arithmetic" for a 7B MHA model).
+        ("llama-2-7b", 2 * 32 * 32 * 128 * 2),
+        # Llama-3.1-70B: 80 layers, 8 KV heads, 128 dims: 2 * 80 * 8 * 128 * 2 = 327680 B = 320 KiB.
+        ("llama-3.1-70b", 2 * 80 * 8 * 128 * 2),
+        # Qwen2.5-7B: 28 layers, 4 KV heads, 3584/28 = 128 dims: 2 * 28 * 4 * 128 * 2 = 57344 B.
+        ("qwen2.5-7b", 2 * 28 * 4 * 128 * 2),
+        # DeepSeek-V3 MLA (DeepSeek-V2 paper, Table 1: (d_c + d_h^R) * l elements per token):
+        # 61 * (512 + 64) * 2 = 70272 B.
+        ("deepseek-v3", 61 * (512 + 64) * 2),
+        # gpt-oss-120b: 36 layers, 8 KV heads, head_dim 64: 2 * 36 * 8 * 64 * 2 = 73728 B (full-attention
+        # layers keep all of it; sliding layers keep at most 128 tokens).
+        ("gpt-oss-120b", 2 * 36 * 8 * 64 * 2),
+        # tiny-test: 2 * 4 * 4 * (256/8 = 32) * 2 = 2048 B.
+        ("tiny-test", 2 * 4 * 4 * 32 * 2),
+    ],
+)
+def test_kv_bytes_per_token_spot_checks(model_id: str, expected_bytes: int) -> None:
+    assert _kv_bytes_per_token(_models()[model_id], bytes_per_element=2) == expected_bytes
+
+
+def test_config_shape_spot_checks() -> None:
+    models = _models()
+    # meta-llama/Llama-3.1-8B config.json.
+    m = models["llama-3.1-8b"]
+    assert (m.hidden_size, m.num_hidden_layers, m.kv_heads, m.head_dim_resolved) == (4096, 32, 8, 128)
+    assert (m.intermediate_size, m.vocab_size) == (14336, 128256)
+    # deepseek-ai/DeepSeek-V3 config.json.
+    d = models["deepseek-v3"]
+    assert (d.n_routed_experts, d.n_shared_experts, d.num_experts_per_tok) == (256, 1, 8)
+    assert (d.moe_intermediate_size, d.first_k_dense_replace) == (2048, 3)
+    assert (d.kv_lora_rank, d.q_lora_rank, d.qk_rope_head_dim, d.qk_nope_head_dim, d.v_head_dim) == (
+        512, 1536, 64, 128, 128,
+    )  # fmt: skip
+    assert d.is_moe and d.is_mla
+    # mistralai/Mixtral-8x7B-v0.1 config.json.
+    x = models["mixtral-8x7b"]
+    assert (x.num_local_experts, x.num_experts_per_tok, x.sliding_window) == (8, 2, None)
+    # mistralai/Mistral-7B-v0.1 config.json: sliding_window 4096 on every layer.
+    assert models["mistral-7b"].sliding_window == 4096
+    # Tied embeddings in the small models' configs.
+    assert models["llama-3.2-1b"].tie_word_embeddings and models["qwen2.5-0.5b"].tie_word_embeddings
+
+
+@pytest.mark.parametrize(
+    ("model_id", "layers", "experts"), [("gpt-oss-20b", 24, 32), ("gpt-oss-120b", 36, 128)]
+)
+def test_gpt_oss_alternates_sliding_and_full_attention(model_id: str, layers: int, experts: int) -> None:
+    spec = _models()[model_id]
+    assert spec.sliding_window == 128
+    assert spec.num_local_experts == experts and spec.num_experts_per_tok == 4
+    assert spec.layer_types is not None and len(spec.layer_types) == layers
+    # config.json: layer_types starts with sliding_attention and alternates.
+    assert spec.layer_types[0::2] == ["sliding_attention"] * (layers // 2)
+    assert spec.layer_types[1::2] == ["full_attention"] * (layers // 2)
+    assert spec.published_counts_exclude_embedding
+
+
+def _approx_params(spec: ModelSpec) -> tuple[float, float]:
+    """(total, active per token) weights: projections + MLPs + routers + embeddings; norms/biases left out."""
+    d, layers, h = spec.hidden_size, spec.num_hidden_layers, spec.num_attention_heads
+    if spec.is_mla:
+        assert spec.kv_lora_rank and spec.qk_rope_head_dim and spec.qk_nope_head_dim and spec.v_head_dim
+        qk_dim = spec.qk_nope_head_dim + spec.qk_rope_head_dim
+        q_proj = d * spec.q_lora_rank + spec.q_lora_rank * h * qk_dim if spec.q_lora_rank else d * h * qk_dim
+        kv_down = d * (spec.kv_lora_rank + spec.qk_rope_head_dim)
+        kv_up = spec.kv_lora_rank * h * (spec.qk_nope_head_dim + spec.v_head_dim)
+        attn = q_proj + kv_down + kv_up + h * spec.v_head_dim * d
+    else:
+        dh, g = spec.head_dim_resolved, spec.kv_heads
+        attn = 2 * d * h * dh + 2 * d * g * dh  # q and o; k and v
+    dense_mlp = 3 * d * spec.intermediate_size  # SwiGLU: gate, up, down
+    embeddings = spec.vocab_size * d * (1 if spec.tie_word_embeddings else 2)
+    if not spec.is_moe:
+        total = layers * (attn + dense_mlp) + embeddings
+        return total, total
+    assert spec.num_experts_per_tok is not None
+    expert_mlp = 3 * d * (spec.moe_intermediate_size or spec.intermediate_size)
+    shared = (spec.n_shared_experts or 0) * expert_mlp
+    router = d * spec.experts
+    dense_layers = spec.first_k_dense_replace or 0
+    moe_layers = layers - dense_layers
+    fixed = layers * attn + dense_layers * dense_mlp + moe_layers * (shared + router) + embeddings
+    total = fixed + moe_layers * spec.experts * expert_mlp
+    active = fixed + moe_layers * spec.num_experts_per_tok * expert_mlp
+    return total, active
+
+
+def test_shapes_reproduce_published_parameter_counts() -> None:
+    # Published totals are rounded to 3-4 significant figures ("8.03B", "0.49B"); norms and biases are
+    # < 0.1%. Tolerance: 0.2%, or half a unit in the last digit of a figure like "0.49B" (0.005e9), so a
+    # mistyped width (e.g. Qwen2.5-72B intermediate 29568 -> 29696, +0.35%) fails.
+    # Active counts (MoE) are rounder ("37B", "12.9B"): 2%.
+    checked = 0
+    for spec in _models().values():
+        if spec.published_total_params is None:
+            continue
+        total, active = _approx_params(spec)
+        assert total == pytest.approx(spec.published_total_params, rel=0.002, abs=0.005e9), spec.id
+        if spec.published_active_params is not None:
+            if spec.published_counts_exclude_embedding:
+                active -= spec.vocab_size * spec.hidden_size  # e.g. gpt-oss: input embedding not counted
+            assert active == pytest.approx(spec.published_active_params, rel=0.02), spec.id
+        checked += 1
+    assert checked == len(REQUIRED_MODEL_IDS) - 1  # every model but tiny-test carries a published count
+
+
+def test_llama_3_1_8b_count_written_out() -> None:
+    # 32 layers * (q,o: 2*4096*4096 + k,v: 2*4096*1024 + MLP: 3*4096*14336) + 2 * 128256*4096 (untied)
+    # = 32 * 218,103,808 + 1,050,673,152 = 8,029,995,008; adding the RMSNorm weights (2 per layer + final:
+    # 65 * 4096 = 266,240) gives 8,030,261,248 ~ 8.03e9 (HF "Model size" 8.03B).
+    expected = 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336) + 2 * 128256 * 4096
+    assert expected == 8_029_995_008
+    assert _approx_params(_models()["llama-3.1-8b"])[0] == expected
+
+
+# ---------------------------------------------------------------- accelerators
+
+
+def test_accelerator_rows_validate_with_unique_ids() -> None:
+    rows = _raw_accelerators()
+    ids = [row["id"] for row in rows]
+    assert len(ids) == len(set(ids)), "duplicate accelerator id"
+    for row in rows:
+        spec = AcceleratorSpec.model_validate(row)
+        assert spec.checked == CHECKED
+        assert spec.source.startswith("https://")
+        _assert_no_numeric_strings(row, spec.id)
+
+
+def test_required_accelerator_ids_exist() -> None:
+    assert set(_accelerators()) >= REQUIRED_ACCELERATOR_IDS
+
+
+def test_accelerator_datasheet_spot_checks() -> None:
+    acc = _accelerators()
+    h100 = acc["h100-sxm"]
+    # H100 SXM5 dense bf16 = 132 SMs * 1830 MHz boost * 4096 FLOP/clk/SM (Hopper whitepaper) = 989.4 TFLOPS.
+    assert h100.peak_flops_per_s["bf16"] == pytest.approx(132 * 1830e6 * 4096, rel=1e-3)
+    assert h100.peak_flops_per_s["fp8"] == pytest.approx(2 * h100.peak_flops_per_s["bf16"], rel=1e-3)
+    assert h100.hbm_bytes_per_s == 3.35e12
+    assert h100.interconnect_bytes_per_s == 900e9 / 2  # NVLink 4, 900 GB/s bidirectional
+    assert h100.memory_bytes == 80 * 2**30  # 80 GiB: nvidia-smi shows 81,559 MiB > 80e9 B
+    # A100 dense bf16 = 108 SMs * 1410 MHz * 2048 FLOP/clk/SM = 311.9 TFLOPS (datasheet 312); no fp8.
+    a100 = acc["a100-80gb"]
+    assert a100.peak_flops_per_s["bf16"] == pytest.approx(108 * 1410e6 * 2048, rel=1e-3)
+    assert "fp8" not in a100.peak_flops_per_s
+    assert a100.interconnect_bytes_per_s == 600e9 / 2  # NVLink 3
+    # MI300X dense bf16 = 304 CUs * 2100 MHz * 2048 FLOP/clk/CU = 1307.4 TFLOPS; IF 7 links * 64 GB/s.
+    mi300x = acc["mi300x"]
+    assert mi300x.peak_flops_per_s["bf16"] == pytest.approx(304 * 2100e6 * 2048, rel=1e-3)
+    assert mi300x.interconnect_bytes_per_s == 7 * 64e9
+    # B200 (HGX, per GPU): 4.5 PFLOPS bf16 with sparsity -> 2.25 dense; fp4 18 -> 9 dense.
+    b200 = acc["b200"]
+    assert b200.peak_flops_per_s["bf16"] == 2.25e15
+    assert b200.peak_flops_per_s["fp4"] == 9e15
+    assert b200.interconnect_bytes_per_s == 1.8e12 / 2  # NVLink 5
+    # H200: same compute as H100 SXM, 141 GiB at 4.8 TB/s.
+    assert acc["h200"].peak_flops_per_s == h100.peak_flops_per_s
+    assert acc["h200"].memory_bytes == 141 * 2**30
+    # L4: 58 SMs * 2040 MHz * 1024 FLOP/clk/SM (Ada) = 121.2 TFLOPS dense bf16; 72 W.
+    assert acc["l4"].peak_flops_per_s["bf16"] == pytest.approx(58 * 2040e6 * 1024, rel=2e-3)
+    assert acc["l4"].tdp_watts == 72
+    # PCIe Gen4 x16 one way ~32 GB/s; Gen5 ~64 GB/s.
+    assert acc["l40s"].interconnect_bytes_per_s == 32e9
+    assert acc["h100-pcie"].interconnect_bytes_per_s == 64e9
+
+
+def test_efficiency_defaults_are_sane_and_explained() -> None:
+    for spec in _accelerators().values():
+        # Defaults, not calibrated values: MBU 55-75% (Databricks, gpt-fast), MFU 0.3-0.75.
+        assert 0.55 <= spec.eff_memory <= 0.75, spec.id
+        assert 0.3 <= spec.eff_compute <= 0.75, spec.id
+        assert 0 < spec.overhead_seconds_per_step < 2e-3, spec.id
+        assert 5e-6 <= spec.link_latency_seconds <= 100e-6, spec.id
+        for word in ("eff_memory", "eff_compute", "link_latency"):
+            assert word in spec.efficiency_reason, f"{spec.id}: efficiency_reason should explain {word}"
+        # Dense peaks only: no dtype may exceed 4x bf16 (fp4 on B200 is exactly 4x).
+        bf16 = spec.peak_flops_per_s["bf16"]
+        assert all(v <= 4 * bf16 for v in spec.peak_flops_per_s.values()), spec.id
