@@ -15,19 +15,32 @@ KvDtype = Literal["bf16", "fp16", "fp8", "fp32"]
 WEIGHT_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")
 KV_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp32")
 
-# Bytes per element. int4 packs two weights per byte; group scales (~1/32 extra for g=32 at fp16,
-# i.e. +0.0625 B/param) are included because gpt-fast's int4 g32 reads them on every step.
+# Bytes per element. int4 packs two weights per byte; with group size 32 a bf16 scale and a bf16 zero
+# point per group add 4/32 = 0.125 B/param, which gpt-fast's int4 g32 reads on every step.
 BYTES_PER_ELEMENT: dict[str, float] = {
     "fp32": 4.0,
     "bf16": 2.0,
     "fp16": 2.0,
     "fp8": 1.0,
     "int8": 1.0,
-    "int4": 0.5 + 2.0 / 32.0,
+    "int4": 0.5 + 4.0 / 32.0,
 }
+
+# Weight-only formats dequantize on CUDA cores inside the GEMV, so their kernels reach a smaller share
+# of HBM bandwidth than a bf16 GEMV. Derived from the PyTorch blog "Accelerating Generative AI with
+# PyTorch II: GPT, Fast" (2023-11-30) headline figures on one A100: bf16 107 tok/s, int8 157.4 tok/s,
+# int4 g32 202.1 tok/s. Bytes per token fall 2x (int8) and 2/0.625 = 3.2x (int4), so the kernels run at
+# 157.4/107/2 = 0.74 and 202.1/107/3.2 = 0.59 of the bf16 kernel's bandwidth. Engines with Marlin-class
+# kernels do better: calibrate (`costmodel calibrate`) to replace these.
+WEIGHT_KERNEL_BANDWIDTH_FACTOR: dict[str, float] = {"int8": 0.74, "int4": 0.59}
 
 # Activations stay in 16-bit in every engine we model.
 ACTIVATION_BYTES_PER_ELEMENT = 2.0
+
+
+def streamed_weight_bytes_per_param(weight_dtype: str) -> float:
+    """Bytes per weight as the memory roofline sees them: stored bytes / kernel bandwidth factor."""
+    return BYTES_PER_ELEMENT[weight_dtype] / WEIGHT_KERNEL_BANDWIDTH_FACTOR.get(weight_dtype, 1.0)
 
 
 def compute_dtype(*, weight_dtype: str, peak_flops_per_s: dict[str, float]) -> str:

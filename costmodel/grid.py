@@ -13,7 +13,7 @@ import numpy as np
 
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
-from costmodel.dtypes import BYTES_PER_ELEMENT
+from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 from costmodel.memory import memory_arrays
 from costmodel.roofline import step_arrays, uniform_work
 
@@ -68,6 +68,7 @@ def evaluate_grid(
     ).reshape(1, len(hws), 1, len(weight_dtypes), 1, 1)
     g = np.asarray(gpus, dtype=np.float64).reshape(1, 1, -1, 1, 1, 1)
     b_w = np.asarray([BYTES_PER_ELEMENT[d] for d in weight_dtypes], dtype=np.float64).reshape(1, 1, 1, -1, 1, 1)
+    b_w_streamed = np.asarray([streamed_weight_bytes_per_param(d) for d in weight_dtypes], dtype=np.float64).reshape(1, 1, 1, -1, 1, 1)
     b = np.asarray(batch, dtype=np.float64).reshape(1, 1, 1, 1, -1, 1)
     c = np.asarray(context_tokens, dtype=np.float64).reshape(1, 1, 1, 1, 1, -1)
     hbm = hw_axis([hw.memory_bytes for hw in hws])
@@ -78,7 +79,7 @@ def evaluate_grid(
         raw = step_arrays(
             shape,
             work,
-            weight_bytes_per_param=b_w,
+            weight_bytes_per_param=b_w_streamed,
             kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
             gpus=g,
             peak_flops_per_s=peak,

@@ -22,7 +22,7 @@ import numpy as np
 
 from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
-from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, BYTES_PER_ELEMENT
+from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 
 Bound = Literal["compute", "memory", "overhead"]
 OP_NAMES: tuple[str, ...] = ("qkv_proj", "attention", "o_proj", "mlp", "experts", "lm_head")
@@ -297,7 +297,7 @@ def step_from_work(
     raw = step_arrays(
         shape,
         work,
-        weight_bytes_per_param=BYTES_PER_ELEMENT[weight_dtype],
+        weight_bytes_per_param=streamed_weight_bytes_per_param(weight_dtype),
         kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
         gpus=float(gpus),
         peak_flops_per_s=peak,
