@@ -1,0 +1,134 @@
+"""`costmodel probe-endpoint`: streaming latency of an OpenAI-compatible chat-completions endpoint.
+
+Exit codes: 0 when every request succeeded; 1 when the probe ran but at least one request failed
+(connection refused, HTTP errors, broken streams, timeouts: the result, with errors by kind, is still
+printed and written); 2 for bad flags (CostmodelError, printed by costmodel.cli.main).
+The API key is read from the environment (--api-key-env, default OPENAI_API_KEY) or, with --ask-key on
+a terminal, typed without echo; it is sent in the Authorization header and nowhere else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+from pathlib import Path
+
+from costmodel.cli import emit
+from costmodel.endpoint_result import EndpointProbeResult, EndpointProbeSettings, endpoint_settings
+from costmodel.errors import CostmodelError
+from costmodel.fileio import atomic_write_text
+from costmodel.units import fmt_seconds
+
+_EPILOG = (
+    "exit codes: 0 all requests ok; 1 some requests failed (result still printed, errors by kind); "
+    "2 bad flags. The prompt is ~N tokens of random common words (an approximation; the server's count "
+    "is prompt_tokens_mean)."
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `probe-endpoint` subcommand."""
+    parser = subparsers.add_parser(
+        "probe-endpoint",
+        help="TTFT/TPOT/ITL/E2E percentiles of an OpenAI-compatible streaming endpoint",
+        epilog=_EPILOG,
+    )
+    parser.add_argument("--url", required=True, help="base URL, e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument("--model", required=True, help="model name as the server knows it")
+    parser.add_argument("--concurrency", type=int, default=1, help="requests in flight at once (default 1)")
+    parser.add_argument("--requests", type=int, default=8, help="requests in all (default 8)")
+    parser.add_argument(
+        "--prompt-tokens", type=int, default=256, help="approximate prompt length (default 256)"
+    )
+    parser.add_argument("--max-tokens", type=int, default=128, help="max_tokens per request (default 128)")
+    parser.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the key (default OPENAI_API_KEY)",
+    )
+    parser.add_argument(
+        "--ask-key", action="store_true", help="prompt for the key (no echo) if the variable is unset"
+    )
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    parser.add_argument("--out", type=Path, help="also write the result JSON here (atomic)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run_probe_endpoint)
+
+
+def read_api_key(*, env_name: str, ask: bool) -> str | None:
+    """The key from $env_name, else typed at a terminal when `ask`, else None (no header is sent)."""
+    key = os.environ.get(env_name, "").strip()
+    if key:
+        return key
+    if not ask:
+        return None
+    if not sys.stdin.isatty():
+        raise CostmodelError(f"--ask-key needs an interactive terminal; set {env_name} instead")
+    return getpass.getpass(f"API key (${env_name} is unset; input hidden): ").strip() or None
+
+
+def run_probe_endpoint(args: argparse.Namespace) -> int:
+    """Handler of `costmodel probe-endpoint`; returns the exit code (see module docstring)."""
+    settings = endpoint_settings(
+        base_url=args.url,
+        model=args.model,
+        concurrency=args.concurrency,
+        requests_total=args.requests,
+        prompt_tokens=args.prompt_tokens,
+        max_tokens=args.max_tokens,
+        timeout_seconds=args.timeout,
+        api_key_env=args.api_key_env,
+    )
+    if args.out is not None and Path(args.out).is_dir():
+        raise CostmodelError(f"--out {args.out} is a directory; give a file path such as endpoint.json")
+    api_key = read_api_key(env_name=args.api_key_env, ask=args.ask_key)
+
+    from probes.endpoint import probe_endpoint  # lazy: costmodel must not import probes at module level
+
+    result = probe_endpoint(settings, api_key=api_key, on_progress=None if args.json else _print_progress)
+    if not args.json:
+        sys.stderr.write("\n")
+    if args.out is not None:
+        atomic_write_text(args.out, result.model_dump_json(indent=2) + "\n")
+    emit(result.model_dump(mode="json"), as_json=args.json, text=format_result(result))
+    return 0 if result.requests_failed == 0 else 1
+
+
+def _print_progress(done: int, total: int, failed: int) -> None:
+    sys.stderr.write(f"\rprobe-endpoint: {done}/{total} requests done, {failed} failed")
+    sys.stderr.flush()
+
+
+def _describe(settings: EndpointProbeSettings) -> str:
+    return (
+        f"{settings.base_url}  model {settings.model}  concurrency {settings.concurrency}, "
+        f"{settings.requests_total} requests, ~{settings.prompt_tokens} prompt tokens, "
+        f"max {settings.max_tokens} output tokens"
+    )
+
+
+def format_result(result: EndpointProbeResult) -> str:
+    """Human-readable summary: counts, errors by kind with one example each, percentile table."""
+
+    def cell(seconds: float | None) -> str:
+        return f"{fmt_seconds(seconds):>10}" if seconds is not None else f"{'-':>10}"
+
+    key_note = "key sent" if result.api_key_sent else f"no key sent (${result.settings.api_key_env} unset)"
+    lines = [
+        f"probe-endpoint {_describe(result.settings)}; {key_note}",
+        f"  requests  {result.requests_ok} ok, {result.requests_failed} failed",
+    ]
+    for kind, count in result.errors_by_kind.items():
+        lines.append(f"  error     {kind}: {count}  e.g. {result.error_examples.get(kind, '')[:160]}")
+    source = "no successful request" if result.output_tokens_source == "none" else result.output_tokens_source
+    lines.append(
+        f"  output    {result.output_tokens} tokens (counted from {source}), "
+        f"{result.output_tokens_per_second:.1f} tokens/s over {fmt_seconds(result.wall_seconds)}"
+    )
+    lines.append(f"  {'':6}{'p50':>10}{'p90':>10}{'p99':>10}")
+    for name in ("ttft", "tpot", "itl", "e2e"):
+        p50, p90, p99 = (getattr(result, f"{name}_p{p}_seconds") for p in (50, 90, 99))
+        lines.append(f"  {name.upper():6}{cell(p50)}{cell(p90)}{cell(p99)}")
+    return "\n".join(lines)
