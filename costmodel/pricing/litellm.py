@@ -1,0 +1,142 @@
+"""Read prices out of LiteLLM's model_prices_and_context_window JSON and compare two sources.
+
+LiteLLM stores USD per token (`input_cost_per_token`); the sheet stores USD per million tokens.
+Shared by scripts/import_api_prices.py (first import, with genai-prices as the cross-check) and by
+`costmodel prices refresh` (re-reads the LiteLLM keys recorded in the sheet's `source_key` column).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from costmodel.pricing.schema import ApiPriceRow
+
+LITELLM_RAW_URL = "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
+TOKENS_PER_MTOK = 1e6
+# "input_cost_per_token_above_200k_tokens": the whole prompt pays this rate past 200k tokens.
+_TIER_KEY = re.compile(r"^input_cost_per_token_above_(\d+)k_tokens$")
+# Fields the two sources are compared on (sheet field -> label in the disagreement column).
+COMPARED_FIELDS = {
+    "input_usd_per_mtok": "input",
+    "cache_read_usd_per_mtok": "cache_read",
+    "cache_write_usd_per_mtok": "cache_write",
+    "output_usd_per_mtok": "output",
+}
+
+
+def per_mtok(usd_per_token: Any) -> float | None:
+    """USD/token -> USD per million tokens, rounded to 10 significant digits (2.5e-06 -> 2.5)."""
+    if usd_per_token is None or isinstance(usd_per_token, bool) or not isinstance(usd_per_token, int | float):
+        return None
+    return float(format(float(usd_per_token) * TOKENS_PER_MTOK, ".10g"))
+
+
+def _positive_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _date(value: Any) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def litellm_price_fields(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The ApiPriceRow price, limit and context fields found in one LiteLLM entry."""
+    fields: dict[str, Any] = {
+        "input_usd_per_mtok": per_mtok(entry.get("input_cost_per_token")),
+        "output_usd_per_mtok": per_mtok(entry.get("output_cost_per_token")),
+        "cache_read_usd_per_mtok": per_mtok(entry.get("cache_read_input_token_cost")),
+        # 0 means "no separate write charge" (DeepSeek): written tokens are then billed as input.
+        "cache_write_usd_per_mtok": per_mtok(entry.get("cache_creation_input_token_cost")) or None,
+        "batch_input_usd_per_mtok": per_mtok(entry.get("input_cost_per_token_batches")),
+        "batch_output_usd_per_mtok": per_mtok(entry.get("output_cost_per_token_batches")),
+        "requests_per_minute": _positive_int(entry.get("rpm")),
+        "tokens_per_minute": _positive_int(entry.get("tpm")),
+        "max_input_tokens": _positive_int(entry.get("max_input_tokens")),
+        "max_output_tokens": _positive_int(entry.get("max_output_tokens")),
+        "deprecation_date": _date(entry.get("deprecation_date")),
+        "source_url": entry.get("source") if isinstance(entry.get("source"), str) else None,
+    }
+    if (fields["batch_input_usd_per_mtok"] is None) != (fields["batch_output_usd_per_mtok"] is None):
+        fields["batch_input_usd_per_mtok"] = fields["batch_output_usd_per_mtok"] = None  # half a batch price: unusable
+    thresholds = sorted(int(m.group(1)) for key in entry if (m := _TIER_KEY.match(key)))
+    suffix = f"_above_{thresholds[0]}k_tokens" if thresholds else ""  # one tier: the first a prompt reaches
+    tier_input = per_mtok(entry.get(f"input_cost_per_token{suffix}")) if thresholds else None
+    if tier_input is not None:
+        tier_output = per_mtok(entry.get(f"output_cost_per_token{suffix}"))
+        fields.update(
+            long_context_threshold_tokens=thresholds[0] * 1000,
+            long_context_input_usd_per_mtok=tier_input,
+            long_context_output_usd_per_mtok=tier_output if tier_output is not None else fields["output_usd_per_mtok"],
+            long_context_cache_read_usd_per_mtok=per_mtok(entry.get(f"cache_read_input_token_cost{suffix}")),
+            long_context_cache_write_usd_per_mtok=per_mtok(entry.get(f"cache_creation_input_token_cost{suffix}")),
+        )
+    return fields
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def disagreement_text(primary: Mapping[str, Any], crosscheck: Mapping[str, Any], *, names: tuple[str, str]) -> str | None:
+    """'input: litellm 0.28 vs genai-prices 0.135; ...' for compared fields that differ, else None.
+
+    A price one source has and the other lacks counts as a difference ('none' is printed)."""
+    diffs = []
+    a_tier, b_tier = primary.get("long_context_threshold_tokens"), crosscheck.get("long_context_threshold_tokens")
+    if (a_tier is None) != (b_tier is None) or (a_tier is not None and b_tier is not None and abs(a_tier - b_tier) > 1):
+        diffs.append(f"long_context_threshold: {names[0]} {a_tier or 'none'} vs {names[1]} {b_tier or 'none'}")
+    for field, label in COMPARED_FIELDS.items():
+        a, b = primary.get(field), crosscheck.get(field)
+        if a is None and b is None:
+            continue
+        if a is None or b is None or not _close(a, b):
+            fmt = lambda v: "none" if v is None else format(v, "g")  # noqa: E731
+            diffs.append(f"{label}: {names[0]} {fmt(a)} vs {names[1]} {fmt(b)}")
+    return "; ".join(diffs) or None
+
+
+def crosscheck_fields(row: ApiPriceRow) -> dict[str, float | int | None]:
+    """The cross-check source's values stored on a row, keyed like the primary fields."""
+    return {
+        "input_usd_per_mtok": row.crosscheck_input_usd_per_mtok,
+        "cache_read_usd_per_mtok": row.crosscheck_cache_read_usd_per_mtok,
+        "cache_write_usd_per_mtok": row.crosscheck_cache_write_usd_per_mtok,
+        "output_usd_per_mtok": row.crosscheck_output_usd_per_mtok,
+        "long_context_threshold_tokens": row.crosscheck_long_context_threshold_tokens,
+    }
+
+
+def refresh_rows_from_litellm(
+    data: Mapping[str, Any], rows: tuple[ApiPriceRow, ...], *, source_version: str, checked: dt.date
+) -> tuple[list[ApiPriceRow], list[str]]:
+    """Re-read every LiteLLM-sourced row's key in `data`; other rows are kept as they are.
+
+    Returns the new rows (same order) and the ids whose LiteLLM key is gone or has no usable price
+    (those rows are dropped). The cross-check values stay; `disagreement` is recomputed."""
+    new_rows: list[ApiPriceRow] = []
+    dropped: list[str] = []
+    for row in rows:
+        if row.source != "litellm":
+            new_rows.append(row)
+            continue
+        entry = data.get(row.source_key)
+        fields = litellm_price_fields(entry) if isinstance(entry, Mapping) else {}
+        if fields.get("input_usd_per_mtok") is None or fields.get("output_usd_per_mtok") is None:
+            dropped.append(row.id)
+            continue
+        crosscheck_name = (row.crosscheck_source or "crosscheck").split("==")[0]
+        disagreement = (
+            disagreement_text(fields, crosscheck_fields(row), names=("litellm", crosscheck_name))
+            if row.crosscheck_source
+            else None
+        )
+        updated = row.model_dump()
+        updated.update(fields, source_version=source_version, checked=checked, disagreement=disagreement)
+        new_rows.append(ApiPriceRow.model_validate(updated))
+    return new_rows, dropped

@@ -1,0 +1,110 @@
+"""Which rows pricing_data/api_prices.csv holds, and where each comes from.
+
+row_id: 'provider/model' (lower-case, what scenarios reference); litellm_key: the key in LiteLLM's
+model_prices_and_context_window JSON (None: not in LiteLLM); genai_key: (provider id, model id) in
+genai-prices (None: not there, or only under a different model name); open_model_id: the catalog
+model a hosted open-weights row serves, so API and self-host of the same model can be compared.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class RowSpec(NamedTuple):
+    row_id: str
+    litellm_key: str | None
+    genai_key: tuple[str, str] | None
+    open_model_id: str | None = None
+    notes: str | None = None
+
+
+_FW = "fireworks_ai/accounts/fireworks/models/"
+_GEMINI_LIMITS = (
+    "rate limits as LiteLLM records them; Gemini limits depend on the account's usage tier, so override "
+    "requests_per_minute_limit / tokens_per_minute_limit in the scenario"
+)
+
+ROW_SPECS: tuple[RowSpec, ...] = (
+    # OpenAI
+    RowSpec("openai/gpt-4o", "gpt-4o", ("openai", "gpt-4o")),
+    RowSpec("openai/gpt-4o-mini", "gpt-4o-mini", ("openai", "gpt-4o-mini")),
+    RowSpec("openai/gpt-4.1", "gpt-4.1", ("openai", "gpt-4.1")),
+    RowSpec("openai/gpt-4.1-mini", "gpt-4.1-mini", ("openai", "gpt-4.1-mini")),
+    RowSpec("openai/gpt-4.1-nano", "gpt-4.1-nano", ("openai", "gpt-4.1-nano")),
+    RowSpec("openai/gpt-5", "gpt-5", ("openai", "gpt-5")),
+    RowSpec("openai/gpt-5-mini", "gpt-5-mini", ("openai", "gpt-5-mini")),
+    RowSpec("openai/gpt-5-nano", "gpt-5-nano", ("openai", "gpt-5-nano")),
+    RowSpec("openai/gpt-5.4", "gpt-5.4", ("openai", "gpt-5.4")),
+    RowSpec("openai/o3", "o3", ("openai", "o3")),
+    RowSpec("openai/o4-mini", "o4-mini", ("openai", "o4-mini")),
+    # Anthropic (cache writes: 5-minute TTL rate)
+    RowSpec("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5", ("anthropic", "claude-sonnet-4-5")),
+    RowSpec("anthropic/claude-sonnet-4-6", "claude-sonnet-4-6", ("anthropic", "claude-sonnet-4-6")),
+    RowSpec("anthropic/claude-haiku-4-5", "claude-haiku-4-5", ("anthropic", "claude-haiku-4-5")),
+    RowSpec("anthropic/claude-haiku-5-5", "claude-haiku-5-5", ("anthropic", "claude-haiku-5-5")),
+    RowSpec("anthropic/claude-opus-4-5", "claude-opus-4-5", ("anthropic", "claude-opus-4-5")),
+    # Google Gemini API
+    RowSpec("google/gemini-2.5-pro", "gemini/gemini-2.5-pro", ("google", "gemini-2.5-pro"), notes=_GEMINI_LIMITS),
+    RowSpec("google/gemini-2.5-flash", "gemini/gemini-2.5-flash", ("google", "gemini-2.5-flash"), notes=_GEMINI_LIMITS),
+    RowSpec("google/gemini-2.5-flash-lite", "gemini/gemini-2.5-flash-lite", ("google", "gemini-2.5-flash-lite"),
+            notes=_GEMINI_LIMITS),
+    RowSpec("google/gemini-3.1-pro-preview", "gemini/gemini-3.1-pro-preview", ("google", "gemini-3.1-pro-preview"),
+            notes=_GEMINI_LIMITS),
+    # xAI, Mistral
+    RowSpec("xai/grok-4.3", "xai/grok-4.3", ("x-ai", "grok-4.3")),
+    RowSpec("mistral/mistral-large-2512", "mistral/mistral-large-2512", ("mistral", "mistral-large-2512")),
+    RowSpec("mistral/mistral-small-2603", "mistral/mistral-small-2603", ("mistral", "mistral-small-2603")),
+    # DeepSeek's own API
+    RowSpec("deepseek/deepseek-chat", "deepseek/deepseek-chat", ("deepseek", "deepseek-chat"),
+            notes="alias of DeepSeek's current chat model (V3.2 at import), not pinned to deepseek-v3"),
+    RowSpec("deepseek/deepseek-v3", "deepseek/deepseek-v3", None, "deepseek-v3"),
+    # Together AI
+    RowSpec("together/llama-3.3-70b", "together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo",
+            ("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"), "llama-3.3-70b"),
+    RowSpec("together/llama-3.1-8b", "together_ai/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo",
+            ("together", "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo"), "llama-3.1-8b"),
+    RowSpec("together/llama-3.1-70b", "together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo",
+            ("together", "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo"), "llama-3.1-70b"),
+    RowSpec("together/llama-3.1-405b", "together_ai/meta-llama/Llama-3.1-405B-Instruct", None, "llama-3.1-405b"),
+    RowSpec("together/mixtral-8x7b", "together_ai/mistralai/Mixtral-8x7B-Instruct-v0.1",
+            ("together", "mistralai/Mixtral-8x7B-Instruct-v0.1"), "mixtral-8x7b"),
+    RowSpec("together/mistral-7b", "together_ai/mistralai/Mistral-7B-Instruct-v0.3", None, "mistral-7b"),
+    RowSpec("together/qwen2.5-72b", "together_ai/Qwen/Qwen2.5-72B-Instruct", None, "qwen2.5-72b"),
+    RowSpec("together/qwen2.5-7b", "together_ai/Qwen/Qwen2.5-7B-Instruct-Turbo", None, "qwen2.5-7b"),
+    RowSpec("together/deepseek-v3", "together_ai/deepseek-ai/DeepSeek-V3", None, "deepseek-v3"),
+    RowSpec("together/gpt-oss-120b", "together_ai/openai/gpt-oss-120b", ("together", "openai/gpt-oss-120b"),
+            "gpt-oss-120b"),
+    RowSpec("together/gpt-oss-20b", "together_ai/openai/gpt-oss-20b", None, "gpt-oss-20b"),
+    # Fireworks AI
+    RowSpec("fireworks/llama-3.3-70b", _FW + "llama-v3p3-70b-instruct", None, "llama-3.3-70b"),
+    RowSpec("fireworks/llama-3.1-8b", _FW + "llama-v3p1-8b-instruct", ("fireworks", "llama-v3p1-8b-instruct"),
+            "llama-3.1-8b"),
+    RowSpec("fireworks/llama-3.1-70b", _FW + "llama-v3p1-70b-instruct", None, "llama-3.1-70b"),
+    RowSpec("fireworks/llama-3.1-405b", _FW + "llama-v3p1-405b-instruct", None, "llama-3.1-405b"),
+    RowSpec("fireworks/mixtral-8x7b", _FW + "mixtral-8x7b-instruct", None, "mixtral-8x7b"),
+    RowSpec("fireworks/deepseek-v3", _FW + "deepseek-v3", None, "deepseek-v3"),
+    RowSpec("fireworks/gpt-oss-120b", _FW + "gpt-oss-120b", ("fireworks", "gpt-oss-120b"), "gpt-oss-120b"),
+    RowSpec("fireworks/gpt-oss-20b", _FW + "gpt-oss-20b", ("fireworks", "gpt-oss-20b"), "gpt-oss-20b"),
+    # DeepInfra (not in genai-prices)
+    RowSpec("deepinfra/llama-3.3-70b", "deepinfra/meta-llama/Llama-3.3-70B-Instruct", None, "llama-3.3-70b"),
+    RowSpec("deepinfra/llama-3.1-8b", "deepinfra/meta-llama/Meta-Llama-3.1-8B-Instruct", None, "llama-3.1-8b"),
+    RowSpec("deepinfra/llama-3.1-70b", "deepinfra/meta-llama/Meta-Llama-3.1-70B-Instruct", None, "llama-3.1-70b"),
+    RowSpec("deepinfra/mixtral-8x7b", "deepinfra/mistralai/Mixtral-8x7B-Instruct-v0.1", None, "mixtral-8x7b"),
+    RowSpec("deepinfra/qwen2.5-72b", "deepinfra/Qwen/Qwen2.5-72B-Instruct", None, "qwen2.5-72b"),
+    RowSpec("deepinfra/qwen2.5-7b", "deepinfra/Qwen/Qwen2.5-7B-Instruct", None, "qwen2.5-7b"),
+    RowSpec("deepinfra/deepseek-v3", "deepinfra/deepseek-ai/DeepSeek-V3", None, "deepseek-v3"),
+    RowSpec("deepinfra/gpt-oss-120b", "deepinfra/openai/gpt-oss-120b", None, "gpt-oss-120b"),
+    RowSpec("deepinfra/gpt-oss-20b", "deepinfra/openai/gpt-oss-20b", None, "gpt-oss-20b"),
+    # Groq (its Llama rows are only in genai-prices)
+    RowSpec("groq/gpt-oss-120b", "groq/openai/gpt-oss-120b", ("groq", "openai/gpt-oss-120b"), "gpt-oss-120b"),
+    RowSpec("groq/gpt-oss-20b", "groq/openai/gpt-oss-20b", ("groq", "openai/gpt-oss-20b"), "gpt-oss-20b"),
+    RowSpec("groq/llama-3.1-8b", None, ("groq", "llama-3.1-8b-instant"), "llama-3.1-8b"),
+    RowSpec("groq/llama-3.3-70b", None, ("groq", "llama-3.3-70b-versatile"), "llama-3.3-70b"),
+    # Cerebras, Nebius
+    RowSpec("cerebras/llama-3.1-8b", "cerebras/llama-3.1-8b", ("cerebras", "llama3.1-8b"), "llama-3.1-8b"),
+    RowSpec("cerebras/llama-3.3-70b", "cerebras/llama-3.3-70b", ("cerebras", "llama-3.3-70b"), "llama-3.3-70b"),
+    RowSpec("cerebras/gpt-oss-120b", "cerebras/gpt-oss-120b", ("cerebras", "gpt-oss-120b"), "gpt-oss-120b"),
+    RowSpec("nebius/llama-3.3-70b", "nebius/meta-llama/Llama-3.3-70B-Instruct", None, "llama-3.3-70b"),
+    RowSpec("nebius/llama-3.1-405b", "nebius/meta-llama/Meta-Llama-3.1-405B-Instruct", None, "llama-3.1-405b"),
+)
