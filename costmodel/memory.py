@@ -53,6 +53,12 @@ def kv_bytes_per_sequence(shape: ModelShape, *, context_tokens: Any, kv_bytes_pe
     return per_layer_token * tokens
 
 
+def kv_bytes_per_sequence_per_gpu(shape: ModelShape, *, context_tokens: Any, kv_bytes_per_element: Any, gpus: Any) -> Any:
+    """KV bytes of one sequence held by each GPU: GQA heads split across TP ranks (up to g), MLA replicated."""
+    kv_split = np.minimum(gpus, shape.kv_heads) if shape.kv_shardable else 1.0
+    return kv_bytes_per_sequence(shape, context_tokens=context_tokens, kv_bytes_per_element=kv_bytes_per_element) / kv_split
+
+
 def activation_bytes_per_gpu(shape: ModelShape, *, gpus: Any) -> Any:
     """Workspace for one step of MAX_BATCHED_TOKENS: hidden states plus the (TP-split) MLP intermediate."""
     mlp_width = max(shape.dense_mlp_params_per_layer, shape.experts_per_token * shape.expert_params) / (3 * shape.hidden)
@@ -73,10 +79,9 @@ def memory_arrays(
     weights_per_gpu = shape.total_params * weight_bytes_per_param / gpus
     reserve = RESERVE_FRACTION * hbm_bytes_per_gpu
     budget = hbm_bytes_per_gpu - weights_per_gpu - activation_bytes_per_gpu(shape, gpus=gpus) - reserve
-    kv_split = np.minimum(gpus, shape.kv_heads) if shape.kv_shardable else 1.0
-    kv_seq_per_gpu = kv_bytes_per_sequence(
-        shape, context_tokens=context_tokens, kv_bytes_per_element=kv_bytes_per_element
-    ) / kv_split
+    kv_seq_per_gpu = kv_bytes_per_sequence_per_gpu(
+        shape, context_tokens=context_tokens, kv_bytes_per_element=kv_bytes_per_element, gpus=gpus
+    )
     max_batch = np.floor(np.maximum(budget, 0.0) / np.maximum(kv_seq_per_gpu, 1e-9))
     return weights_per_gpu, budget, max_batch
 
