@@ -43,3 +43,14 @@ def test_batch1_decode_accuracy_against_gpt_fast():
     assert len(rows) >= 20  # every comparable gpt-fast / PyTorch-blog row is used
     # Target from the foundation issue: median |error| <= 15% with default efficiencies.
     assert median_abs_error(rows) <= 0.15
+
+
+def test_validation_doc_is_up_to_date():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "scripts/make_validation_doc.py", "--check"], cwd=root,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr

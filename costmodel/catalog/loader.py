@@ -34,7 +34,9 @@ def describe_validation_error(err: ValidationError, *, where: str) -> str:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        # libyaml's C loader when present: the catalog loads on every CLI call.
+        loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader_cls)  # noqa: S506 (safe loader)
     except yaml.YAMLError as exc:
         raise CostmodelError(f"{path}: not valid YAML ({exc}); fix the syntax") from exc
     except OSError as exc:
