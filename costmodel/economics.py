@@ -1,0 +1,191 @@
+"""Self-host economics: replicas for the peak hour, $/month, $/M tokens, utilization, break-even, hybrid.
+
+Pure functions of numbers (no catalogs, no price sheets): the decision module feeds them. Units: requests/s,
+tokens/s, USD/month, USD per million tokens (usd_per_mtok). A month is 730.5 h (365.25 x 24 / 12).
+
+Formulas (docs/economics.md):
+- replicas = ceil(peak requests/s / capacity requests/s per replica at the SLO)
+- $/month = replicas x GPUs/replica x usd_per_gpu_hour x 730.5 + ops
+- utilization = mean requests/s / (replicas x capacity requests/s)
+- break-even utilization u* = usd_per_gpu_hour x N x 1e6 / (3600 x X x api_usd_per_mtok), X = tokens/s per
+  replica at the SLO (input + output: API $/M is blended over both)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from costmodel.errors import CostmodelError
+
+HOURS_PER_MONTH = 365.25 * 24.0 / 12.0  # 730.5 h
+SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
+
+
+def normalized_profile(weights: Sequence[float]) -> tuple[float, ...]:
+    """24 hourly weights scaled to mean 1 (so weight x mean rate = that hour's rate)."""
+    values = np.asarray(weights, dtype=np.float64)
+    if values.shape != (24,) or np.any(values < 0) or values.sum() <= 0:
+        raise CostmodelError("traffic profile needs 24 non-negative hourly weights with a positive sum")
+    return tuple(float(v) for v in values * 24.0 / values.sum())
+
+
+def diurnal_profile(*, peak_to_mean: float) -> tuple[float, ...]:
+    """A smooth day (peak at 14:00) whose peak/mean equals `peak_to_mean`: w_h = exp(a cos(2 pi (h-14)/24)).
+
+    Used when a scenario gives only a peak-to-mean ratio. The exponential (a von Mises shape) reaches any
+    ratio, unlike a clipped cosine (at most pi); a is found by bisection.
+    """
+    if peak_to_mean < 1.0:
+        raise CostmodelError(f"peak_to_mean must be >= 1 (got {peak_to_mean}); peak cannot be below the mean")
+    hours = np.arange(24)
+    cosine = np.cos(2 * np.pi * (hours - 14) / 24.0)
+
+    def ratio(a: float) -> float:
+        w = np.exp(a * cosine)
+        return float(w.max() / w.mean())
+
+    low, high = 0.0, 1.0
+    while ratio(high) < peak_to_mean and high < 500:
+        high *= 2.0
+    for _ in range(100):
+        mid = (low + high) / 2.0
+        low, high = (mid, high) if ratio(mid) < peak_to_mean else (low, mid)
+    return normalized_profile(list(np.exp(high * cosine)))
+
+
+@dataclass(frozen=True)
+class SelfHostCost:
+    """A self-hosted option sized for the peak hour."""
+
+    replicas: int
+    gpus: int  # total GPUs provisioned
+    capacity_requests_per_second: float  # per replica, at the SLO
+    tokens_per_second_per_replica: float  # input + output tokens/s per replica at the SLO
+    gpu_usd_per_month: float
+    ops_usd_per_month: float
+    usd_per_month: float
+    usd_per_mtok: float  # blended over input + output tokens
+    utilization: float  # mean demand / provisioned capacity
+    usd_per_mtok_at_full_utilization: float  # GPU cost only, every replica busy at the SLO
+
+
+def size_self_host(
+    *,
+    mean_requests_per_second: float,
+    peak_requests_per_second: float,
+    capacity_requests_per_second: float,
+    tokens_per_request: float,
+    gpus_per_replica: int,
+    usd_per_gpu_hour: float,
+    ops_usd_per_month: float = 0.0,
+    min_replicas: int = 1,
+) -> SelfHostCost:
+    """Replicas for the peak, $/month, $/M and utilization (see module docstring)."""
+    if capacity_requests_per_second <= 0:
+        raise CostmodelError("capacity per replica must be > 0 requests/s (the SLO cannot be met at any load)")
+    if mean_requests_per_second < 0 or peak_requests_per_second < mean_requests_per_second:
+        raise CostmodelError("need 0 <= mean requests/s <= peak requests/s")
+    replicas = max(min_replicas, math.ceil(peak_requests_per_second / capacity_requests_per_second - 1e-12))
+    gpus = replicas * gpus_per_replica
+    gpu_usd = gpus * usd_per_gpu_hour * HOURS_PER_MONTH
+    total = gpu_usd + ops_usd_per_month
+    tokens_per_month = mean_requests_per_second * tokens_per_request * SECONDS_PER_MONTH
+    per_replica_tps = capacity_requests_per_second * tokens_per_request
+    return SelfHostCost(
+        replicas=replicas,
+        gpus=gpus,
+        capacity_requests_per_second=capacity_requests_per_second,
+        tokens_per_second_per_replica=per_replica_tps,
+        gpu_usd_per_month=gpu_usd,
+        ops_usd_per_month=ops_usd_per_month,
+        usd_per_month=total,
+        usd_per_mtok=total / (tokens_per_month / 1e6) if tokens_per_month > 0 else math.inf,
+        utilization=mean_requests_per_second / (replicas * capacity_requests_per_second) if replicas else 0.0,
+        usd_per_mtok_at_full_utilization=usd_per_gpu_hour * gpus_per_replica * 1e6 / (3600.0 * per_replica_tps),
+    )
+
+
+def break_even_utilization(*, usd_per_gpu_hour: float, gpus_per_replica: int, tokens_per_second_per_replica: float,
+                           api_usd_per_mtok: float) -> float:
+    """u* = usd_per_gpu_hour x N x 1e6 / (3600 x X x api_usd_per_mtok); > 1 means never cheaper."""
+    if api_usd_per_mtok <= 0:
+        return math.inf
+    return usd_per_gpu_hour * gpus_per_replica * 1e6 / (3600.0 * tokens_per_second_per_replica * api_usd_per_mtok)
+
+
+def break_even_tokens_per_month(
+    *,
+    replica_usd_per_month: float,
+    ops_usd_per_month: float,
+    tokens_per_month_per_replica_at_peak: float,
+    api_usd_per_mtok: float,
+    max_replicas: int = 100_000,
+) -> float | None:
+    """Smallest monthly volume at which self-host $/month <= API $/month (None: never).
+
+    Self-host cost is a step function: k replicas (k x R + ops) serve volumes up to k x V_k, where V_k is
+    one replica's monthly tokens when sized for the peak hour. On step k the API costs V x p / 1e6, so the
+    crossing is V = (k R + ops) 1e6 / p if that lies on the step.
+    """
+    if api_usd_per_mtok <= 0 or tokens_per_month_per_replica_at_peak <= 0:
+        return None
+    for k in range(1, max_replicas + 1):
+        crossing = (k * replica_usd_per_month + ops_usd_per_month) * 1e6 / api_usd_per_mtok
+        low = (k - 1) * tokens_per_month_per_replica_at_peak
+        high = k * tokens_per_month_per_replica_at_peak
+        if crossing <= high:
+            return max(crossing, low)
+        # Each extra replica adds R but V_k more volume; if R costs more than V_k at API prices, never.
+        if replica_usd_per_month >= tokens_per_month_per_replica_at_peak * api_usd_per_mtok / 1e6:
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class HybridPlan:
+    """k self-hosted base replicas, the overflow of each hour to an API."""
+
+    base_replicas: int
+    self_host_usd_per_month: float
+    api_usd_per_month: float
+    usd_per_month: float
+    overflow_fraction: float  # share of requests sent to the API
+    utilization: float  # of the self-hosted replicas
+
+
+def plan_hybrid(
+    *,
+    mean_requests_per_second: float,
+    hourly_profile: Sequence[float],
+    capacity_requests_per_second: float,
+    replica_usd_per_month: float,
+    ops_usd_per_month: float,
+    api_usd_per_request: float,
+    max_base_replicas: int,
+) -> HybridPlan:
+    """Choose the base replica count that minimizes $/month over the day's load-duration curve."""
+    hourly = mean_requests_per_second * np.asarray(normalized_profile(hourly_profile))
+    best: HybridPlan | None = None
+    requests_per_hour_to_month = 3600.0 * HOURS_PER_MONTH / 24.0  # each hour of the day recurs 30.4 times
+    total_requests = float(hourly.sum()) * requests_per_hour_to_month
+    for k in range(0, max_base_replicas + 1):
+        served = np.minimum(hourly, k * capacity_requests_per_second)
+        overflow = float((hourly - served).sum()) * requests_per_hour_to_month
+        self_host = k * replica_usd_per_month + (ops_usd_per_month if k else 0.0)
+        api = overflow * api_usd_per_request
+        plan = HybridPlan(
+            base_replicas=k,
+            self_host_usd_per_month=self_host,
+            api_usd_per_month=api,
+            usd_per_month=self_host + api,
+            overflow_fraction=overflow / total_requests if total_requests else 0.0,
+            utilization=float(served.mean() / (k * capacity_requests_per_second)) if k else 0.0,
+        )
+        if best is None or plan.usd_per_month < best.usd_per_month - 1e-9:
+            best = plan
+    assert best is not None
+    return best
