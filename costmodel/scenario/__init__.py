@@ -1,0 +1,45 @@
+"""Scenario files: workload, SLO and the API / self-host / hybrid options to compare."""
+
+from costmodel.scenario.distributions import (
+    EmpiricalTokens,
+    FixedTokens,
+    LognormalTokens,
+    TokenDistribution,
+    UniformTokens,
+)
+from costmodel.scenario.model import (
+    Scenario,
+    check_scenario_ids,
+    load_scenario,
+    parse_scenario,
+    scenario_json_schema,
+    scenario_json_schema_text,
+    write_scenario_json_schema,
+)
+from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
+from costmodel.scenario.slo import Slo, SloLimit
+from costmodel.scenario.workload import DAYS_PER_MONTH, SECONDS_PER_MONTH, Workload
+
+__all__ = [
+    "DAYS_PER_MONTH",
+    "SECONDS_PER_MONTH",
+    "ApiOption",
+    "EmpiricalTokens",
+    "FixedTokens",
+    "HybridOption",
+    "LognormalTokens",
+    "Option",
+    "Scenario",
+    "SelfHostOption",
+    "Slo",
+    "SloLimit",
+    "TokenDistribution",
+    "UniformTokens",
+    "Workload",
+    "check_scenario_ids",
+    "load_scenario",
+    "parse_scenario",
+    "scenario_json_schema",
+    "scenario_json_schema_text",
+    "write_scenario_json_schema",
+]

@@ -1,0 +1,189 @@
+"""A scenario (workload + SLO + options), its YAML/JSON loader, id checks and exported JSON Schema.
+
+`load_scenario` checks the file's shape; `check_scenario_ids` checks the ids it references against
+the price sheets and catalogs the caller passes in (so this module needs neither).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from costmodel.errors import CostmodelError, unknown_id_error
+from costmodel.fileio import atomic_write_text
+from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
+from costmodel.scenario.slo import Slo
+from costmodel.scenario.workload import Workload
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "scenario.schema.json"
+_TAGS = {"api", "self-host", "hybrid", "fixed", "uniform", "lognormal", "empirical"}
+_HINTS = {
+    "slo": "add an `slo:` section with ttft_p90_seconds and tpot_p90_seconds (seconds)",
+    "workload": "add a `workload:` section (volume, prompt_tokens, output_tokens, traffic shape)",
+    "options": "add `options:`, a list of api / self-host / hybrid options to compare",
+    "price_id": "use a row id of pricing_data/api_prices.csv (`costmodel prices list`)",
+    "prompt_tokens": "add e.g. `prompt_tokens: {kind: fixed, tokens: 1000}`",
+    "output_tokens": "add e.g. `output_tokens: {kind: lognormal, mean_tokens: 300, sigma: 0.6}`",
+}
+
+
+class Scenario(BaseModel):
+    """One decision to make: a workload, its latency SLO, and the options to compare."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="costmodel scenario")
+
+    name: str = Field(min_length=1, description="what this scenario is, e.g. 'chat assistant, EU launch'")
+    description: str = Field(default="", description="free text for the memo")
+    workload: Workload
+    slo: Slo
+    options: list[Option] = Field(min_length=1, description="api, self-host and hybrid options to compare")
+
+    @model_validator(mode="after")
+    def _check_names(self) -> Scenario:
+        names = [option.name for option in self.options]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"option names must be unique; rename the repeated {', '.join(duplicates)}")
+        by_name = {option.name: option for option in self.options}
+        for option in self.options:
+            if isinstance(option, HybridOption):
+                for field, wanted in (("self_host", SelfHostOption), ("api", ApiOption)):
+                    ref = getattr(option, field)
+                    if not isinstance(by_name.get(ref), wanted):
+                        kind = "self-host" if wanted is SelfHostOption else "api"
+                        raise ValueError(
+                            f"hybrid option '{option.name}': {field} '{ref}' must name a {kind} option in this "
+                            f"scenario (have: {', '.join(names)})"
+                        )
+        return self
+
+    def option(self, name: str) -> Option:
+        """The option with exactly this name."""
+        for candidate in self.options:
+            if candidate.name == name:
+                return candidate
+        raise unknown_id_error("option", name, [o.name for o in self.options])
+
+
+def _loc_text(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part not in _TAGS:
+            text += f".{part}" if text else str(part)
+    return text or "(scenario)"
+
+
+def describe_scenario_error(err: ValidationError, *, where: str) -> str:
+    """Each problem as 'file: field: what is wrong; how to fix it'."""
+    lines = []
+    for item in err.errors():
+        loc = _loc_text(item["loc"])
+        last = next((p for p in reversed(item["loc"]) if isinstance(p, str) and p not in _TAGS), "")
+        msg = str(item["msg"]).removeprefix("Value error, ")
+        if item["type"] == "missing":
+            lines.append(f"{loc}: missing; {_HINTS.get(str(last), f'add `{last}`')}")
+        elif item["type"] == "extra_forbidden":
+            lines.append(f"{loc}: unknown field; check the spelling (docs/scenario.schema.json lists the fields)")
+        elif item["type"] in {"greater_than", "greater_than_equal", "less_than_equal", "less_than"}:
+            lines.append(f"{loc}: {msg} (got {item.get('input')!r}); fix the value")
+        else:
+            lines.append(f"{loc}: {msg}")
+    return f"{where}: " + "; ".join(lines)
+
+
+def parse_scenario(data: Any, *, where: str = "scenario") -> Scenario:
+    """Validate already-parsed YAML/JSON data as a Scenario."""
+    if not isinstance(data, Mapping):
+        raise CostmodelError(f"{where}: a scenario is a mapping with name, workload, slo and options")
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as err:
+        raise CostmodelError(describe_scenario_error(err, where=where)) from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read a scenario file (.yaml/.yml, or .json) and validate its shape."""
+    file_path = Path(path)
+    try:
+        text = file_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CostmodelError(f"scenario file {file_path} not found; pass an existing .yaml or .json file") from None
+    try:
+        data = json.loads(text) if file_path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise CostmodelError(f"{file_path}: not valid {'JSON' if file_path.suffix == '.json' else 'YAML'}: {exc}") from None
+    return parse_scenario(data, where=str(file_path))
+
+
+def _id_problem(
+    option: Option,
+    *,
+    api_price_ids: Collection[str] | None,
+    gpu_offerings: Mapping[str, str] | None,
+    model_ids: Collection[str] | None,
+    hardware_ids: Collection[str] | None,
+) -> tuple[str, CostmodelError] | None:
+    """(field, error) for the first unknown id an option references, else None."""
+    if isinstance(option, ApiOption):
+        if api_price_ids is not None and option.price_id not in api_price_ids:
+            return "price_id", unknown_id_error("API price id", option.price_id, api_price_ids)
+        return None
+    if not isinstance(option, SelfHostOption):
+        return None
+    if model_ids is not None and option.model not in model_ids:
+        return "model", unknown_id_error("model", option.model, model_ids)
+    if hardware_ids is not None and option.hardware not in hardware_ids:
+        return "hardware", unknown_id_error("hardware", option.hardware, hardware_ids)
+    if gpu_offerings is not None and option.offering is not None:
+        if option.offering not in gpu_offerings:
+            return "offering", unknown_id_error("GPU offering", option.offering, gpu_offerings)
+        if gpu_offerings[option.offering] != option.hardware:
+            return "offering", CostmodelError(
+                f"'{option.offering}' is for {gpu_offerings[option.offering]}, not {option.hardware}; "
+                f"pick an offering of {option.hardware}"
+            )
+    return None
+
+
+def check_scenario_ids(
+    scenario: Scenario,
+    *,
+    api_price_ids: Collection[str] | None = None,
+    gpu_offerings: Mapping[str, str] | None = None,
+    model_ids: Collection[str] | None = None,
+    hardware_ids: Collection[str] | None = None,
+) -> None:
+    """Raise CostmodelError naming option and field for the first referenced id that is not known.
+
+    gpu_offerings maps GPU price row id -> accelerator id (an offering must be for the option's
+    hardware). A None collection skips that check."""
+    for index, option in enumerate(scenario.options):
+        problem = _id_problem(option, api_price_ids=api_price_ids, gpu_offerings=gpu_offerings,
+                              model_ids=model_ids, hardware_ids=hardware_ids)
+        if problem is not None:
+            field, error = problem
+            raise CostmodelError(f"options[{index}] ('{option.name}').{field}: {error}")
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a scenario file (what docs/scenario.schema.json holds)."""
+    schema = Scenario.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def scenario_json_schema_text() -> str:
+    """The schema as the exact text of docs/scenario.schema.json."""
+    return json.dumps(scenario_json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def write_scenario_json_schema(path: str | Path = SCHEMA_PATH) -> Path:
+    """Regenerate docs/scenario.schema.json (a test fails when it is out of date)."""
+    atomic_write_text(path, scenario_json_schema_text())
+    return Path(path)

@@ -1,0 +1,70 @@
+"""The options a scenario compares: an API, a self-hosted deployment, or a hybrid of the two."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from costmodel.dtypes import KvDtype, WeightDtype
+
+_NAME = Field(min_length=1, description="unique name of this option in the scenario")
+_ID = r"^[a-z0-9][a-z0-9._-]*$"
+
+
+class ApiOption(BaseModel):
+    """Call a provider's API, priced by a row of the API price sheet."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["api"] = "api"
+    name: str = _NAME
+    price_id: str = Field(min_length=1, description="row id in pricing_data/api_prices.csv, e.g. openai/gpt-4o")
+    use_batch_api: bool = Field(default=True, description="use the batch API when the workload allows batching")
+    requests_per_minute_limit: int | None = Field(default=None, gt=0, description="overrides the sheet's limit")
+    tokens_per_minute_limit: int | None = Field(default=None, gt=0, description="overrides the sheet's limit")
+    ttft_p90_seconds: float | None = Field(
+        default=None, gt=0, description="measured (costmodel probe-endpoint) or published p90 TTFT, s"
+    )
+    tpot_p90_seconds: float | None = Field(default=None, gt=0, description="measured or published p90 TPOT, s")
+
+
+class SelfHostOption(BaseModel):
+    """Serve a catalog model on rented or owned accelerators, replicas of `gpus_per_replica` GPUs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["self-host"] = "self-host"
+    name: str = _NAME
+    model: str = Field(pattern=_ID, description="catalog model id, e.g. llama-3.1-70b")
+    hardware: str = Field(pattern=_ID, description="catalog accelerator id, e.g. h100-sxm")
+    gpus_per_replica: int = Field(default=1, ge=1, le=64, description="tensor-parallel GPUs per replica")
+    weight_dtype: WeightDtype = "bf16"
+    kv_dtype: KvDtype = "bf16"
+    offering: str | None = Field(
+        default=None, description="row id in pricing_data/gpu_prices.csv, e.g. lambda/h100-sxm/on-demand"
+    )
+    usd_per_gpu_hour: float | None = Field(
+        default=None, gt=0, description="your own price per GPU-hour; overrides the offering's price"
+    )
+    ops_usd_per_month: float = Field(default=0.0, ge=0, description="operations (people, monitoring), USD/month")
+
+    @model_validator(mode="after")
+    def _needs_a_price(self) -> SelfHostOption:
+        if self.offering is None and self.usd_per_gpu_hour is None:
+            raise ValueError("give offering (a GPU price sheet row id) or usd_per_gpu_hour")
+        return self
+
+
+class HybridOption(BaseModel):
+    """Self-host the base load and send the overflow above it to an API (both named options)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["hybrid"] = "hybrid"
+    name: str = _NAME
+    self_host: str = Field(min_length=1, description="name of a self-host option in this scenario")
+    api: str = Field(min_length=1, description="name of an api option in this scenario")
+
+
+Option = Annotated[ApiOption | SelfHostOption | HybridOption, Field(discriminator="kind")]
