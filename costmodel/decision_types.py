@@ -1,0 +1,137 @@
+"""The decision object: ranked options with SLO verdicts, costs, break-even and provenance.
+
+This is what `costmodel compare --json`, the app's Compare page and the PDF memo render. Built by
+`costmodel.decision.decide(scenario)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+OptionKind = Literal["api", "self-host", "hybrid"]
+
+
+@dataclass(frozen=True)
+class PriceSource:
+    """Where a price in an option comes from, and how old it is."""
+
+    what: str  # e.g. "API price openai/gpt-4o" or "GPU offering lambda/h100-sxm/on-demand"
+    source: str
+    checked: str  # ISO date
+    age_days: int
+
+
+@dataclass(frozen=True)
+class CostBreakdown:
+    """USD per month by component."""
+
+    gpu_usd_per_month: float = 0.0  # rented GPU-hours, or owned capex + power + colocation
+    api_usd_per_month: float = 0.0  # token charges
+    ops_usd_per_month: float = 0.0  # people, monitoring
+
+
+@dataclass(frozen=True)
+class OptionResult:
+    """One option of the scenario, evaluated for its workload at month 0."""
+
+    name: str
+    kind: OptionKind
+    usd_per_month: float
+    usd_per_mtok: float  # blended over prompt + output tokens
+    usd_per_mtok_input: float  # cost attributed to prompt tokens (self-host: by GPU time spent on prefill)
+    usd_per_mtok_output: float
+    meets_slo: bool
+    slo_reason: str  # why it meets or misses (numbers), or why it cannot be verified
+    ttft_p90_seconds: float | None
+    tpot_p90_seconds: float | None
+    gpus: int  # GPUs provisioned (0 for an API)
+    replicas: int
+    utilization: float | None  # mean demand / provisioned capacity at the SLO (self-host, hybrid)
+    break_even_utilization: float | None  # vs the reference API (self-host only)
+    break_even_tokens_per_month: float | None  # volume where self-host $/month = reference API $/month
+    break_even_against: str | None  # name of the reference API option
+    throttled: bool  # API rate limits are below the peak minute's demand
+    capacity_requests_per_second: float | None  # per replica at the SLO (self-host, hybrid's base)
+    tokens_per_second_per_replica: float | None  # prompt + output tokens/s per replica at the SLO
+    breakdown: CostBreakdown
+    price_sources: tuple[PriceSource, ...]
+    notes: tuple[str, ...] = ()
+    model_id: str | None = None
+    hardware_id: str | None = None
+    gpus_per_replica: int | None = None
+    usd_per_gpu_hour: float | None = None
+    api_usd_per_request: float | None = None
+    efficiency_source: str | None = None
+
+    def contract(self) -> dict[str, object]:
+        """DESIGN.md `compare --json` keys for one option, plus details."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "usd_per_month": self.usd_per_month,
+            "usd_per_mtok": self.usd_per_mtok,
+            "usd_per_mtok_input": self.usd_per_mtok_input,
+            "usd_per_mtok_output": self.usd_per_mtok_output,
+            "meets_slo": self.meets_slo,
+            "slo_reason": self.slo_reason,
+            "ttft_p90_seconds": self.ttft_p90_seconds,
+            "tpot_p90_seconds": self.tpot_p90_seconds,
+            "gpus": self.gpus,
+            "replicas": self.replicas,
+            "utilization": self.utilization,
+            "break_even_utilization": self.break_even_utilization,
+            "break_even_tokens_per_month": self.break_even_tokens_per_month,
+            "break_even_against": self.break_even_against,
+            "throttled": self.throttled,
+            "capacity_requests_per_second": self.capacity_requests_per_second,
+            "gpu_usd_per_month": self.breakdown.gpu_usd_per_month,
+            "api_usd_per_month": self.breakdown.api_usd_per_month,
+            "ops_usd_per_month": self.breakdown.ops_usd_per_month,
+            "price_sources": [ps.__dict__ for ps in self.price_sources],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Options ranked (SLO-meeting first, then by $/month), the recommendation and why."""
+
+    scenario_name: str
+    options: tuple[OptionResult, ...]  # ranked
+    recommendation: str  # name of the chosen option
+    recommendation_meets_slo: bool
+    reasons: tuple[str, ...]  # sentences with the numbers that drive the choice
+    warnings: tuple[str, ...]  # common mistakes this scenario is exposed to
+    requests_per_month: float
+    tokens_per_month: float  # prompt + output
+    mean_prompt_tokens: float
+    mean_output_tokens: float
+    mean_requests_per_second: float
+    peak_requests_per_second: float
+    hourly_profile: tuple[float, ...]  # 24 factors, mean 1
+    efficiency_source: str  # datasheet defaults, or the calibration used
+    calibration_source: str | None = None
+    extras: dict[str, str] = field(default_factory=dict)
+
+    def option(self, name: str) -> OptionResult:
+        """The evaluated option with this name."""
+        for option in self.options:
+            if option.name == name:
+                return option
+        raise KeyError(name)
+
+    def contract(self) -> dict[str, object]:
+        """DESIGN.md `compare --json` object."""
+        return {
+            "scenario": self.scenario_name,
+            "options": [o.contract() for o in self.options],
+            "recommendation": self.recommendation,
+            "recommendation_meets_slo": self.recommendation_meets_slo,
+            "reasons": list(self.reasons),
+            "warnings": list(self.warnings),
+            "requests_per_month": self.requests_per_month,
+            "tokens_per_month": self.tokens_per_month,
+            "peak_requests_per_second": self.peak_requests_per_second,
+            "efficiency_source": self.efficiency_source,
+        }
