@@ -1,0 +1,22 @@
+"""The app's pages in navigation order: file under app/, title (also the page's st.title), URL path.
+
+main.py builds st.navigation from this list; the AppTest and browser tests walk the same list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One page: its script, its title (the heading it shows) and its URL path."""
+
+    file: str
+    title: str
+    url_path: str
+    charts: int  # plotly charts the page shows on the bundled default scenario (browser test waits for them)
+
+
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec("views/roofline.py", "Roofline", "roofline", charts=3),
+)
