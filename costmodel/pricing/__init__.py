@@ -1,6 +1,18 @@
 """Price sheets (API tokens, GPU hours): schemas, loading, refresh, and the API cost arithmetic."""
 
-from costmodel.pricing.schema import ApiPriceRow, GpuPriceRow
+from costmodel.pricing.api_cost import (
+    ApiRequestCost,
+    ApiWorkloadCost,
+    RateLimitCheck,
+    TokenRates,
+    api_option_cost,
+    api_request_cost,
+    api_workload_cost,
+    check_rate_limits,
+    mean_request_usd,
+    token_rates,
+)
+from costmodel.pricing.schema import HOURS_PER_MONTH, HOURS_PER_YEAR, ApiPriceRow, GpuPriceRow
 from costmodel.pricing.sheets import (
     PriceSheet,
     default_sheet_path,
@@ -10,11 +22,23 @@ from costmodel.pricing.sheets import (
 )
 
 __all__ = [
+    "HOURS_PER_MONTH",
+    "HOURS_PER_YEAR",
     "ApiPriceRow",
+    "ApiRequestCost",
+    "ApiWorkloadCost",
     "GpuPriceRow",
     "PriceSheet",
+    "RateLimitCheck",
+    "TokenRates",
+    "api_option_cost",
+    "api_request_cost",
+    "api_workload_cost",
+    "check_rate_limits",
     "default_sheet_path",
     "load_api_prices",
     "load_gpu_prices",
     "load_sheet",
+    "mean_request_usd",
+    "token_rates",
 ]
