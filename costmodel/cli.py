@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -48,10 +49,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def json_safe(value: Any) -> Any:
+    """Replace NaN/inf (not valid JSON) by None, recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(item) for item in value]
+    return value
+
+
 def emit(payload: dict[str, Any], *, as_json: bool, text: str) -> None:
     """Print one JSON object (--json) or the human-readable text."""
     if as_json:
-        sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(json_safe(payload), indent=2, default=str, allow_nan=False) + "\n")
     else:
         sys.stdout.write(text.rstrip("\n") + "\n")
 

@@ -1,0 +1,88 @@
+"""Capacity of one replica at the SLO from the roofline alone (no queueing): the fast, closed-form answer.
+
+The serving simulator (`costmodel.serving`) gives percentiles under real arrivals; this module gives the
+steady-state answer the economics can use without simulating, and the reason when no load meets the SLO.
+
+With P prompt tokens (a share f served from the prefix cache), O output tokens, decode batch B:
+  t_p    = prefill step of one request: (1-f)P new tokens after fP cached ones
+  t_d(B) = decode step of B sequences at the mean context P + O/2
+  X(B)   = 1 / (t_p + O t_d(B) / B)             requests/s (prefill and decode share the GPU)
+  TPOT   = t_d(B) / (1 - X(B) t_p)              decode pauses while prefills run
+The capacity is X(B) for the largest B that fits in memory with TPOT <= the limit and t_p <= the TTFT limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costmodel.catalog.params import ModelShape
+from costmodel.catalog.schema import AcceleratorSpec
+from costmodel.dtypes import BYTES_PER_ELEMENT
+from costmodel.memory import plan_memory
+from costmodel.roofline import Efficiency, step
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Requests/s one replica sustains inside the SLO, and the operating point."""
+
+    feasible: bool
+    reason: str
+    requests_per_second: float  # 0 when infeasible
+    batch: int  # decode batch at the operating point
+    ttft_seconds: float  # prefill of one request (no queueing)
+    tpot_seconds: float  # at the operating point
+    prefill_time_fraction: float  # share of GPU time spent in prefill (splits $ into input vs output)
+    max_batch: int  # memory ceiling at prompt + output tokens
+    method: str  # "roofline" or "simulator"
+
+
+def roofline_capacity(
+    shape: ModelShape,
+    hardware: AcceleratorSpec,
+    *,
+    gpus: int,
+    weight_dtype: str,
+    kv_dtype: str,
+    efficiency: Efficiency,
+    prompt_tokens: float,
+    output_tokens: float,
+    cached_prompt_fraction: float,
+    ttft_limit_seconds: float,
+    tpot_limit_seconds: float,
+) -> Capacity:
+    """Largest steady-state request rate meeting mean TTFT/TPOT limits (see module docstring)."""
+    common = {"weight_dtype": weight_dtype, "kv_dtype": kv_dtype, "gpus": gpus, "efficiency": efficiency}
+    cached = int(round(prompt_tokens * cached_prompt_fraction))
+    new = max(1, int(round(prompt_tokens)) - cached)
+    t_p = step(shape, hardware, batch=1, new_tokens=new, context_tokens=cached, **common).step_seconds  # type: ignore[arg-type]
+    memory = plan_memory(
+        shape, hbm_bytes_per_gpu=hardware.memory_bytes, gpus=gpus,
+        weight_bytes_per_param=BYTES_PER_ELEMENT[weight_dtype], kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
+        context_tokens=int(prompt_tokens + output_tokens),
+    )
+    if not memory.fits:
+        return Capacity(False, memory.message, 0.0, 0, t_p, 0.0, 0.0, memory.max_batch, "roofline")
+    if t_p > ttft_limit_seconds:
+        reason = (f"prefill of {new} tokens alone takes {t_p:.3f} s > TTFT limit {ttft_limit_seconds:.3f} s; "
+                  "use more GPUs per replica, faster hardware or shorter prompts")
+        return Capacity(False, reason, 0.0, 0, t_p, 0.0, 1.0, memory.max_batch, "roofline")
+    context = int(prompt_tokens + output_tokens / 2)
+    best: Capacity | None = None
+    batch = 1
+    while batch <= memory.max_batch:
+        t_d = step(shape, hardware, batch=batch, new_tokens=1, context_tokens=context, **common).step_seconds  # type: ignore[arg-type]
+        rate = 1.0 / (t_p + output_tokens * t_d / batch)
+        busy_prefill = rate * t_p
+        tpot = t_d / (1.0 - busy_prefill) if busy_prefill < 1 else float("inf")
+        if tpot > tpot_limit_seconds:
+            break
+        best = Capacity(True, "meets the SLO (roofline, mean latency, no queueing)", rate, batch, t_p, tpot,
+                        busy_prefill, memory.max_batch, "roofline")
+        batch = batch + 1 if batch < 8 else int(batch * 1.25)
+    if best is None:
+        t_d1 = step(shape, hardware, batch=1, new_tokens=1, context_tokens=context, **common).step_seconds  # type: ignore[arg-type]
+        reason = (f"a decode step takes {t_d1 * 1e3:.1f} ms even at batch 1 > TPOT limit "
+                  f"{tpot_limit_seconds * 1e3:.1f} ms; use more GPUs per replica or faster hardware")
+        return Capacity(False, reason, 0.0, 0, t_p, t_d1, 0.0, memory.max_batch, "roofline")
+    return best

@@ -1,0 +1,75 @@
+"""`costmodel compare SCENARIO...`: ranked options, recommendation, reasons and warnings."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from costmodel.calibration import load_calibration
+from costmodel.cli import emit
+from costmodel.decision import decide
+from costmodel.decision_types import Decision
+from costmodel.scenario import load_scenario
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `compare`."""
+    parser = subparsers.add_parser("compare", help="compare the options of scenario file(s): cost, SLO, break-even")
+    parser.add_argument("scenarios", nargs="+", type=Path, help="scenario YAML/JSON file(s)")
+    parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching self-host hardware")
+    parser.add_argument("--json", action="store_true", help="one JSON object (several files: {'scenarios': [...]})")
+    parser.set_defaults(handler=run_compare)
+
+
+def _money(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"${value:,.0f}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.0%}"
+
+
+def _latency(value: float | None, scale: float, unit: str) -> str:
+    return "?" if value is None else f"{value * scale:.0f}{unit}"
+
+
+def render_table(decision: Decision) -> str:
+    """Human-readable comparison."""
+    lines = [f"{decision.scenario_name}: {decision.requests_per_month:,.0f} requests/month, "
+             f"{decision.tokens_per_month / 1e9:,.2f}B tokens/month, peak {decision.peak_requests_per_second:.1f} req/s",
+             "",
+             f"  {'option':32s} {'kind':9s} {'$/month':>11s} {'$/M tok':>8s} {'SLO':4s} {'TTFT90':>7s} {'TPOT90':>7s} "
+             f"{'GPUs':>5s} {'util':>5s} {'break-even':>10s}"]
+    for o in decision.options:
+        mtok = "n/a" if not math.isfinite(o.usd_per_mtok) else f"{o.usd_per_mtok:.3f}"
+        lines.append(
+            f"  {o.name[:32]:32s} {o.kind:9s} {_money(o.usd_per_month):>11s} {mtok:>8s} "
+            f"{'yes' if o.meets_slo else 'NO':4s} {_latency(o.ttft_p90_seconds, 1e3, 'ms'):>7s} "
+            f"{_latency(o.tpot_p90_seconds, 1e3, 'ms'):>7s} {o.gpus:>5d} {_pct(o.utilization):>5s} "
+            f"{_pct(o.break_even_utilization):>10s}"
+        )
+    lines += ["", f"Recommendation: {decision.recommendation}"]
+    lines += [f"  - {reason}" for reason in decision.reasons]
+    if decision.warnings:
+        lines += ["Warnings:"] + [f"  - {warning}" for warning in decision.warnings]
+    lines += ["Sources:"]
+    seen = set()
+    for o in decision.options:
+        for ps in o.price_sources:
+            if ps.what not in seen:
+                seen.add(ps.what)
+                lines.append(f"  - {ps.what}: {ps.source} (checked {ps.checked}, {ps.age_days} days old)")
+    lines.append(f"  - efficiencies: {decision.efficiency_source}")
+    return "\n".join(lines)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    calibration = load_calibration(args.calibration) if args.calibration else None
+    decisions = [decide(load_scenario(path), calibration=calibration) for path in args.scenarios]
+    if len(decisions) == 1:
+        emit(decisions[0].contract(), as_json=args.json, text=render_table(decisions[0]))
+    else:
+        emit({"scenarios": [d.contract() for d in decisions]}, as_json=args.json,
+             text="\n\n".join(render_table(d) for d in decisions))
+    return 0

@@ -1,0 +1,173 @@
+"""Scenario -> ranked options with SLO verdicts: the object `compare`, the app and the memo render.
+
+Ranking: options that meet the SLO and are not throttled come first, cheapest $/month first; then the
+rest. The reference API for break-even is the cheapest API option that meets the SLO (or the cheapest).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from costmodel.calibration import Calibration, apply_calibration
+from costmodel.capacity import Capacity, roofline_capacity
+from costmodel.catalog import accelerators, derive_shape, load_accelerator, load_model, models
+from costmodel.decision_options import api_result, hybrid_result, self_host_result
+from costmodel.decision_types import Decision, OptionResult
+from costmodel.decision_warnings import scenario_warnings
+from costmodel.economics import diurnal_profile
+from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
+from costmodel.roofline import Efficiency
+from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload, check_scenario_ids
+
+CapacityFn = Callable[..., Capacity]
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Multipliers for sensitivity analysis (1.0 = as given)."""
+
+    gpu_price: float = 1.0
+    api_price: float = 1.0
+    efficiency: float = 1.0
+    volume: float = 1.0
+
+
+def option_efficiency(option: SelfHostOption, calibration: Calibration | None) -> tuple[object, Efficiency]:
+    """The option's accelerator and efficiencies: a matching calibration's, else datasheet defaults."""
+    hardware = load_accelerator(option.hardware)
+    if calibration is not None and calibration.hardware_id == hardware.id:
+        return apply_calibration(hardware, calibration)
+    return hardware, Efficiency.from_accelerator(hardware)
+
+
+def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
+                       efficiency_scale: float = 1.0) -> tuple[Capacity, str]:
+    """Capacity per replica at the SLO for a self-host option, with the efficiency provenance."""
+    hardware, eff = option_efficiency(option, calibration)
+    if efficiency_scale != 1.0:
+        eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale, eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
+    workload = scenario.workload
+    capacity = roofline_capacity(
+        derive_shape(load_model(option.model)), hardware,  # type: ignore[arg-type]
+        gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, efficiency=eff,
+        prompt_tokens=workload.mean_prompt_tokens(), output_tokens=workload.mean_output_tokens(),
+        cached_prompt_fraction=workload.cached_prompt_fraction,
+        ttft_limit_seconds=scenario.slo.ttft_p90_seconds, tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
+    )
+    return capacity, eff.source
+
+
+def decide(
+    scenario: Scenario,
+    *,
+    calibration: Calibration | None = None,
+    api_sheet: PriceSheet[ApiPriceRow] | None = None,
+    gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
+    today: dt.date | None = None,
+    overrides: Overrides | None = None,
+) -> Decision:
+    """Evaluate every option of the scenario and rank them."""
+    api_sheet = api_sheet or load_api_prices()
+    gpu_sheet = gpu_sheet or load_gpu_prices()
+    over = overrides or Overrides()
+    check_scenario_ids(
+        scenario, api_price_ids=api_sheet.ids(), gpu_offerings={r.id: r.accelerator_id for r in gpu_sheet.rows},
+        model_ids=models().keys(), hardware_ids=accelerators().keys(),
+    )
+    workload = scenario.workload
+    if over.volume != 1.0:
+        workload = _scaled_volume(workload, over.volume)
+        scenario = scenario.model_copy(update={"workload": workload})
+    today = today or dt.date.today()
+    profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
+    results: dict[str, OptionResult] = {}
+    for option in scenario.options:
+        if isinstance(option, ApiOption):
+            results[option.name] = api_result(option, scenario, api_sheet, today=today, api_price_scale=over.api_price)
+    reference = _reference_api([r for r in results.values() if r.kind == "api"])
+    capacities: dict[str, tuple[Capacity, str]] = {}
+    for option in scenario.options:
+        if isinstance(option, SelfHostOption):
+            capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
+                                                         efficiency_scale=over.efficiency)
+            results[option.name] = self_host_result(
+                option, scenario, gpu_sheet, capacities[option.name], reference=reference, today=today,
+                gpu_price_scale=over.gpu_price,
+            )
+    for option in scenario.options:
+        if isinstance(option, HybridOption):
+            results[option.name] = hybrid_result(
+                option, scenario, profile=profile, self_host=results[option.self_host],
+                capacity=capacities[option.self_host][0], api=results[option.api],
+            )
+    # Ties (a hybrid that keeps 0 base replicas costs what its API costs) go to the simpler option.
+    simplicity = {"api": 0, "self-host": 1, "hybrid": 2}
+    ranked = tuple(sorted(results.values(),
+                          key=lambda r: (not r.meets_slo, r.throttled, round(r.usd_per_month, 2), simplicity[r.kind])))
+    chosen = ranked[0]
+    efficiency_sources = sorted({src for _, src in capacities.values()}) or ["no self-host options"]
+    return Decision(
+        scenario_name=scenario.name,
+        options=ranked,
+        recommendation=chosen.name,
+        recommendation_meets_slo=chosen.meets_slo and not chosen.throttled,
+        reasons=_reasons(ranked),
+        warnings=scenario_warnings(scenario, ranked, capacities={k: v[0] for k, v in capacities.items()}),
+        requests_per_month=workload.requests_per_month(),
+        tokens_per_month=workload.tokens_per_month_total(),
+        mean_prompt_tokens=workload.mean_prompt_tokens(),
+        mean_output_tokens=workload.mean_output_tokens(),
+        mean_requests_per_second=workload.mean_requests_per_second(),
+        peak_requests_per_second=workload.mean_requests_per_second() * max(profile),
+        hourly_profile=tuple(profile),
+        efficiency_source="; ".join(efficiency_sources),
+        calibration_source=calibration.source if calibration else None,
+    )
+
+
+def _scaled_volume(workload: Workload, factor: float) -> Workload:
+    if workload.requests_per_day is not None:
+        return workload.model_copy(update={"requests_per_day": workload.requests_per_day * factor})
+    assert workload.tokens_per_month is not None
+    return workload.model_copy(update={"tokens_per_month": workload.tokens_per_month * factor})
+
+
+def _reference_api(apis: list[OptionResult]) -> OptionResult | None:
+    meeting = [a for a in apis if a.meets_slo and not a.throttled]
+    pool = meeting or apis
+    return min(pool, key=lambda a: a.usd_per_mtok) if pool else None
+
+
+def _reasons(ranked: tuple[OptionResult, ...]) -> tuple[str, ...]:
+    chosen = ranked[0]
+    reasons = []
+    if chosen.meets_slo and not chosen.throttled:
+        reasons.append(
+            f"{chosen.name} is the cheapest option that meets the SLO: ${chosen.usd_per_month:,.0f}/month "
+            f"(${chosen.usd_per_mtok:.3f} per million tokens)."
+        )
+    else:
+        reasons.append(f"No option meets the SLO; {chosen.name} is the cheapest (${chosen.usd_per_month:,.0f}/month) "
+                       f"but {chosen.slo_reason}.")
+    runner_up = next((r for r in ranked[1:] if r.meets_slo and not r.throttled
+                      and r.usd_per_month > chosen.usd_per_month * 1.005), None)
+    if runner_up is not None and runner_up.usd_per_month > 0:
+        saving = 1.0 - chosen.usd_per_month / runner_up.usd_per_month
+        reasons.append(f"It costs {saving:.0%} less than the runner-up, {runner_up.name} "
+                       f"(${runner_up.usd_per_month:,.0f}/month).")
+    if chosen.kind != "api" and chosen.break_even_utilization is not None and chosen.utilization is not None:
+        reasons.append(
+            f"Its replicas run at {chosen.utilization:.0%} utilization; self-hosting beats {chosen.break_even_against} "
+            f"above {chosen.break_even_utilization:.0%}."
+        )
+    elif chosen.kind == "api":
+        volumes = [(r.break_even_tokens_per_month, r.name) for r in ranked
+                   if r.kind == "self-host" and r.break_even_tokens_per_month]
+        if volumes:
+            volume, name = min(volumes)
+            reasons.append(f"Self-hosting ({name}) would break even at {volume / 1e9:,.1f}B tokens/month.")
+        elif any(r.kind == "self-host" for r in ranked):
+            reasons.append("No self-host option breaks even with this API at any volume at these prices.")
+    return tuple(reasons)

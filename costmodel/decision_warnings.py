@@ -1,0 +1,51 @@
+"""The common mistakes a scenario is exposed to, as sentences with numbers (DESIGN.md's list)."""
+
+from __future__ import annotations
+
+from costmodel.capacity import Capacity
+from costmodel.decision_types import OptionResult
+from costmodel.scenario import Scenario, SelfHostOption
+
+
+def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
+                      capacities: dict[str, Capacity]) -> tuple[str, ...]:
+    """Risks worth a line in the review: KV at peak, spiky traffic, unmeasured API latency, wrong phase."""
+    workload = scenario.workload
+    warnings = []
+    peak_to_mean = workload.peak_to_mean()
+    if peak_to_mean >= 2.0:
+        warnings.append(
+            f"Spiky traffic: the peak hour is {peak_to_mean:.1f}x the mean, so replicas sized for the peak idle "
+            "much of the day; compare the hybrid option or autoscaling."
+        )
+    unmeasured = [r.name for r in ranked if r.kind == "api" and r.slo_reason.startswith("not verified")]
+    if unmeasured:
+        warnings.append(
+            "API latency is not free: no measured TTFT/TPOT for " + ", ".join(unmeasured)
+            + "; their SLO verdict is assumed. Measure with `costmodel probe-endpoint`."
+        )
+    ratio = workload.mean_prompt_tokens() / max(workload.mean_output_tokens(), 1.0)
+    if ratio >= 8:
+        warnings.append(
+            f"Prefill-heavy: prompts are {ratio:.0f}x longer than outputs; TTFT and prefill FLOPs dominate, so "
+            "optimize prefill (prefix caching, chunked prefill), not decode tokens/s."
+        )
+    for option in scenario.options:
+        if not isinstance(option, SelfHostOption):
+            continue
+        cap = capacities.get(option.name)
+        if cap is None or not cap.feasible or cap.max_batch <= 0:
+            continue
+        if cap.batch >= 0.8 * cap.max_batch:
+            warnings.append(
+                f"KV growth: {option.name} runs {cap.batch} sequences at the SLO against a KV-memory ceiling of "
+                f"{cap.max_batch} at {workload.mean_prompt_tokens() + workload.mean_output_tokens():.0f} tokens; "
+                "longer contexts at peak will preempt or queue."
+            )
+        if option.offering and "/spot" in option.offering:
+            warnings.append(f"{option.name} uses spot capacity, which can be reclaimed: not for SLO-bound serving.")
+    if workload.growth_per_month > 0:
+        six = workload.growth_factor(months_ahead=6)
+        warnings.append(f"Growth: {workload.growth_per_month:.0%}/month is {six:.1f}x the volume in 6 months; "
+                        "re-run the comparison at that volume before committing to reserved capacity.")
+    return tuple(warnings)
