@@ -125,7 +125,10 @@ def uniform_work(shape: ModelShape, *, batch: Any, new_tokens: Any, context_toke
     full_pairs = batch * (new_tokens * context_tokens + new_tokens * (new_tokens + 1) / 2.0)
     window = shape.sliding_window_tokens
     if window:
-        sliding_pairs = batch * new_tokens * np.minimum(context_tokens + (new_tokens + 1) / 2.0, window)
+        # Query i sees min(C + i + 1, W) keys: the first k = clip(W - C, 0, T) queries see C + i + 1,
+        # the rest see W -> k*C + k(k+1)/2 + (T - k)*W per sequence (exact, vectorized).
+        k = np.clip(window - context_tokens, 0.0, new_tokens)
+        sliding_pairs = batch * (k * context_tokens + k * (k + 1) / 2.0 + (new_tokens - k) * window)
         sliding_cached = batch * np.minimum(context_tokens, window)
     else:
         sliding_pairs = 0.0 * full_pairs

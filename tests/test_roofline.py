@@ -152,3 +152,14 @@ def test_efficiency_half_saturation_slows_small_gemms_only():
     big_slow = step(shape, hw, batch=1, new_tokens=65536, context_tokens=0, efficiency=slow).compute_seconds
     assert big_slow == pytest.approx(big_base * (65536 + 64) / 65536)
     assert math.isfinite(big_slow)
+
+
+def test_sliding_window_pairs_exact():
+    # gpt-oss window W = 128. Prefill of T = 200 after C = 0: queries 0..127 see 1..128 keys (sum 8256),
+    # queries 128..199 see 128 each (72 x 128 = 9216) -> 17472 pairs per sliding layer.
+    shape = derive_shape(load_model("gpt-oss-20b"))
+    work = uniform_work(shape, batch=1.0, new_tokens=200.0, context_tokens=0.0)
+    assert float(work.sliding_pairs) == sum(min(i + 1, 128) for i in range(200)) == 8256 + 9216
+    # Decode at C = 50: min(51, 128) = 51; at C = 1000: 128.
+    assert float(uniform_work(shape, batch=2.0, new_tokens=1.0, context_tokens=50.0).sliding_pairs) == 2 * 51
+    assert float(uniform_work(shape, batch=1.0, new_tokens=1.0, context_tokens=1000.0).sliding_pairs) == 128
