@@ -11,6 +11,7 @@ import streamlit as st
 from costmodel.calibration import Calibration
 from costmodel.catalog import accelerators, models
 from costmodel.charts_data import RooflineView, roofline_view
+from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 
 
 @st.cache_data(show_spinner=False)
@@ -56,3 +57,40 @@ def cached_roofline_view(
         model, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=batch,
         prompt_tokens=prompt_tokens, output_tokens=output_tokens, calibration=calibration,
     )
+
+
+@st.cache_resource(show_spinner=False)
+def api_sheet() -> PriceSheet[ApiPriceRow]:
+    """The bundled API price sheet (one shared, read-only object)."""
+    return load_api_prices()
+
+
+@st.cache_resource(show_spinner=False)
+def gpu_sheet() -> PriceSheet[GpuPriceRow]:
+    """The bundled GPU-hour price sheet."""
+    return load_gpu_prices()
+
+
+def api_price_rows() -> dict[str, ApiPriceRow]:
+    """API price rows by id, in sheet order."""
+    return {row.id: row for row in api_sheet().rows}
+
+
+def api_price_ids() -> list[str]:
+    """API price row ids, in sheet order."""
+    return list(api_sheet().ids())
+
+
+def gpu_offering_ids() -> list[str]:
+    """GPU offering row ids, in sheet order."""
+    return list(gpu_sheet().ids())
+
+
+def gpu_offering_accelerators() -> dict[str, str]:
+    """GPU offering id -> accelerator id (check_scenario_ids wants this)."""
+    return {row.id: row.accelerator_id for row in gpu_sheet().rows}
+
+
+def gpu_offerings_for(hardware_id: str) -> list[str]:
+    """Offerings of one accelerator."""
+    return [row.id for row in gpu_sheet().rows if row.accelerator_id == hardware_id]

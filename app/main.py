@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app import state
 from app.page_list import PAGES
 
 st.set_page_config(page_title="costmodel: API vs self-hosted LLM", layout="wide")
+state.init_scenario()
+link_error = state.take_link_error()
+if link_error:
+    st.error(f"**Shared link**: {link_error}. Showing the default example instead.")
 
 page = st.navigation(
     [st.Page(p.file, title=p.title, url_path=p.url_path, default=index == 0) for index, p in enumerate(PAGES)]
 )
+with st.sidebar:
+    st.caption(f"Scenario: **{state.current().name}** ({st.session_state.get(state.SOURCE_KEY, '')})")
 page.run()
+state.sync_url()

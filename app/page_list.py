@@ -18,5 +18,6 @@ class PageSpec:
 
 
 PAGES: tuple[PageSpec, ...] = (
+    PageSpec("views/scenario.py", "Scenario", "scenario", charts=1),
     PageSpec("views/roofline.py", "Roofline", "roofline", charts=3),
 )

@@ -13,11 +13,19 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import streamlit as st
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from app.scenario_io import DEFAULT_EXAMPLE, load_example
 from costmodel.errors import CostmodelError
+from costmodel.scenario import Scenario, SelfHostOption
 
 QUERY_PARAM = "s"
+SCENARIO_KEY = "scenario"
+SOURCE_KEY = "scenario_source"
+REVISION_KEY = "scenario_revision"
+URL_TOKEN_KEY = "scenario_url_token"
+LINK_ERROR_KEY = "scenario_link_error"
+WIDGET_PREFIX = "sc_"  # keys of the Scenario page's widgets; cleared when another scenario is loaded
 CALIBRATION_KEY = "calibration_json"
 # A decoded link may not inflate past this (a zip bomb in a URL would otherwise eat the server's memory).
 MAX_DECODED_BYTES = 4_000_000
@@ -45,7 +53,63 @@ def decode_token(token: str, cls: type[_M]) -> _M:
         raise CostmodelError(
             f"query parameter '{QUERY_PARAM}' is not a scenario link ({exc}); copy the whole link again"
         ) from None
-    return cls.model_validate_json(raw)
+    try:
+        return cls.model_validate_json(raw)
+    except ValidationError as exc:
+        fields = "; ".join(".".join(str(p) for p in e["loc"]) + f": {e['msg']}" for e in exc.errors()[:3])
+        raise CostmodelError(f"query parameter '{QUERY_PARAM}' holds an invalid scenario ({fields})") from None
+
+
+def init_scenario() -> None:
+    """First run of a session: the scenario from the link (`?s=...`), else the default bundled example."""
+    if SCENARIO_KEY in st.session_state:
+        return
+    token = st.query_params.get(QUERY_PARAM)
+    if token:
+        try:
+            set_scenario(decode_token(token, Scenario), source="shared link")
+            st.session_state[URL_TOKEN_KEY] = token
+            return
+        except CostmodelError as exc:
+            st.session_state[LINK_ERROR_KEY] = str(exc)
+    set_scenario(load_example(DEFAULT_EXAMPLE), source=f"example {DEFAULT_EXAMPLE}")
+
+
+def current() -> Scenario:
+    """The scenario every page renders (the last valid one)."""
+    scenario = st.session_state[SCENARIO_KEY]
+    assert isinstance(scenario, Scenario)
+    return scenario
+
+
+def set_scenario(scenario: Scenario, *, source: str | None = None, reload_widgets: bool = True) -> None:
+    """Make `scenario` current. reload_widgets: the Scenario page's widgets re-read it (a loaded file,
+    an example, a link); False when the widgets themselves produced it."""
+    st.session_state[SCENARIO_KEY] = scenario
+    if source is not None:
+        st.session_state[SOURCE_KEY] = source
+    if reload_widgets:
+        for key in [k for k in st.session_state if str(k).startswith(WIDGET_PREFIX)]:
+            del st.session_state[key]
+        st.session_state[REVISION_KEY] = int(st.session_state.get(REVISION_KEY, 0)) + 1
+
+
+def revision() -> int:
+    """Bumped on every load; the Scenario page's table editors are keyed by it so they reset."""
+    return int(st.session_state.get(REVISION_KEY, 0))
+
+
+def sync_url() -> None:
+    """Write the current scenario into the query string when it changed (a shareable link)."""
+    token = encode_token(current())
+    if st.session_state.get(URL_TOKEN_KEY) != token or st.query_params.get(QUERY_PARAM) != token:
+        st.query_params[QUERY_PARAM] = token
+        st.session_state[URL_TOKEN_KEY] = token
+
+
+def take_link_error() -> str | None:
+    """The error of a damaged link (shown once, then forgotten)."""
+    return st.session_state.pop(LINK_ERROR_KEY, None)
 
 
 @dataclass(frozen=True)
@@ -63,8 +127,19 @@ class RooflineDefaults:
 
 
 def roofline_defaults() -> RooflineDefaults:
-    """Defaults for the Roofline page."""
-    return RooflineDefaults()
+    """Defaults for the Roofline page: the scenario's first self-host option at its mean lengths."""
+    scenario = st.session_state.get(SCENARIO_KEY)
+    if not isinstance(scenario, Scenario):
+        return RooflineDefaults()
+    option = next((o for o in scenario.options if isinstance(o, SelfHostOption)), None)
+    prompt = max(1, round(scenario.workload.mean_prompt_tokens()))
+    output = max(1, round(scenario.workload.mean_output_tokens()))
+    if option is None:
+        return RooflineDefaults(prompt_tokens=prompt, output_tokens=output)
+    return RooflineDefaults(
+        model=option.model, hardware=option.hardware, gpus=option.gpus_per_replica,
+        weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, prompt_tokens=prompt, output_tokens=output,
+    )
 
 
 def calibration_json_for(hardware_id: str) -> str | None:

@@ -18,10 +18,27 @@ MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
 
 def _app() -> AppTest:
+    """The Roofline page set to Llama 3.1 8B on one H100, batch 16, 1024 -> 256 tokens."""
     at = AppTest.from_file(MAIN, default_timeout=60)
     at.run()
     at.switch_page("views/roofline.py").run()
-    return at
+    for key, value in (("rf_model", "llama-3.1-8b"), ("rf_hardware", "h100-sxm"), ("rf_weight_dtype", "bf16"),
+                       ("rf_kv_dtype", "bf16")):
+        at.selectbox(key=key).set_value(value)
+    for key, value in (("rf_gpus", 1), ("rf_batch", 16), ("rf_prompt_tokens", 1024), ("rf_output_tokens", 256)):
+        at.number_input(key=key).set_value(value)
+    return at.run()
+
+
+def test_defaults_come_from_the_scenarios_first_self_host_option() -> None:
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.run()
+    at.switch_page("views/roofline.py").run()
+    assert not at.exception
+    # chat-assistant.yaml: first self-host option is llama-3.3-70b on h100-sxm, 4 GPUs.
+    assert at.selectbox(key="rf_model").value == "llama-3.3-70b"
+    assert at.selectbox(key="rf_hardware").value == "h100-sxm"
+    assert at.number_input(key="rf_gpus").value == 4
 
 
 def _metric(at: AppTest, label: str) -> str:

@@ -1,0 +1,192 @@
+"""Scenario page, part 2: the options to compare, as three editable tables (API, self-host, hybrid)
+plus pickers that add a row: API prices searchable by provider and model, self-host model x
+accelerator x GPUs x dtypes x offering, hybrid self-host + API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app import cache, state
+from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
+from costmodel.errors import CostmodelError
+from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, parse_scenario
+
+ADD_ERROR_KEY = "add_option_error"
+COLUMNS: dict[str, dict[str, str]] = {
+    # column -> pandas dtype of an empty table (object: text, float64: numbers, boolean: checkboxes)
+    "api": {"name": "object", "price_id": "object", "use_batch_api": "boolean",
+            "requests_per_minute_limit": "float64", "tokens_per_minute_limit": "float64",
+            "ttft_p90_seconds": "float64", "tpot_p90_seconds": "float64"},
+    "self-host": {"name": "object", "model": "object", "hardware": "object", "gpus_per_replica": "float64",
+                  "weight_dtype": "object", "kv_dtype": "object", "offering": "object",
+                  "usd_per_gpu_hour": "float64", "ops_usd_per_month": "float64"},
+    "hybrid": {"name": "object", "self_host": "object", "api": "object"},
+}
+KIND_CLASSES = {"api": ApiOption, "self-host": SelfHostOption, "hybrid": HybridOption}
+
+
+def _table(scenario: Scenario, kind: str) -> pd.DataFrame:
+    rows = [o.model_dump(exclude={"kind"}) for o in scenario.options if isinstance(o, KIND_CLASSES[kind])]
+    columns = COLUMNS[kind]
+    frame = pd.DataFrame(rows, columns=list(columns))
+    return frame.astype(columns)
+
+
+def _column_config(kind: str, scenario: Scenario) -> dict[str, Any]:
+    col = st.column_config
+    if kind == "api":
+        return {
+            "name": col.TextColumn("name", required=True),
+            "price_id": col.SelectboxColumn("API price id", options=cache.api_price_ids(), required=True),
+            "use_batch_api": col.CheckboxColumn("batch API when allowed", default=True),
+            "requests_per_minute_limit": col.NumberColumn("RPM limit", min_value=1, step=1, format="%d"),
+            "tokens_per_minute_limit": col.NumberColumn("TPM limit", min_value=1, step=1, format="%d"),
+            "ttft_p90_seconds": col.NumberColumn("TTFT p90 (s)", min_value=0.0, format="%.3f"),
+            "tpot_p90_seconds": col.NumberColumn("TPOT p90 (s)", min_value=0.0, format="%.4f"),
+        }
+    if kind == "self-host":
+        return {
+            "name": col.TextColumn("name", required=True),
+            "model": col.SelectboxColumn("model", options=cache.model_ids(), required=True),
+            "hardware": col.SelectboxColumn("accelerator", options=cache.hardware_ids(), required=True),
+            "gpus_per_replica": col.NumberColumn("GPUs/replica", min_value=1, max_value=64, step=1, format="%d"),
+            "weight_dtype": col.SelectboxColumn("weights", options=list(WEIGHT_DTYPES), default="bf16"),
+            "kv_dtype": col.SelectboxColumn("KV", options=list(KV_DTYPES), default="bf16"),
+            "offering": col.SelectboxColumn("GPU offering", options=cache.gpu_offering_ids()),
+            "usd_per_gpu_hour": col.NumberColumn("own $/GPU-h", min_value=0.0, format="$%.2f"),
+            "ops_usd_per_month": col.NumberColumn("ops $/month", min_value=0.0, format="$%.0f"),
+        }
+    self_hosts = [o.name for o in scenario.options if isinstance(o, SelfHostOption)]
+    apis = [o.name for o in scenario.options if isinstance(o, ApiOption)]
+    return {
+        "name": col.TextColumn("name", required=True),
+        "self_host": col.SelectboxColumn("self-host base", options=self_hosts, required=True),
+        "api": col.SelectboxColumn("API overflow", options=apis, required=True),
+    }
+
+
+def _records(frame: pd.DataFrame, kind: str) -> list[dict[str, Any]]:
+    """Rows as option dicts; empty cells are left out (schema defaults), blank new rows dropped."""
+    result = []
+    for record in frame.astype(object).where(frame.notna(), None).to_dict("records"):
+        data = {k: v for k, v in record.items() if v is not None and v != ""}
+        if data:
+            result.append({"kind": kind, **data})
+    return result
+
+
+def options_editor(scenario: Scenario) -> list[dict[str, Any]]:
+    """Render the three tables (rows can be edited, added, deleted); return the options, in the
+    scenario's order (new ones last)."""
+    options: list[dict[str, Any]] = []
+    for kind, title in (("api", "API options"), ("self-host", "Self-host options"), ("hybrid", "Hybrid options")):
+        key = f"sc_options_{kind}_{state.revision()}"
+        base_key = f"{key}_base"
+        if key not in st.session_state or base_key not in st.session_state:
+            st.session_state[base_key] = _table(scenario, kind)
+        st.markdown(f"**{title}**")
+        edited = st.data_editor(
+            st.session_state[base_key], key=key, num_rows="dynamic", hide_index=True,
+            column_config=_column_config(kind, scenario),
+        )
+        options.extend(_records(edited, kind))
+    order = {o.name: index for index, o in enumerate(scenario.options)}
+    return sorted(options, key=lambda o: order.get(str(o.get("name")), len(order)))
+
+
+def _unique_name(scenario: Scenario, wanted: str) -> str:
+    names = {o.name for o in scenario.options}
+    name, suffix = wanted, 2
+    while name in names:
+        name, suffix = f"{wanted}-{suffix}", suffix + 1
+    return name
+
+
+def _add(option: dict[str, Any]) -> None:
+    """Append an option to the current scenario and reload the widgets (errors shown inline)."""
+    scenario = state.current()
+    option = {**option, "name": _unique_name(scenario, option["name"])}
+    data = scenario.model_dump(mode="json")
+    data["options"].append(option)
+    try:
+        state.set_scenario(parse_scenario(data, where="new option"), source="edited")
+    except CostmodelError as exc:
+        st.session_state[ADD_ERROR_KEY] = str(exc)
+
+
+# Button callbacks read the pickers' values from session state at click time (not from args bound
+# during the previous run, which would miss a picker changed just before the click).
+def _add_api() -> None:
+    choice = st.session_state["add_api_row"]
+    _add({"kind": "api", "name": choice.split("/", 1)[1], "price_id": choice})
+
+
+def _add_self_host() -> None:
+    get = st.session_state.get
+    model, hardware, gpus = get("add_sh_model"), get("add_sh_hardware"), get("add_sh_gpus")
+    option: dict[str, Any] = {"kind": "self-host", "name": f"{model}-{hardware}-tp{gpus}", "model": model,
+                              "hardware": hardware, "gpus_per_replica": gpus, "weight_dtype": get("add_sh_weight"),
+                              "kv_dtype": get("add_sh_kv")}
+    if get("add_sh_offering"):
+        option["offering"] = get("add_sh_offering")
+    if get("add_sh_own_price"):
+        option["usd_per_gpu_hour"] = get("add_sh_own_price")
+    _add(option)
+
+
+def _add_hybrid() -> None:
+    base, overflow = st.session_state["add_hy_self_host"], st.session_state["add_hy_api"]
+    _add({"kind": "hybrid", "name": f"{base}+{overflow}", "self_host": base, "api": overflow})
+
+
+def _api_label(row_id: str) -> str:
+    row = cache.api_price_rows()[row_id]
+    return f"{row_id}  (in ${row.input_usd_per_mtok:g}, out ${row.output_usd_per_mtok:g} per M tokens)"
+
+
+def add_pickers(scenario: Scenario) -> None:
+    """Three small forms that add an API, a self-host or a hybrid option."""
+    error = st.session_state.pop(ADD_ERROR_KEY, None)
+    if error:
+        st.error(f"**Add option**: {error}")
+    api_tab, self_tab, hybrid_tab = st.tabs(["Add an API option", "Add a self-host option", "Add a hybrid option"])
+    with api_tab:
+        rows = cache.api_price_rows()
+        left, right = st.columns([1, 2])
+        providers = left.multiselect("Providers", sorted({r.provider for r in rows.values()}), key="add_api_providers")
+        search = right.text_input("Search provider/model", key="add_api_search", placeholder="e.g. llama, mini, gemini")
+        matches = [
+            row_id for row_id, row in rows.items()
+            if (not providers or row.provider in providers) and search.strip().lower() in row_id.lower()
+        ]
+        st.caption(f"{len(matches)} of {len(rows)} API price rows match.")
+        if matches:
+            st.selectbox("API price row", matches, key="add_api_row", format_func=_api_label)
+            st.button("Add API option", key="add_api_button", on_click=_add_api)
+    with self_tab:
+        cols = st.columns(3)
+        cols[0].selectbox("Model", cache.model_ids(), key="add_sh_model")
+        hardware = cols[1].selectbox("Accelerator", cache.hardware_ids(), key="add_sh_hardware")
+        cols[2].selectbox("GPUs per replica", [1, 2, 4, 8], key="add_sh_gpus")
+        cols = st.columns(3)
+        cols[0].selectbox("Weight dtype", WEIGHT_DTYPES, key="add_sh_weight")
+        cols[1].selectbox("KV dtype", KV_DTYPES, key="add_sh_kv")
+        cols[2].selectbox("GPU offering", [None, *cache.gpu_offerings_for(hardware)], key="add_sh_offering",
+                          format_func=lambda o: "(none: own price)" if o is None else o)
+        st.number_input("Own price per GPU-hour (USD; overrides the offering)", min_value=0.0, value=None, step=0.1,
+                        key="add_sh_own_price")
+        st.button("Add self-host option", key="add_sh_button", on_click=_add_self_host)
+    with hybrid_tab:
+        self_hosts = [o.name for o in scenario.options if isinstance(o, SelfHostOption)]
+        apis = [o.name for o in scenario.options if isinstance(o, ApiOption)]
+        if not self_hosts or not apis:
+            st.info("A hybrid needs one self-host and one API option in the scenario.")
+            return
+        cols = st.columns(2)
+        cols[0].selectbox("Self-host base load", self_hosts, key="add_hy_self_host")
+        cols[1].selectbox("API for the overflow", apis, key="add_hy_api")
+        st.button("Add hybrid option", key="add_hy_button", on_click=_add_hybrid)
