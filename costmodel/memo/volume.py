@@ -1,0 +1,214 @@
+"""Each option's $/month (and eligibility) as a function of scaled inputs: volume, prices, throughput, tokens.
+
+The memo's cost-vs-volume chart, the flip-volume search and the token-mix bars of the tornado re-run the
+same economics (`costmodel.economics`) from one evaluated `Decision` without re-running the roofline, so
+a sweep of a hundred volumes stays fast. `tests/test_memo_volume.py` checks that this reproduces
+`decide(scenario, overrides=Overrides(volume=s, gpu_price=..., api_price=...))` option by option.
+
+Per option, from its `OptionResult` (month 0):
+- API: $/request = prompt share + output share (its input/output $/M split); $/month = requests x $/request.
+  Throttled when the peak minute's requests or tokens pass the price row's limits (batch API: never).
+- self-host: replicas = ceil(peak req/s / capacity req/s per replica), as `economics.size_self_host`;
+  capacity scales with throughput (efficiency, first order) and inversely with GPU time per request, whose
+  split between prompt and output tokens is the option's input/output cost split (prefill vs decode time).
+- hybrid: `economics.plan_hybrid` over the day's profile with the base option's replica cost and capacity
+  and the API option's $/request; throttled when its API is and some requests overflow.
+Long-context tiers and SLO verdicts are held at their month-0 state (first order in the token mix).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from costmodel.decision_types import Decision, OptionResult
+from costmodel.economics import SECONDS_PER_MONTH, HybridPlan, plan_hybrid
+from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
+from costmodel.pricing.api_cost import api_option_cost
+from costmodel.scenario import ApiOption, HybridOption, Scenario
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """Multipliers applied to the month-0 inputs (1.0 = as evaluated)."""
+
+    volume: float = 1.0  # requests per month (and so utilization at fixed replicas)
+    usd_per_gpu_hour: float = 1.0
+    api_usd_per_mtok: float = 1.0
+    throughput: float = 1.0  # capacity per replica at the SLO (efficiency)
+    prompt_tokens: float = 1.0  # mean prompt tokens per request
+    output_tokens: float = 1.0  # mean output tokens per request
+
+
+@dataclass(frozen=True)
+class OptionCost:
+    """What one option's $/month depends on, taken from its evaluated result."""
+
+    name: str
+    kind: str
+    meets_slo: bool
+    api_usd_per_request_prompt: float = 0.0  # API: prompt share of $/request at month 0
+    api_usd_per_request_output: float = 0.0
+    requests_limit_volume_scale: float = math.inf  # API: volume multiple at which requests/min hit the limit
+    tokens_limit_volume_scale: float = math.inf  # API: same for tokens/min (at the month-0 token mix)
+    prompt_token_share: float = 0.0  # prompt tokens / (prompt + output tokens) per request
+    replica_usd_per_month: float = 0.0  # self-host / hybrid base: one replica's GPUs, all month
+    ops_usd_per_month: float = 0.0
+    capacity_requests_per_second: float = 0.0  # per replica at the SLO; 0 = no load meets the SLO
+    prefill_time_fraction: float = 0.0  # share of a replica's GPU time spent on prompt tokens
+    base: str | None = None  # hybrid: the self-host option it keeps
+    api: str | None = None  # hybrid: the API option that takes the overflow
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Everything needed to re-run the month-0 economics of every option under a `Scaling`."""
+
+    options: tuple[OptionCost, ...]
+    recommendation: str
+    mean_requests_per_second: float
+    peak_requests_per_second: float
+    hourly_profile: tuple[float, ...]
+    mean_prompt_tokens: float
+    mean_output_tokens: float
+    tokens_per_month: float
+
+    def option(self, name: str) -> OptionCost:
+        """The option with this name."""
+        for option in self.options:
+            if option.name == name:
+                return option
+        raise KeyError(name)
+
+
+def _share(part: float, whole: float) -> float:
+    return part / whole if whole > 0 and math.isfinite(whole) and math.isfinite(part) else 0.0
+
+
+def _api_cost(result: OptionResult, option: ApiOption, decision: Decision, scenario: Scenario,
+              sheet: PriceSheet[ApiPriceRow]) -> OptionCost:
+    per_request = result.api_usd_per_request
+    if per_request is None:
+        per_request = _share(result.breakdown.api_usd_per_month, decision.requests_per_month)
+    prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
+    prompt_share = _share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens)
+    limits = api_option_cost(option, scenario.workload, sheet).rate_limit
+    # A batch-API route has no per-minute limit: check_rate_limits never throttles it.
+    batch = limits.reason.startswith("batch API")
+
+    def headroom(limit: int | None, demand: float) -> float:
+        return math.inf if batch or limit is None or demand <= 0 else limit / demand
+
+    return OptionCost(
+        name=result.name, kind=result.kind, meets_slo=result.meets_slo,
+        api_usd_per_request_prompt=per_request * prompt_share,
+        api_usd_per_request_output=per_request * (1.0 - prompt_share),
+        requests_limit_volume_scale=headroom(limits.requests_per_minute_limit, limits.peak_requests_per_minute),
+        tokens_limit_volume_scale=headroom(limits.tokens_per_minute_limit, limits.peak_tokens_per_minute),
+        prompt_token_share=_share(decision.mean_prompt_tokens, decision.mean_prompt_tokens + decision.mean_output_tokens),
+        ops_usd_per_month=result.breakdown.ops_usd_per_month,
+    )
+
+
+def _self_host_cost(result: OptionResult, decision: Decision) -> OptionCost:
+    replicas = max(result.replicas, 1)
+    prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
+    return OptionCost(
+        name=result.name, kind=result.kind, meets_slo=result.meets_slo,
+        replica_usd_per_month=result.breakdown.gpu_usd_per_month / replicas,
+        ops_usd_per_month=result.breakdown.ops_usd_per_month,
+        capacity_requests_per_second=result.capacity_requests_per_second or 0.0,
+        prefill_time_fraction=_share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens),
+    )
+
+
+def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[ApiPriceRow] | None = None) -> CostModel:
+    """The economics inputs of every evaluated option (hybrids and rate limits resolved through the scenario)."""
+    sheet = api_sheet or load_api_prices()
+    costs: dict[str, OptionCost] = {}
+    for result in decision.options:
+        option = scenario.option(result.name)
+        if isinstance(option, ApiOption):
+            costs[result.name] = _api_cost(result, option, decision, scenario, sheet)
+        elif result.kind == "self-host":
+            costs[result.name] = _self_host_cost(result, decision)
+    for result in decision.options:
+        option = scenario.option(result.name)
+        if isinstance(option, HybridOption):
+            base = costs[option.self_host]
+            costs[result.name] = replace(base, name=result.name, kind="hybrid", meets_slo=result.meets_slo,
+                                         base=option.self_host, api=option.api)
+    return CostModel(
+        options=tuple(costs[r.name] for r in decision.options), recommendation=decision.recommendation,
+        mean_requests_per_second=decision.mean_requests_per_second,
+        peak_requests_per_second=decision.peak_requests_per_second, hourly_profile=decision.hourly_profile,
+        mean_prompt_tokens=decision.mean_prompt_tokens, mean_output_tokens=decision.mean_output_tokens,
+        tokens_per_month=decision.tokens_per_month,
+    )
+
+
+def _api_usd_per_request(option: OptionCost, scaling: Scaling) -> float:
+    return scaling.api_usd_per_mtok * (option.api_usd_per_request_prompt * scaling.prompt_tokens
+                                       + option.api_usd_per_request_output * scaling.output_tokens)
+
+
+def _capacity(option: OptionCost, scaling: Scaling) -> float:
+    """Requests/s per replica: throughput scale over the GPU time per request relative to month 0."""
+    time_per_request = (option.prefill_time_fraction * scaling.prompt_tokens
+                        + (1.0 - option.prefill_time_fraction) * scaling.output_tokens)
+    return option.capacity_requests_per_second * scaling.throughput / time_per_request
+
+
+def _peak_replicas(model: CostModel, capacity: float, scaling: Scaling) -> int:
+    return max(1, math.ceil(model.peak_requests_per_second * scaling.volume / capacity - 1e-12))
+
+
+def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> HybridPlan:
+    """The hybrid option's plan (base replicas, overflow) under `scaling` (0 base replicas if the base is infeasible)."""
+    option = model.option(name)
+    assert option.kind == "hybrid" and option.api is not None
+    capacity = _capacity(option, scaling)
+    return plan_hybrid(
+        mean_requests_per_second=model.mean_requests_per_second * scaling.volume,
+        hourly_profile=model.hourly_profile, capacity_requests_per_second=capacity,
+        replica_usd_per_month=option.replica_usd_per_month * scaling.usd_per_gpu_hour,
+        ops_usd_per_month=option.ops_usd_per_month,
+        api_usd_per_request=_api_usd_per_request(model.option(option.api), scaling),
+        max_base_replicas=_peak_replicas(model, capacity, scaling) if capacity > 0 else 0,
+    )
+
+
+def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> float:
+    """$/month of option `name` with the month-0 inputs scaled."""
+    option = model.option(name)
+    if option.kind == "api":
+        requests_per_month = model.mean_requests_per_second * scaling.volume * SECONDS_PER_MONTH
+        return requests_per_month * _api_usd_per_request(option, scaling) + option.ops_usd_per_month
+    if option.kind == "hybrid":
+        return hybrid_plan(model, name, scaling).usd_per_month
+    capacity = _capacity(option, scaling)
+    replicas = _peak_replicas(model, capacity, scaling) if capacity > 0 else 1  # infeasible: one replica, as decide
+    return replicas * option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_month
+
+
+def throttled(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:
+    """True when the option's API traffic passes the per-minute limits at this volume and token mix."""
+    option = model.option(name)
+    if option.kind == "self-host":
+        return False
+    if option.kind == "hybrid":
+        assert option.api is not None
+        return throttled(model, option.api, scaling) and hybrid_plan(model, name, scaling).overflow_fraction > 0
+    tokens_scale = option.prompt_token_share * scaling.prompt_tokens + (1 - option.prompt_token_share) * scaling.output_tokens
+    # Requests/min scale with volume; tokens/min with volume x tokens per request (check_rate_limits: demand > limit).
+    return (scaling.volume > option.requests_limit_volume_scale
+            or scaling.volume * tokens_scale > option.tokens_limit_volume_scale)
+
+
+def same_plan(model: CostModel, first: str, second: str, scaling: Scaling = Scaling()) -> bool:
+    """True when one option is a hybrid that keeps 0 base replicas and so is just the other (its API)."""
+    for hybrid, other in ((first, second), (second, first)):
+        option = model.option(hybrid)
+        if option.kind == "hybrid" and option.api == other and hybrid_plan(model, hybrid, scaling).base_replicas == 0:
+            return True
+    return False
