@@ -1,0 +1,102 @@
+"""costmodel.charts_compare: the Compare page's curves agree with `decide` and DESIGN.md's formulas."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.scenario_io import load_example
+from costmodel.charts_compare import (
+    CompareView,
+    break_even_points,
+    compare_view,
+    utilization_curve,
+    volume_curves,
+)
+from costmodel.decision import Overrides, decide
+from costmodel.scenario import Scenario
+
+Chat = tuple[Scenario, CompareView]
+
+
+@pytest.fixture(scope="module")
+def chat() -> Chat:
+    scenario = load_example("chat-assistant.yaml")
+    return scenario, compare_view(scenario)
+
+
+def test_volume_curves_pass_through_the_decision(chat: Chat) -> None:
+    scenario, view = chat
+    decision = view.decision
+    assert {c.name for c in view.volume_curves} == {o.name for o in decision.options}
+    for curve in view.volume_curves:
+        at_scenario = curve.tokens_per_month.index(decision.tokens_per_month)
+        assert curve.usd_per_month[at_scenario] == pytest.approx(decision.option(curve.name).usd_per_month, rel=1e-9)
+        assert list(curve.tokens_per_month) == sorted(curve.tokens_per_month)
+
+
+def test_api_cost_is_linear_in_volume_and_matches_decide_at_10x(chat: Chat) -> None:
+    scenario, view = chat
+    curves = volume_curves(view.decision, scenario, scales=[1.0, 10.0])
+    tenfold = decide(scenario, overrides=Overrides(volume=10.0))
+    for curve in curves:
+        if curve.kind == "api":
+            assert curve.usd_per_month[1] == pytest.approx(10.0 * curve.usd_per_month[0], rel=1e-9)
+        if curve.kind in ("api", "self-host"):
+            assert curve.usd_per_month[1] == pytest.approx(tenfold.option(curve.name).usd_per_month, rel=1e-6)
+
+
+def test_break_even_point_is_where_the_two_curves_meet(chat: Chat) -> None:
+    scenario, view = chat
+    points = break_even_points(view.decision, scenario)
+    assert points, "chat-assistant has a self-host option that breaks even (llama-3.1-8b-l40s)"
+    for point in points:
+        scale = point.tokens_per_month / view.decision.tokens_per_month
+        curves = {c.name: c for c in volume_curves(view.decision, scenario, scales=[scale])}
+        index = curves[point.option].tokens_per_month.index(point.tokens_per_month)
+        assert curves[point.option].usd_per_month[index] == pytest.approx(point.usd_per_month, rel=1e-6)
+        assert curves[point.against].usd_per_month[index] == pytest.approx(point.usd_per_month, rel=1e-9)
+
+
+def test_utilization_curve_follows_the_design_formula(chat: Chat) -> None:
+    _, view = chat
+    decision = view.decision
+    tokens_per_request = decision.mean_prompt_tokens + decision.mean_output_tokens
+    for result in decision.options:
+        if result.kind != "self-host":
+            continue
+        curve = utilization_curve(result, utilizations=[0.25, 1.0], tokens_per_request=tokens_per_request)
+        assert curve is not None
+        # DESIGN.md: $/M at utilization u = usd_per_gpu_hour x N x 1e6 / (3600 x X x u), X = tokens/s per replica.
+        x = result.tokens_per_second_per_replica
+        full = result.usd_per_gpu_hour * result.gpus_per_replica * 1e6 / (3600.0 * x)
+        assert curve.usd_per_mtok[1] == pytest.approx(full, rel=1e-9)
+        assert curve.usd_per_mtok[0] == pytest.approx(4.0 * full, rel=1e-9)
+        # At the break-even utilization the GPU-only $/M equals the reference API's blended $/M.
+        u_star = result.break_even_utilization
+        if u_star is not None and u_star <= 1.0:
+            at_star = utilization_curve(result, utilizations=[u_star], tokens_per_request=tokens_per_request)
+            assert at_star is not None
+            api = decision.option(result.break_even_against or "").usd_per_mtok
+            assert at_star.usd_per_mtok[0] == pytest.approx(api, rel=1e-9)
+
+
+def test_api_and_hybrid_results_have_no_utilization_curve(chat: Chat) -> None:
+    _, view = chat
+    assert {c.name for c in view.utilization_curves} == {
+        o.name for o in view.decision.options if o.kind == "self-host" and o.capacity_requests_per_second
+    }
+
+
+def test_traffic_chart_mean_and_capacity(chat: Chat) -> None:
+    _, view = chat
+    traffic, decision = view.traffic, view.decision
+    assert len(traffic.hours) == 24
+    # The profile has mean 1, so the hourly rates average to the month's mean rate.
+    assert sum(traffic.requests_per_second) / 24 == pytest.approx(decision.mean_requests_per_second, rel=1e-9)
+    assert max(traffic.requests_per_second) == pytest.approx(decision.peak_requests_per_second, rel=1e-9)
+    for line in traffic.capacities:
+        result = decision.option(line.name)
+        assert line.requests_per_second == pytest.approx(result.replicas * result.capacity_requests_per_second)
+        # Replicas are sized for the peak hour when the option meets the SLO.
+        if result.kind == "self-host" and result.meets_slo:
+            assert line.requests_per_second >= decision.peak_requests_per_second
