@@ -10,8 +10,10 @@ import streamlit as st
 
 from costmodel.calibration import Calibration
 from costmodel.catalog import accelerators, models
+from costmodel.charts_compare import CompareView, compare_view
 from costmodel.charts_data import RooflineView, roofline_view
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
+from costmodel.scenario import Scenario
 
 
 @st.cache_data(show_spinner=False)
@@ -94,3 +96,10 @@ def gpu_offering_accelerators() -> dict[str, str]:
 def gpu_offerings_for(hardware_id: str) -> list[str]:
     """Offerings of one accelerator."""
     return [row.id for row in gpu_sheet().rows if row.accelerator_id == hardware_id]
+
+
+@st.cache_data(show_spinner="Evaluating the options...", max_entries=64)
+def cached_compare_view(scenario_json: str, calibration_json: str | None = None) -> CompareView:
+    """`costmodel.charts_compare.compare_view` (decide + chart data), keyed by the scenario's JSON."""
+    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
+    return compare_view(Scenario.model_validate_json(scenario_json), calibration=calibration, api_sheet=api_sheet())

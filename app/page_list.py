@@ -19,5 +19,6 @@ class PageSpec:
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("views/scenario.py", "Scenario", "scenario", charts=1),
+    PageSpec("views/compare.py", "Compare", "compare", charts=4),
     PageSpec("views/roofline.py", "Roofline", "roofline", charts=3),
 )

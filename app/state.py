@@ -142,6 +142,12 @@ def roofline_defaults() -> RooflineDefaults:
     )
 
 
+def calibration_json() -> str | None:
+    """The calibration applied on the Probes page (JSON text), if any; decide uses it for its hardware."""
+    payload = st.session_state.get(CALIBRATION_KEY)
+    return str(payload["json"]) if payload else None
+
+
 def calibration_json_for(hardware_id: str) -> str | None:
     """The calibration applied on the Probes page, if it was measured on this accelerator."""
     payload = st.session_state.get(CALIBRATION_KEY)

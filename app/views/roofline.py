@@ -7,8 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from app import cache, state
-from app.charts_roofline import memory_figure, roofline_figure, step_time_figure
 from app.errors import show_error
+from app.figures_roofline import memory_figure, roofline_figure, step_time_figure
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.units import fmt_bytes, fmt_seconds

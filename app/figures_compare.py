@@ -1,0 +1,112 @@
+"""Plotly figures of the Compare page from a `costmodel.charts_compare.CompareView` (values are only
+rescaled to display units; every option keeps its color from app.colors)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from app.colors import LIMIT_COLOR
+from costmodel.charts_compare import CompareView, TrafficChart
+from costmodel.decision_types import Decision
+
+KIND_DASH = {"api": "solid", "self-host": "dash", "hybrid": "dot"}
+BILLION = 1e9
+
+
+def volume_figure(view: CompareView, colors: dict[str, str]) -> go.Figure:
+    """$/month vs monthly volume (log-log), break-even points marked, the scenario's volume drawn."""
+    fig = go.Figure()
+    for curve in view.volume_curves:
+        fig.add_trace(go.Scatter(
+            x=[t / BILLION for t in curve.tokens_per_month], y=list(curve.usd_per_month), mode="lines",
+            name=f"{curve.name} ({curve.kind})", line={"color": colors[curve.name], "dash": KIND_DASH[curve.kind]},
+            customdata=["throttled by rate limits" if t else "" for t in curve.throttled],
+            hovertemplate=(f"<b>{curve.name}</b><br>%{{x:.3g}}B tokens/month<br>$%{{y:,.0f}}/month"
+                           "<br>%{customdata}<extra></extra>"),
+        ))
+    if view.break_evens:
+        fig.add_trace(go.Scatter(
+            x=[p.tokens_per_month / BILLION for p in view.break_evens], y=[p.usd_per_month for p in view.break_evens],
+            mode="markers", name="break-even", marker={"symbol": "x", "size": 13, "color": "#000000"},
+            text=[f"{p.option} = {p.against}" for p in view.break_evens],
+            hovertemplate="<b>break-even</b> %{text}<br>%{x:.3g}B tokens/month, $%{y:,.0f}/month<extra></extra>",
+        ))
+    low = min(min(c.usd_per_month) for c in view.volume_curves)
+    high = max(max(c.usd_per_month) for c in view.volume_curves)
+    fig.add_trace(go.Scatter(
+        x=[view.tokens_per_month / BILLION] * 2, y=[max(low, 1.0), high], mode="lines", name="this scenario",
+        line={"color": LIMIT_COLOR, "dash": "dot", "width": 1}, hoverinfo="skip",
+    ))
+    fig.update_layout(
+        xaxis={"type": "log", "title": "monthly volume (billion prompt + output tokens)"},
+        yaxis={"type": "log", "title": "$ per month", "tickprefix": "$"},
+        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=460,
+    )
+    return fig
+
+
+def utilization_figure(view: CompareView, colors: dict[str, str]) -> go.Figure:
+    """Self-host $/M (GPU cost only) vs utilization, the API options' $/M as flat lines."""
+    fig = go.Figure()
+    for curve in view.utilization_curves:
+        fig.add_trace(go.Scatter(
+            x=[u * 100 for u in curve.utilization], y=list(curve.usd_per_mtok), mode="lines",
+            name=f"{curve.name} (GPU cost)", line={"color": colors[curve.name], "dash": "dash"},
+            hovertemplate=f"<b>{curve.name}</b><br>%{{x:.0f}}% utilization: $%{{y:.3f}}/M tokens<extra></extra>",
+        ))
+        if curve.current_utilization is not None and curve.current_usd_per_mtok is not None:
+            fig.add_trace(go.Scatter(
+                x=[curve.current_utilization * 100], y=[curve.current_usd_per_mtok], mode="markers",
+                name=f"{curve.name} now", marker={"size": 12, "color": colors[curve.name], "symbol": "circle"},
+                hovertemplate=(f"<b>{curve.name}</b> in this scenario<br>%{{x:.0f}}% utilization, "
+                               "$%{y:.3f}/M (GPU cost)<extra></extra>"),
+            ))
+    ends = [5.0, 100.0]
+    for name, usd in view.api_usd_per_mtok:
+        fig.add_trace(go.Scatter(
+            x=ends, y=[usd, usd], mode="lines", name=f"{name} (API)", line={"color": colors[name]},
+            hovertemplate=f"<b>{name}</b>: ${usd:.3f}/M tokens, any utilization<extra></extra>",
+        ))
+    fig.update_layout(
+        xaxis={"title": "utilization of provisioned replicas (%)", "range": [0, 101]},
+        yaxis={"type": "log", "title": "$ per million tokens", "tickprefix": "$"},
+        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=440,
+    )
+    return fig
+
+
+def traffic_figure(traffic: TrafficChart, colors: dict[str, str]) -> go.Figure:
+    """Requests/s over the day (bars) against each option's provisioned capacity at the SLO (lines)."""
+    fig = go.Figure()
+    fig.add_trace(go.Bar(
+        x=list(traffic.hours), y=list(traffic.requests_per_second), name="traffic (requests/s)",
+        marker_color="#9ecae1", hovertemplate="hour %{x}: %{y:.2f} requests/s<extra></extra>",
+    ))
+    hours = [-0.5, len(traffic.hours) - 0.5]
+    for line in traffic.capacities:
+        fig.add_trace(go.Scatter(
+            x=hours, y=[line.requests_per_second] * 2, mode="lines",
+            name=f"{line.name}: {line.replicas} replica(s)", line={"color": colors[line.name], "width": 2},
+            hovertemplate=f"<b>{line.name}</b>: {line.replicas} replica(s), %{{y:.2f}} requests/s at the SLO<extra></extra>",
+        ))
+    fig.update_layout(
+        xaxis={"title": "hour of day", "dtick": 2}, yaxis={"title": "requests per second", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=400,
+    )
+    return fig
+
+
+def breakdown_figure(decision: Decision) -> go.Figure:
+    """$/month per option split into GPU, API tokens and operations (stacked bars, ranked order)."""
+    names = [o.name for o in decision.options]
+    parts = (("GPU", "gpu_usd_per_month", "#1f77b4"), ("API tokens", "api_usd_per_month", "#ff7f0e"),
+             ("operations", "ops_usd_per_month", "#7f7f7f"))
+    fig = go.Figure()
+    for label, field, color in parts:
+        fig.add_trace(go.Bar(
+            x=names, y=[getattr(o.breakdown, field) for o in decision.options], name=label, marker_color=color,
+            hovertemplate=f"%{{x}}<br>{label}: $%{{y:,.0f}}/month<extra></extra>",
+        ))
+    fig.update_layout(barmode="stack", yaxis={"title": "$ per month", "tickprefix": "$"},
+                      legend={"orientation": "h", "y": -0.35}, margin={"t": 30}, height=420)
+    return fig
