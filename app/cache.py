@@ -6,8 +6,11 @@ text), so reruns after a widget change reuse everything that did not change.
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
+from app.colors import option_colors
+from app.figures_compare import breakdown_figure, traffic_figure, utilization_figure, volume_figure
 from costmodel.calibration import Calibration
 from costmodel.catalog import accelerators, models
 from costmodel.charts_compare import CompareView, compare_view
@@ -103,3 +106,18 @@ def cached_compare_view(scenario_json: str, calibration_json: str | None = None)
     """`costmodel.charts_compare.compare_view` (decide + chart data), keyed by the scenario's JSON."""
     calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
     return compare_view(Scenario.model_validate_json(scenario_json), calibration=calibration, api_sheet=api_sheet())
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def cached_compare_figures(scenario_json: str, calibration_json: str | None = None) -> dict[str, go.Figure]:
+    """The Compare page's four figures (building and validating plotly figures costs ~100 ms a rerun).
+
+    cache_resource hands out the same objects (no pickling); st.plotly_chart only reads them."""
+    view = cached_compare_view(scenario_json, calibration_json)
+    colors = option_colors(o.name for o in view.decision.options)
+    return {
+        "volume": volume_figure(view, colors),
+        "utilization": utilization_figure(view, colors),
+        "traffic": traffic_figure(view.traffic, colors),
+        "breakdown": breakdown_figure(view.decision),
+    }

@@ -7,9 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app import cache, state
-from app.colors import option_colors
 from app.errors import show_error
-from app.figures_compare import breakdown_figure, traffic_figure, utilization_figure, volume_figure
 from costmodel.charts_compare import CompareView
 from costmodel.errors import CostmodelError
 from costmodel.scenario import parse_scenario
@@ -79,14 +77,15 @@ volume_error = st.session_state.pop(VOLUME_ERROR_KEY, None)
 if volume_error is not None:
     show_error("Volume not applied", volume_error)
 
+scenario_json, calibration_json = scenario.model_dump_json(), state.calibration_json()
 try:
-    view = cache.cached_compare_view(scenario.model_dump_json(), state.calibration_json())
+    view = cache.cached_compare_view(scenario_json, calibration_json)
+    figures = cache.cached_compare_figures(scenario_json, calibration_json)
 except CostmodelError as exc:
     show_error("Scenario", exc)
     st.stop()
 
 decision = view.decision
-colors = option_colors(o.name for o in decision.options)
 chosen = decision.option(decision.recommendation)
 headline = (f"Recommendation: **{chosen.name}** ({chosen.kind}), ${chosen.usd_per_month:,.0f}/month, "
             f"${chosen.usd_per_mtok:.3f} per million tokens.")
@@ -104,17 +103,17 @@ st.dataframe(_table(view), hide_index=True, column_config=TABLE_CONFIG, key="cmp
 left, right = st.columns(2)
 with left:
     st.subheader("$/month vs monthly volume")
-    st.plotly_chart(volume_figure(view, colors), key="cmp_volume_chart")
+    st.plotly_chart(figures["volume"], key="cmp_volume_chart")
 with right:
     st.subheader("$/M tokens vs utilization")
-    st.plotly_chart(utilization_figure(view, colors), key="cmp_utilization_chart")
+    st.plotly_chart(figures["utilization"], key="cmp_utilization_chart")
 left, right = st.columns(2)
 with left:
     st.subheader("Traffic over the day vs provisioned capacity")
-    st.plotly_chart(traffic_figure(view.traffic, colors), key="cmp_traffic_chart")
+    st.plotly_chart(figures["traffic"], key="cmp_traffic_chart")
 with right:
     st.subheader("Cost breakdown")
-    st.plotly_chart(breakdown_figure(decision), key="cmp_breakdown_chart")
+    st.plotly_chart(figures["breakdown"], key="cmp_breakdown_chart")
 
 with st.expander("Price sources and notes"):
     sources = pd.DataFrame([

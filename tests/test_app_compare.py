@@ -1,0 +1,111 @@
+"""AppTest: the Compare page renders the ranked decision on every bundled example; changing the volume
+changes the table and the recommendation; a bad volume is an inline error."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from app.scenario_io import example_names, load_example  # noqa: E402
+from app.state import decode_token  # noqa: E402
+from costmodel.decision import decide  # noqa: E402
+from costmodel.scenario import Scenario  # noqa: E402
+
+MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+
+
+def _compare(example: str | None = None) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    if example is not None:
+        at.selectbox(key="load_example_name").set_value(example)
+        at.button(key="load_example_button").click().run()
+    at.switch_page("views/compare.py")
+    return at.run()
+
+
+def _figure(at: AppTest, key: str) -> dict:
+    chart = next(c for c in at.get("plotly_chart") if key in c.proto.id)
+    return json.loads(chart.proto.spec)
+
+
+def _array(values: object) -> list[float]:
+    if isinstance(values, dict):  # plotly 7 base64-encodes numeric arrays
+        return list(np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]))
+    return list(values)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("name", example_names())
+def test_renders_the_ranked_decision(name: str) -> None:
+    at = _compare(name)
+    assert not at.exception
+    assert not at.error
+    decision = decide(load_example(name))
+    table = at.dataframe[0].value
+    assert list(table["option"]) == [o.name for o in decision.options]
+    assert list(table["$/month"]) == pytest.approx([o.usd_per_month for o in decision.options])
+    assert f"**{decision.recommendation}**" in at.success[0].value
+    assert len(at.get("plotly_chart")) == 4
+    assert [w.value for w in at.warning] == list(decision.warnings)
+
+
+def test_volume_change_changes_table_recommendation_and_link() -> None:
+    at = _compare()
+    before = at.dataframe[0].value
+    assert "llama-3.3-70b-deepinfra" in at.success[0].value
+    at.number_input(key="cmp_requests_per_day").set_value(2_000_000.0).run()
+    assert not at.exception
+    after = at.dataframe[0].value
+    scaled = load_example("chat-assistant.yaml")
+    scaled = scaled.model_copy(update={"workload": scaled.workload.model_copy(update={"requests_per_day": 2e6})})
+    decision = decide(scaled)
+    # At 10x the volume one L40S replica of Llama 3.1 8B undercuts every API (decide says so).
+    assert decision.recommendation == "llama-3.1-8b-l40s"
+    assert f"**{decision.recommendation}**" in at.success[0].value
+    assert list(after["option"]) == [o.name for o in decision.options] != list(before["option"])
+    assert decode_token(at.query_params["s"], Scenario).workload.requests_per_day == 2e6
+    # The Scenario page shows the new volume too.
+    at.switch_page("views/scenario.py").run()
+    assert at.number_input(key="sc_requests_per_day").value == 2e6
+
+
+def test_bad_volume_is_an_inline_error() -> None:
+    at = _compare()
+    at.number_input(key="cmp_requests_per_day").set_value(0.0).run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "workload.requests_per_day" in at.error[0].value
+    assert at.session_state["scenario"].workload.requests_per_day == 200_000  # unchanged
+    assert at.dataframe[0].value is not None
+
+
+def test_volume_chart_marks_break_even_and_uses_one_color_per_option() -> None:
+    at = _compare()
+    fig = _figure(at, "cmp_volume_chart")
+    marks = next(t for t in fig["data"] if t.get("name") == "break-even")
+    assert "llama-3.1-8b-l40s = llama-3.3-70b-deepinfra" in marks["text"]
+    # Break-even at 23.9B tokens/month (decide's break_even_tokens_per_month), shown in billions.
+    expected = decide(load_example("chat-assistant.yaml")).option("llama-3.1-8b-l40s").break_even_tokens_per_month
+    assert _array(marks["x"])[0] == pytest.approx(expected / 1e9)
+    volume_colors = {t["name"].split(" (")[0]: t["line"]["color"] for t in fig["data"] if " (" in t.get("name", "")}
+    util = _figure(at, "cmp_utilization_chart")
+    for trace in util["data"]:
+        name = trace["name"].split(" (")[0].removesuffix(" now")
+        if name in volume_colors:
+            color = trace.get("line", {}).get("color") or trace.get("marker", {}).get("color")
+            assert color == volume_colors[name]
+
+
+def test_traffic_chart_shows_the_hourly_profile() -> None:
+    at = _compare()
+    fig = _figure(at, "cmp_traffic_chart")
+    bars = next(t for t in fig["data"] if t["type"] == "bar")
+    decision = decide(load_example("chat-assistant.yaml"))
+    assert max(_array(bars["y"])) == pytest.approx(decision.peak_requests_per_second)
+    assert any("replica" in t.get("name", "") for t in fig["data"])
