@@ -1,0 +1,207 @@
+"""Capacity at SLO: the highest arrival rate per replica whose latency percentiles meet every limit.
+
+Method: one set of requests (seeded lengths and unit-rate arrival gaps) is reused at every rate, so the
+only thing that changes between runs is how fast the same requests arrive. (1) Zero load: each request
+alone (one sequence at a time) gives the physical minimum of every latency; a limit below it is
+infeasible at any load, and the reason names the prefill or decode step that breaks it. (2) Saturation:
+all requests at t = 0 give the most requests/s the replica completes; no higher rate is sustainable.
+(3) Bisection over [0, saturation] on "every percentile meets its limit", to `rate_tolerance` relative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from costmodel.calibration import Calibration
+from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
+from costmodel.memory import MAX_BATCHED_TOKENS
+from costmodel.roofline import Efficiency
+from costmodel.scenario.distributions import TokenDistribution
+from costmodel.scenario.slo import Slo, SloLimit
+from costmodel.serving.engine import KvPolicy
+from costmodel.serving.replica import MAX_NUM_SEQS, Replica, build_replica
+from costmodel.serving.results import SimulationResult
+from costmodel.serving.simulate import draw_lengths, simulate_requests, slo_limits, unit_gaps
+
+DEFAULT_REQUESTS = 2000
+MAX_BISECTIONS = 30
+_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    """Capacity of one replica at an SLO. Rates in requests/s, throughputs in output tokens/s."""
+
+    feasible: bool
+    reason: str  # why not, when infeasible ("" when feasible)
+    max_rate_requests_per_second: float  # 0 when infeasible
+    output_tokens_per_second: float  # per replica, at that rate
+    output_tokens_per_second_per_gpu: float
+    gpus: int
+    slo_limits: tuple[SloLimit, ...]
+    at_capacity: SimulationResult | None  # the run at the max rate: all percentiles, goodput, queue
+    saturation_rate_requests_per_second: float  # most requests/s completed with every request at t = 0
+    saturation_bound: bool  # the SLO still holds at saturation: capacity is throughput-bound
+    zero_load_seconds: dict[str, float]  # each limit's metric at its percentile with no queueing, by key
+    simulations: int
+    requests_per_simulation: int
+
+    @property
+    def ttft_p90_seconds(self) -> float:
+        return self.at_capacity.ttft.p90_seconds if self.at_capacity else float("nan")
+
+    @property
+    def tpot_p90_seconds(self) -> float:
+        return self.at_capacity.tpot.p90_seconds if self.at_capacity else float("nan")
+
+
+def zero_load_result(
+    replica: Replica, *, prompts: np.ndarray, outputs: np.ndarray, prefix_cached_fraction: float, kv_policy: KvPolicy
+) -> SimulationResult:
+    """Every request alone on the replica: all arrive at 0, one sequence runs at a time."""
+    return simulate_requests(
+        replica, arrival_seconds=np.zeros(len(prompts)), prompt_tokens=prompts, output_tokens=outputs,
+        prefix_cached_fraction=prefix_cached_fraction, kv_policy=kv_policy, max_num_seqs=1,
+    )
+
+
+def zero_load_seconds(result: SimulationResult, limit: SloLimit) -> float:
+    """A limit's metric at its percentile in a zero-load run, measured from admission (no queueing)."""
+    trace = result.trace
+    done = trace.completed
+    ttft = trace.first_token_seconds[done] - trace.admitted_seconds[done]
+    e2e = trace.finish_seconds[done] - trace.admitted_seconds[done]
+    values = {"ttft": ttft, "e2e": e2e, "tpot": trace.values("tpot")}[limit.metric]
+    return float(np.percentile(values, limit.percentile)) if values.size else 0.0
+
+
+def _infeasible_reason(replica: Replica, limit: SloLimit, value: float, prompts: np.ndarray, outputs: np.ndarray) -> str:
+    name = f"{_NAMES[limit.metric]} p{limit.percentile}"
+    where = f"at batch 1 on {replica.gpus} x {replica.hardware_id}"
+    if limit.metric == "ttft":
+        tokens = int(np.percentile(prompts, limit.percentile))
+        what = f"prefill of a {tokens}-token prompt (p{limit.percentile}) alone takes {value:.3g} s {where}"
+    elif limit.metric == "tpot":
+        what = f"a decode step alone takes {value:.3g} s {where}"
+    else:
+        what = f"a request alone takes {value:.3g} s end to end {where} (p{limit.percentile})"
+    return f"{what} > {name} limit {limit.limit_seconds:.3g} s: no load meets it"
+
+
+def capacity_for_replica(
+    replica: Replica,
+    *,
+    prompt_tokens: TokenDistribution,
+    output_tokens: TokenDistribution,
+    slo: Slo | Sequence[SloLimit],
+    prefix_cached_fraction: float = 0.0,
+    seed: int = 0,
+    requests: int = DEFAULT_REQUESTS,
+    burstiness: float = 1.0,
+    kv_policy: KvPolicy = "preempt",
+    max_num_seqs: int = MAX_NUM_SEQS,
+    rate_tolerance: float = 0.02,
+) -> CapacityResult:
+    """`capacity_at_slo` for an already built replica (reuse it across calls)."""
+    limits = slo_limits(slo)
+    runs = 0
+
+    def verdict(**extra: object) -> CapacityResult:
+        base: dict[str, object] = {
+            "feasible": False, "reason": "", "max_rate_requests_per_second": 0.0, "output_tokens_per_second": 0.0,
+            "output_tokens_per_second_per_gpu": 0.0, "gpus": replica.gpus, "slo_limits": limits,
+            "at_capacity": None, "saturation_rate_requests_per_second": 0.0, "saturation_bound": False,
+            "zero_load_seconds": {}, "simulations": runs, "requests_per_simulation": requests,
+        }
+        base.update(extra)
+        return CapacityResult(**base)  # type: ignore[arg-type]
+
+    if not limits:
+        raise ValueError("capacity_at_slo needs at least one SLO limit")
+    if not replica.fits:
+        return verdict(reason=replica.memory.message)
+    prompts, outputs = draw_lengths(prompt_tokens=prompt_tokens, output_tokens=output_tokens, requests=requests, seed=seed)
+    gaps = unit_gaps(requests=requests, burstiness=burstiness, seed=seed)
+    unit_arrivals = np.concatenate(([0.0], np.cumsum(gaps[:-1])))
+    common: dict[str, Any] = {"prompt_tokens": prompts, "output_tokens": outputs, "prefix_cached_fraction": prefix_cached_fraction,
+              "slo": limits, "kv_policy": kv_policy}
+
+    alone = zero_load_result(replica, prompts=prompts, outputs=outputs, prefix_cached_fraction=prefix_cached_fraction,
+                             kv_policy=kv_policy)
+    runs += 1
+    minimum = {limit.key: zero_load_seconds(alone, limit) for limit in limits}
+    for limit in limits:
+        if minimum[limit.key] > limit.limit_seconds:
+            reason = _infeasible_reason(replica, limit, minimum[limit.key], prompts, outputs)
+            return verdict(reason=reason, zero_load_seconds=minimum)
+    if alone.rejected:
+        share = alone.rejected / requests
+        return verdict(reason=f"{share:.1%} of requests can never fit in KV memory or the model's context "
+                              f"({alone.rejected} of {requests}); shorten them or add GPUs", zero_load_seconds=minimum)
+
+    flood = simulate_requests(replica, arrival_seconds=np.zeros(requests), max_num_seqs=max_num_seqs, **common)
+    runs += 1
+    saturation = flood.requests_per_second
+
+    def run(rate: float) -> SimulationResult:
+        nonlocal runs
+        runs += 1
+        return simulate_requests(replica, arrival_seconds=unit_arrivals / rate, max_num_seqs=max_num_seqs,
+                                 rate_per_second=rate, **common)
+
+    top = run(saturation)
+    best: SimulationResult | None = top if top.meets_slo else None
+    lo, hi = (saturation, saturation) if best else (0.0, saturation)
+    while best is None or hi - lo > rate_tolerance * lo:
+        if runs >= MAX_BISECTIONS + 3:
+            break
+        mid = 0.5 * (lo + hi)
+        result = run(mid)
+        if result.meets_slo:
+            lo, best = mid, result
+        else:
+            hi = mid
+    if best is None:
+        return verdict(reason=f"no arrival rate above {hi:.3g} requests/s meets the SLO even though zero load does",
+                       zero_load_seconds=minimum, saturation_rate_requests_per_second=saturation)
+    return verdict(
+        feasible=True, max_rate_requests_per_second=lo, output_tokens_per_second=best.output_tokens_per_second,
+        output_tokens_per_second_per_gpu=best.output_tokens_per_second / replica.gpus, at_capacity=best,
+        saturation_rate_requests_per_second=saturation, saturation_bound=lo >= saturation,
+        zero_load_seconds=minimum,
+    )
+
+
+def capacity_at_slo(
+    model: ModelSpec | str,
+    hardware: AcceleratorSpec | str,
+    *,
+    prompt_tokens: TokenDistribution,
+    output_tokens: TokenDistribution,
+    slo: Slo | Sequence[SloLimit],
+    gpus: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    efficiency: Efficiency | None = None,
+    calibration: Calibration | None = None,
+    prefix_cached_fraction: float = 0.0,
+    seed: int = 0,
+    requests: int = DEFAULT_REQUESTS,
+    burstiness: float = 1.0,
+    kv_policy: KvPolicy = "preempt",
+    max_num_seqs: int = MAX_NUM_SEQS,
+    max_batched_tokens: int = MAX_BATCHED_TOKENS,
+    rate_tolerance: float = 0.02,
+) -> CapacityResult:
+    """Highest Poisson (or gamma, `burstiness`) arrival rate per replica meeting every SLO limit."""
+    replica = build_replica(model, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                            efficiency=efficiency, calibration=calibration, max_batched_tokens=max_batched_tokens)
+    return capacity_for_replica(
+        replica, prompt_tokens=prompt_tokens, output_tokens=output_tokens, slo=slo,
+        prefix_cached_fraction=prefix_cached_fraction, seed=seed, requests=requests, burstiness=burstiness,
+        kv_policy=kv_policy, max_num_seqs=max_num_seqs, rate_tolerance=rate_tolerance,
+    )

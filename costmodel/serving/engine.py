@@ -1,0 +1,330 @@
+"""The discrete-event loop of one replica under continuous batching (vLLM / SGLang style scheduling).
+
+Every engine step: each running decode sequence adds one token; sequences still in prefill, then waiting
+requests (FCFS, preempted ones first), get prefill chunks from what is left of the token budget while KV
+memory and the sequence cap allow. The step lasts the roofline time of that mix (`StepTimer`).
+
+Speed: between events (an admissible arrival, a finish, a sliding-window crossing, KV full) a batch of
+decode-only steps keeps its composition and only its contexts grow, by one token per sequence per step,
+so the step time is linear in the step index (the roofline is a sum of per-op maxima of lines in the
+context, and the segment is cut where an op changes regime). The loop advances the whole segment at once
+with the arithmetic series, so its cost is per event, not per token.
+
+KV memory (bytes per GPU): a request is charged `kv_bytes_per_sequence` + its uncached tokens x
+`kv_bytes_per_token`. "preempt" (vLLM's default): admission needs room for the prompt; when the next
+step's decode tokens do not fit, the most recently admitted request is preempted and recomputed later.
+"reserve" (TensorRT-LLM's GUARANTEED_NO_EVICT): admission reserves prompt + output, never preempts.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from costmodel.errors import CostmodelError
+from costmodel.serving.steptime import StepTimer
+
+KvPolicy = Literal["preempt", "reserve"]
+_PREFILL, _DECODE = 1, 2
+
+
+@dataclass(frozen=True)
+class EngineLimits:
+    """Scheduler settings of the simulated engine."""
+
+    max_batched_tokens: int  # token budget per step (decode tokens + prefill chunks)
+    max_num_seqs: int  # running sequences at most
+    kv_capacity_bytes: float  # per GPU, for the requests' own KV (shared prefix pool already taken out)
+    kv_bytes_per_token: float  # per GPU
+    kv_bytes_per_sequence: float  # per GPU, charged once per running sequence (sliding-window layers)
+    kv_policy: KvPolicy
+    max_events: int  # loop iterations before giving up
+
+
+@dataclass(frozen=True)
+class EngineTrace:
+    """Per-request times (s, NaN when it never happened) and engine totals."""
+
+    admitted_seconds: np.ndarray  # first time the request was scheduled
+    first_token_seconds: np.ndarray
+    finish_seconds: np.ndarray
+    preemptions: int
+    steps: int
+    events: int
+    busy_seconds: float
+    sequence_seconds: float  # integral of running sequences over time (mean batch = this / busy)
+    series_seconds: np.ndarray  # event times
+    series_waiting: np.ndarray  # waiting requests at each event
+    series_running: np.ndarray  # running sequences at each event
+
+
+def run_engine(
+    timer: StepTimer,
+    *,
+    arrival_seconds: np.ndarray,
+    prompt_tokens: np.ndarray,
+    cached_tokens: np.ndarray,
+    output_tokens: np.ndarray,
+    limits: EngineLimits,
+) -> EngineTrace:
+    """Simulate the requests (sorted by arrival) to completion; each must fit in KV alone.
+
+    One flat loop over locals on purpose: it runs a few hundred thousand times per simulation.
+    """
+    n = len(arrival_seconds)
+    arr = [float(t) for t in arrival_seconds] + [math.inf]
+    cached = [int(c) for c in cached_tokens]
+    pre = [int(p) - c for p, c in zip(prompt_tokens, cached, strict=True)]  # tokens the next prefill computes
+    left = [int(o) for o in output_tokens]  # tokens still to emit
+    pdone, gjoin, cjoin, state = [0] * n, [0] * n, [0] * n, [0] * n
+    epoch = [0] * (n + 1)  # heap entries carry the epoch they were pushed in; a bump invalidates them
+    charge, below = [0.0] * n, [False] * n
+    admitted, first, finish = [math.nan] * n, [math.nan] * n, [math.nan] * n
+
+    budget_max, seq_cap, cap = limits.max_batched_tokens, limits.max_num_seqs, limits.kv_capacity_bytes
+    kvt, kvs, reserve = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence, limits.kv_policy == "reserve"
+    window = timer.window_tokens
+    static, per_flop, per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
+    # Per dynamic op: token tables, then FLOPs/bytes per (below seq, below ctx token, above seq, above ctx token).
+    mix_ops: list[tuple[Any, ...]] = [
+        (k, op.flops_by_tokens, op.bytes_by_tokens, *fc, *bc)
+        for k, (op, (fc, bc)) in enumerate(zip(timer.dynamic, timer.decode_coefficients, strict=True))
+    ]
+    dec_static, dec_lines = timer.decode_tables()
+    timer.warm_chunk_cache(new_tokens=np.asarray(pre), context_tokens=np.asarray(cached), emits=True)
+    chunk_cache, chunk_cost = timer.chunk_cache, timer.chunk_cost
+
+    now, g, events, preemptions, busy, seq_area = 0.0, 0, 0, 0, 0.0, 0.0
+    ia = iw = done = 0
+    requeue: deque[int] = deque()
+    prefilling: list[int] = []
+    order: dict[int, None] = {}  # running requests in admission order (preemption victims from the end)
+    n_dec = n_below = 0
+    s_off = sb_off = 0  # sum over decoders of (context at join - step at join); below-window ones in sb_off
+    kv_off = 0.0  # KV in use = kv_off + kvt * n_dec * g (preempt); = kv_off (reserve)
+    never = (1 << 62, n, 0)  # sentinel: a valid entry no step count reaches
+    fin_heap: list[tuple[int, int, int]] = [never]  # (step count at finish, request, epoch)
+    cross_heap: list[tuple[int, int, int]] = [never]  # (step count when the context reaches the window, ...)
+    series: list[tuple[float, int, int]] = []  # (time, waiting, running) at every event
+
+    while done < n:
+        events += 1
+        if events > limits.max_events:
+            raise CostmodelError(
+                f"simulation stopped after {limits.max_events:,} engine events at {now:,.1f} simulated seconds with "
+                f"{done:,} of {n:,} requests finished: the replica is far past saturation or the requests are "
+                "extreme; lower --requests or --rate, or shorten the token lengths"
+            )
+        while arr[ia] <= now:
+            ia += 1
+        n_wait = len(requeue) + ia - iw
+        if n_dec == 0 and not prefilling and n_wait == 0:
+            now = arr[ia]  # idle until the next arrival
+            continue
+        series.append((now, n_wait, n_dec + len(prefilling)))
+
+        # Preempt (recompute) from the newest while the next step's decode tokens do not fit.
+        while not reserve and kv_off + kvt * n_dec * (g + 1) > cap and order:
+            rid = next(reversed(order))
+            del order[rid]
+            if state[rid] == _PREFILL:
+                prefilling.remove(rid)
+                kv_off -= charge[rid]
+            else:
+                off = cjoin[rid] - gjoin[rid]
+                n_dec -= 1
+                s_off -= off
+                if below[rid]:
+                    n_below -= 1
+                    sb_off -= off
+                kv_off -= kvs + kvt * (off - cached[rid])
+                epoch[rid] += 1
+                left[rid] -= g - gjoin[rid]
+                pre[rid] = off + g + 1 - cached[rid]  # prompt + every emitted token, recomputed
+            pdone[rid] = 0
+            state[rid] = 0
+            requeue.appendleft(rid)
+            preemptions += 1
+
+        budget = budget_max - n_dec
+        chunks: list[tuple[int, int]] = []
+        if prefilling or n_wait:
+            for rid in prefilling:
+                if budget <= 0:
+                    break
+                size = min(pre[rid] - pdone[rid], budget)
+                chunks.append((rid, size))
+                budget -= size
+            while budget > 0 and n_dec + len(prefilling) < seq_cap and (requeue or iw < ia):
+                rid = requeue[0] if requeue else iw
+                need = kvs + kvt * (pre[rid] + (left[rid] if reserve else 0))
+                if (kv_off if reserve else kv_off + kvt * n_dec * (g + 1)) + need > cap:
+                    break  # FCFS: the head waits for memory
+                if requeue:
+                    requeue.popleft()
+                else:
+                    iw += 1
+                kv_off += need
+                charge[rid] = need
+                if admitted[rid] != admitted[rid]:
+                    admitted[rid] = now
+                state[rid] = _PREFILL
+                order[rid] = None
+                prefilling.append(rid)
+                size = min(pre[rid], budget)
+                chunks.append((rid, size))
+                budget -= size
+
+        n_above = n_dec - n_below
+        ctx_below = sb_off + n_below * g
+        ctx_above = s_off - sb_off + n_above * g
+        if chunks:  # one mixed step: prefill chunks + one token per decoding sequence
+            tokens = budget_max - budget
+            pf = per_flop[tokens]
+            if len(chunks) == 1:
+                rid, size = chunks[0]
+                key = (size, cached[rid] + pdone[rid], pdone[rid] + size == pre[rid])
+                add = chunk_cache.get(key)
+                if add is None:
+                    add = chunk_cost(key)
+            else:
+                add = ()
+                for rid, size in chunks:
+                    key = (size, cached[rid] + pdone[rid], pdone[rid] + size == pre[rid])
+                    one = chunk_cache.get(key)
+                    if one is None:
+                        one = chunk_cost(key)
+                    add = tuple(x + y for x, y in zip(add, one, strict=True)) if add else one
+            dt = static[tokens]
+            for k, tf, tb, fb0, fb1, fa0, fa1, mb0, mb1, ma0, ma1 in mix_ops:
+                flops = tf[tokens] + add[2 * k] + fb0 * n_below + fb1 * ctx_below
+                bytes_ = tb[tokens] + add[2 * k + 1] + mb0 * n_below + mb1 * ctx_below
+                if n_above:
+                    flops += fa0 * n_above + fa1 * ctx_above
+                    bytes_ += ma0 * n_above + ma1 * ctx_above
+                dt += max(flops * pf, bytes_ * per_byte)
+            seq_area += (n_dec + len(prefilling)) * dt
+            now += dt
+            busy += dt
+            g += 1
+            finished_prefill = False
+            for rid, size in chunks:
+                pdone[rid] += size
+                if pdone[rid] < pre[rid]:
+                    continue
+                finished_prefill = True
+                left[rid] -= 1  # the prefill's logits give a token
+                if first[rid] != first[rid]:
+                    first[rid] = now
+                if left[rid] == 0:
+                    kv_off -= charge[rid]
+                    del order[rid]
+                    state[rid] = 0
+                    finish[rid] = now
+                    done += 1
+                    continue
+                state[rid] = _DECODE
+                gjoin[rid] = g
+                context = cjoin[rid] = cached[rid] + pre[rid]
+                if not reserve:  # from a fixed prefill charge to KV that grows with the step count
+                    kv_off += kvs + kvt * (context - cached[rid] - g) - charge[rid]
+                n_dec += 1
+                s_off += context - g
+                if context < window:
+                    below[rid] = True
+                    n_below += 1
+                    sb_off += context - g
+                    heapq.heappush(cross_heap, (g + window - context, rid, epoch[rid]))
+                else:
+                    below[rid] = False
+                heapq.heappush(fin_heap, (g + left[rid], rid, epoch[rid]))
+            if finished_prefill:
+                prefilling = [rid for rid in prefilling if pdone[rid] < pre[rid]]
+        else:  # decode-only segment: step j lasts a + b * j until the next event
+            while fin_heap[0][2] != epoch[fin_heap[0][1]]:
+                heapq.heappop(fin_heap)
+            while cross_heap[0][2] != epoch[cross_heap[0][1]]:
+                heapq.heappop(cross_heap)
+            steps = min(fin_heap[0][0], cross_heap[0][0]) - g
+            if not reserve and kvt > 0:
+                steps = min(steps, max(1, int((cap - kv_off) / (kvt * n_dec)) - g))
+            a = dec_static[n_dec]
+            b = 0.0
+            for f0, fa, fb, fab, m0, ma, mb, mab in dec_lines[n_dec]:
+                f0 += fb * ctx_below
+                m0 += mb * ctx_below
+                f1, m1 = fb * n_below, mb * n_below
+                if n_above:
+                    f0 += fa * n_above + fab * ctx_above
+                    m0 += ma * n_above + mab * ctx_above
+                    f1 += fab * n_above
+                    m1 += mab * n_above
+                last = steps - 1
+                if (f0 >= m0) != (f0 + f1 * last >= m0 + m1 * last):  # regime change: stop at the crossing
+                    steps = max(1, int((m0 - f0) / (f1 - m1)) + 1)
+                if f0 >= m0:
+                    a += f0
+                    b += f1
+                else:
+                    a += m0
+                    b += m1
+            if n_wait == 0 and ia < n and n_dec < seq_cap:  # stop once the next arrival can be admitted
+                gap = arr[ia] - now
+                if b > 0:
+                    half = a - 0.5 * b
+                    k = max(1, math.ceil((math.sqrt(half * half + 2.0 * b * gap) - half) / b))
+                else:
+                    k = max(1, math.ceil(gap / a))
+                while k > 1 and (k - 1) * (a + 0.5 * b * (k - 2)) >= gap:
+                    k -= 1
+                while k * (a + 0.5 * b * (k - 1)) < gap:
+                    k += 1
+                steps = min(steps, k)
+            dt = steps * (a + 0.5 * b * (steps - 1))
+            seq_area += n_dec * dt
+            now += dt
+            busy += dt
+            g += steps
+
+        while fin_heap[0][0] <= g:  # finishes due at this step count
+            _, rid, ep = heapq.heappop(fin_heap)
+            if ep != epoch[rid]:
+                continue
+            off = cjoin[rid] - gjoin[rid]
+            n_dec -= 1
+            s_off -= off
+            if below[rid]:
+                n_below -= 1
+                sb_off -= off
+            kv_off -= charge[rid] if reserve else kvs + kvt * (off - cached[rid])
+            epoch[rid] += 1
+            del order[rid]
+            state[rid] = 0
+            finish[rid] = now
+            done += 1
+        while cross_heap[0][0] <= g:  # contexts reaching the sliding window
+            _, rid, ep = heapq.heappop(cross_heap)
+            if ep == epoch[rid] and below[rid]:
+                below[rid] = False
+                n_below -= 1
+                sb_off -= cjoin[rid] - gjoin[rid]
+
+    table = np.asarray(series, dtype=np.float64).reshape(-1, 3)
+    return EngineTrace(
+        admitted_seconds=np.asarray(admitted),
+        first_token_seconds=np.asarray(first),
+        finish_seconds=np.asarray(finish),
+        preemptions=preemptions,
+        steps=g,
+        events=events,
+        busy_seconds=busy,
+        sequence_seconds=seq_area,
+        series_seconds=table[:, 0],
+        series_waiting=table[:, 1].astype(np.int64),
+        series_running=table[:, 2].astype(np.int64),
+    )

@@ -1,0 +1,126 @@
+"""One replica's fixed facts for the simulator: shapes, KV budget in bytes per GPU, and its step timer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costmodel.calibration import Calibration, apply_calibration
+from costmodel.catalog.loader import load_accelerator, load_model
+from costmodel.catalog.params import ModelShape, derive_shape
+from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
+from costmodel.dtypes import BYTES_PER_ELEMENT
+from costmodel.errors import CostmodelError
+from costmodel.estimate import check_config
+from costmodel.memory import MAX_BATCHED_TOKENS, MemoryPlan, kv_bytes_per_sequence_per_gpu, plan_memory
+from costmodel.roofline import Efficiency
+from costmodel.serving.steptime import StepTimer
+
+# vLLM's long-standing default cap on running sequences (`max_num_seqs`, EngineArgs).
+MAX_NUM_SEQS = 256
+
+
+@dataclass(frozen=True)
+class Replica:
+    """A model on `gpus` accelerators (tensor parallel) as the simulator sees it (KV numbers per GPU)."""
+
+    model_id: str
+    hardware_id: str
+    gpus: int
+    weight_dtype: str
+    kv_dtype: str
+    shape: ModelShape
+    hardware: AcceleratorSpec
+    efficiency: Efficiency
+    memory: MemoryPlan  # at a 1-token context: weights, workspace, reserve and the KV budget
+    kv_budget_bytes_per_gpu: float
+    kv_bytes_per_token_per_gpu: float  # full-attention layers: grows with every token
+    kv_bytes_per_sequence_per_gpu: float  # sliding-window layers at a full window: charged once per sequence
+    max_batched_tokens: int
+    context_limit_tokens: int | None  # the model's max_position_embeddings
+    timer: StepTimer
+
+    @property
+    def fits(self) -> bool:
+        """Weights, workspace and reserve leave room for KV."""
+        return self.kv_budget_bytes_per_gpu > 0
+
+    def kv_bytes_for(self, *, tokens: int) -> float:
+        """KV bytes per GPU charged for one sequence holding `tokens` of its own tokens."""
+        return self.kv_bytes_per_sequence_per_gpu + self.kv_bytes_per_token_per_gpu * tokens
+
+    @property
+    def kv_capacity_tokens(self) -> int:
+        """Tokens of full-attention KV the budget holds (sequences' window charges aside)."""
+        if self.kv_bytes_per_token_per_gpu <= 0:
+            return 0
+        return int(max(self.kv_budget_bytes_per_gpu, 0.0) // self.kv_bytes_per_token_per_gpu)
+
+
+def _kv_per_gpu(shape: ModelShape, *, context_tokens: int, kv_dtype: str, gpus: int) -> float:
+    return float(
+        kv_bytes_per_sequence_per_gpu(
+            shape, context_tokens=context_tokens, kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype], gpus=gpus
+        )
+    )
+
+
+def build_replica(
+    model: ModelSpec | str,
+    hardware: AcceleratorSpec | str,
+    *,
+    gpus: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    efficiency: Efficiency | None = None,
+    calibration: Calibration | None = None,
+    max_batched_tokens: int = MAX_BATCHED_TOKENS,
+) -> Replica:
+    """Look up the ids, check the configuration, plan memory and build the step timer.
+
+    A model that does not fit is not an error here (`Replica.fits` is False); `simulate` raises on it and
+    `capacity_at_slo` reports it as infeasible.
+    """
+    spec = load_model(model) if isinstance(model, str) else model
+    hw = load_accelerator(hardware) if isinstance(hardware, str) else hardware
+    check_config(spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=1, prompt_tokens=1, output_tokens=1)
+    if max_batched_tokens < 1:
+        raise CostmodelError(f"--max-batched-tokens must be >= 1 (got {max_batched_tokens})")
+    if calibration is not None:
+        hw, efficiency = apply_calibration(hw, calibration)
+    eff = efficiency or Efficiency.from_accelerator(hw)
+    shape = derive_shape(spec)
+    memory = plan_memory(
+        shape,
+        hbm_bytes_per_gpu=hw.memory_bytes,
+        gpus=gpus,
+        weight_bytes_per_param=BYTES_PER_ELEMENT[weight_dtype],
+        kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
+        context_tokens=1,
+    )
+    # Per-sequence KV is affine in the context above the sliding window: slope = full-attention layers,
+    # intercept = sliding-window layers holding a full window (an upper bound below it).
+    above = (shape.sliding_window_tokens or 0) + 1
+    per_token = _kv_per_gpu(shape, context_tokens=above + 1, kv_dtype=kv_dtype, gpus=gpus) - _kv_per_gpu(
+        shape, context_tokens=above, kv_dtype=kv_dtype, gpus=gpus
+    )
+    per_sequence = _kv_per_gpu(shape, context_tokens=above, kv_dtype=kv_dtype, gpus=gpus) - above * per_token
+    timer = StepTimer(
+        shape, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, efficiency=eff, max_tokens=max_batched_tokens
+    )
+    return Replica(
+        model_id=spec.id,
+        hardware_id=hw.id,
+        gpus=gpus,
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        shape=shape,
+        hardware=hw,
+        efficiency=eff,
+        memory=memory,
+        kv_budget_bytes_per_gpu=memory.kv_budget_bytes_per_gpu,
+        kv_bytes_per_token_per_gpu=per_token,
+        kv_bytes_per_sequence_per_gpu=max(per_sequence, 0.0),
+        max_batched_tokens=max_batched_tokens,
+        context_limit_tokens=spec.max_position_embeddings,
+        timer=timer,
+    )

@@ -1,0 +1,185 @@
+"""Simulation results: per-request trace, latency percentiles, throughput, goodput, queue over time.
+
+TTFT = first token - arrival; TPOT = (E2E - TTFT) / (output - 1), requests with one output token left
+out (vLLM's convention); E2E = last token - arrival. Percentiles use numpy's linear interpolation, as
+vLLM's benchmark_serving does. Goodput counts requests meeting every SLO limit (each request against the
+limit values), per second of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from costmodel.scenario.slo import SloLimit, SloMetric
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    """Percentiles and mean of one latency over the requests it applies to (s; NaN when none)."""
+
+    p50_seconds: float
+    p90_seconds: float
+    p99_seconds: float
+    mean_seconds: float
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> LatencySummary:
+        if values.size == 0:
+            return cls(float("nan"), float("nan"), float("nan"), float("nan"))
+        p50, p90, p99 = np.percentile(values, [50, 90, 99])
+        return cls(float(p50), float(p90), float(p99), float(values.mean()))
+
+
+@dataclass(frozen=True)
+class RequestTrace:
+    """Arrays over requests in arrival order (times in s from the start; NaN where it never happened)."""
+
+    arrival_seconds: np.ndarray
+    admitted_seconds: np.ndarray
+    first_token_seconds: np.ndarray
+    finish_seconds: np.ndarray
+    prompt_tokens: np.ndarray
+    cached_tokens: np.ndarray
+    output_tokens: np.ndarray
+    rejected: np.ndarray  # bool: could never fit in KV memory / the model's context
+
+    @property
+    def completed(self) -> np.ndarray:
+        return ~self.rejected
+
+    def values(self, metric: SloMetric) -> np.ndarray:
+        """Per completed request: TTFT, TPOT (output > 1 only) or E2E seconds."""
+        done = self.completed
+        ttft = self.first_token_seconds[done] - self.arrival_seconds[done]
+        e2e = self.finish_seconds[done] - self.arrival_seconds[done]
+        if metric == "ttft":
+            return ttft
+        if metric == "e2e":
+            return e2e
+        outputs = self.output_tokens[done]
+        many = outputs > 1
+        return (e2e[many] - ttft[many]) / (outputs[many] - 1)
+
+    def queue_seconds(self) -> np.ndarray:
+        """Per completed request: arrival to first scheduled step."""
+        done = self.completed
+        return self.admitted_seconds[done] - self.arrival_seconds[done]
+
+    def meets(self, limits: Sequence[SloLimit]) -> np.ndarray:
+        """Bool per request: completed and within every limit value (TPOT n/a for one-token outputs)."""
+        ok = self.completed.copy()
+        ttft = self.first_token_seconds - self.arrival_seconds
+        e2e = self.finish_seconds - self.arrival_seconds
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tpot = np.where(self.output_tokens > 1, (e2e - ttft) / (self.output_tokens - 1), 0.0)
+        per_metric = {"ttft": ttft, "tpot": tpot, "e2e": e2e}
+        for limit in limits:
+            ok &= per_metric[limit.metric] <= limit.limit_seconds
+        return ok
+
+
+@dataclass(frozen=True)
+class QueueSeries:
+    """Requests waiting for admission and sequences running, sampled at every engine event."""
+
+    seconds: np.ndarray
+    waiting: np.ndarray
+    running: np.ndarray
+
+    def time_average(self, *, end_seconds: float) -> tuple[float, float]:
+        """(mean waiting, mean running) over [first event, end], holding each sample until the next."""
+        if self.seconds.size == 0:
+            return 0.0, 0.0
+        edges = np.append(self.seconds, max(end_seconds, float(self.seconds[-1])))
+        widths = np.diff(edges)
+        span = float(edges[-1] - edges[0]) or 1.0
+        return float(np.dot(widths, self.waiting) / span), float(np.dot(widths, self.running) / span)
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """One replica serving one request stream."""
+
+    model_id: str
+    hardware_id: str
+    gpus: int
+    weight_dtype: str
+    kv_dtype: str
+    kv_policy: str
+    rate_per_second: float | None  # offered arrival rate (None for a replayed trace)
+    requests: int
+    completed: int
+    rejected: int
+    duration_seconds: float  # first arrival to last token
+    ttft: LatencySummary
+    tpot: LatencySummary
+    e2e: LatencySummary
+    queue: LatencySummary  # arrival to admission
+    output_tokens_per_second: float
+    total_tokens_per_second: float  # prompt + output tokens
+    requests_per_second: float
+    slo_limits: tuple[SloLimit, ...]
+    goodput_requests_per_second: float | None  # None without SLO limits
+    slo_attainment: float | None  # share of requests meeting every limit
+    meets_slo: bool | None  # every limit holds at its percentile
+    preemptions: int
+    steps: int
+    events: int
+    mean_batch: float  # running sequences, time-weighted over busy time
+    max_running: int
+    kv_capacity_tokens: int
+    trace: RequestTrace
+    series: QueueSeries
+
+    def percentile(self, metric: SloMetric, percentile: float) -> float:
+        """Any percentile of ttft, tpot or e2e, in seconds."""
+        values = self.trace.values(metric)
+        return float(np.percentile(values, percentile)) if values.size else float("nan")
+
+    def failed_limits(self) -> tuple[tuple[SloLimit, float], ...]:
+        """The limits that do not hold, with the simulated value."""
+        return tuple(
+            (limit, value)
+            for limit in self.slo_limits
+            if not (value := self.percentile(limit.metric, limit.percentile)) <= limit.limit_seconds
+        )
+
+    def contract(self) -> dict[str, float | int | bool | str | None]:
+        """The `costmodel simulate --json` keys (DESIGN.md) plus context."""
+        payload: dict[str, float | int | bool | str | None] = {
+            "model": self.model_id,
+            "hardware": self.hardware_id,
+            "gpus": self.gpus,
+            "weight_dtype": self.weight_dtype,
+            "kv_dtype": self.kv_dtype,
+            "kv_policy": self.kv_policy,
+            "rate_per_second": self.rate_per_second,
+            "requests": self.requests,
+            "completed": self.completed,
+            "rejected": self.rejected,
+            "duration_seconds": self.duration_seconds,
+        }
+        for name, summary in (("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e), ("queue", self.queue)):
+            payload[f"{name}_p50_seconds"] = summary.p50_seconds
+            payload[f"{name}_p90_seconds"] = summary.p90_seconds
+            payload[f"{name}_p99_seconds"] = summary.p99_seconds
+            payload[f"{name}_mean_seconds"] = summary.mean_seconds
+        payload.update(
+            output_tokens_per_second=self.output_tokens_per_second,
+            total_tokens_per_second=self.total_tokens_per_second,
+            requests_per_second=self.requests_per_second,
+            goodput_requests_per_second=self.goodput_requests_per_second,
+            slo_attainment=self.slo_attainment,
+            meets_slo=self.meets_slo,
+            preemptions=self.preemptions,
+            mean_batch=self.mean_batch,
+            max_running=self.max_running,
+            kv_capacity_tokens=self.kv_capacity_tokens,
+            steps=self.steps,
+        )
+        for limit in self.slo_limits:
+            payload[f"slo_{limit.key}"] = limit.limit_seconds
+        return payload

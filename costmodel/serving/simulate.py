@@ -1,0 +1,214 @@
+"""`simulate`: draw a request stream, run the engine on one replica, summarize latencies and throughput.
+
+Arrivals: Poisson at `rate_per_second`, or gamma inter-arrival gaps with shape `burstiness` (vLLM's
+benchmark_serving convention: 1 = Poisson, < 1 burstier, > 1 smoother; mean gap 1 / rate either way),
+or a replayed list of arrival times. Arrival gaps and token lengths come from separate seeded streams,
+and gaps are drawn for a unit rate then scaled, so the same seed at a higher rate is the same requests
+arriving proportionally sooner (common random numbers: latencies compare across rates).
+Prefix caching: `prefix_cached_fraction` of each prompt is already in the KV cache (a shared system
+prompt): it skips prefill compute and its pages are shared (one pool of the longest cached prefix).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from costmodel.errors import CostmodelError
+from costmodel.scenario.distributions import TokenDistribution
+from costmodel.scenario.slo import Slo, SloLimit
+from costmodel.serving.engine import EngineLimits, EngineTrace, KvPolicy, run_engine
+from costmodel.serving.replica import MAX_NUM_SEQS, Replica
+from costmodel.serving.results import LatencySummary, QueueSeries, RequestTrace, SimulationResult
+
+MAX_REQUESTS = 2_000_000
+EVENTS_PER_REQUEST_LIMIT = 100  # loop iterations allowed per request before the run is declared runaway
+
+
+def slo_limits(slo: Slo | Sequence[SloLimit] | None) -> tuple[SloLimit, ...]:
+    """A scenario Slo or a list of limits, as a tuple of limits."""
+    if slo is None:
+        return ()
+    return slo.limits() if isinstance(slo, Slo) else tuple(slo)
+
+
+def unit_gaps(*, requests: int, burstiness: float, seed: int) -> np.ndarray:
+    """Inter-arrival gaps for a rate of 1 request/s: gamma(shape=b, scale=1/b), mean 1."""
+    if not burstiness > 0:
+        raise CostmodelError(f"--burstiness must be > 0 (1 = Poisson, < 1 burstier); got {burstiness}")
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
+    return rng.gamma(shape=burstiness, scale=1.0 / burstiness, size=requests)
+
+
+def draw_lengths(
+    *, prompt_tokens: TokenDistribution, output_tokens: TokenDistribution, requests: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(prompt tokens, output tokens) per request from their own seeded stream."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+    prompts = np.asarray(prompt_tokens.sample(rng, requests), dtype=np.int64)
+    outputs = np.asarray(output_tokens.sample(rng, requests), dtype=np.int64)
+    return prompts, outputs
+
+
+def arrival_times(
+    *, requests: int, rate_per_second: float | None, burstiness: float, seed: int,
+    replay_seconds: Sequence[float] | None = None,
+) -> np.ndarray:
+    """Sorted arrival times (s): the first request at 0, or the replayed list."""
+    if replay_seconds is not None:
+        times = np.sort(np.asarray(replay_seconds, dtype=np.float64))
+        if times.size == 0 or not np.all(np.isfinite(times)) or times[0] < 0:
+            raise CostmodelError("replayed arrival times must be a non-empty list of finite seconds >= 0")
+        return times
+    if rate_per_second is None or not (math.isfinite(rate_per_second) and rate_per_second > 0):
+        raise CostmodelError(f"--rate must be a positive number of requests per second (got {rate_per_second})")
+    gaps = unit_gaps(requests=requests, burstiness=burstiness, seed=seed)
+    return np.concatenate(([0.0], np.cumsum(gaps[:-1]))) / rate_per_second
+
+
+def simulate(
+    replica: Replica,
+    *,
+    prompt_tokens: TokenDistribution,
+    output_tokens: TokenDistribution,
+    rate_per_second: float | None,
+    requests: int = 1000,
+    seed: int = 0,
+    burstiness: float = 1.0,
+    replay_seconds: Sequence[float] | None = None,
+    prefix_cached_fraction: float = 0.0,
+    slo: Slo | Sequence[SloLimit] | None = None,
+    kv_policy: KvPolicy = "preempt",
+    max_num_seqs: int = MAX_NUM_SEQS,
+) -> SimulationResult:
+    """Serve `requests` requests arriving at `rate_per_second` (or at `replay_seconds`) on one replica."""
+    if replay_seconds is not None:
+        requests = len(replay_seconds)
+    if not 1 <= requests <= MAX_REQUESTS:
+        raise CostmodelError(f"--requests must be between 1 and {MAX_REQUESTS:,} (got {requests})")
+    arrivals = arrival_times(
+        requests=requests, rate_per_second=rate_per_second, burstiness=burstiness, seed=seed,
+        replay_seconds=replay_seconds,
+    )
+    prompts, outputs = draw_lengths(prompt_tokens=prompt_tokens, output_tokens=output_tokens, requests=requests, seed=seed)
+    return simulate_requests(
+        replica, arrival_seconds=arrivals, prompt_tokens=prompts, output_tokens=outputs,
+        prefix_cached_fraction=prefix_cached_fraction, slo=slo, kv_policy=kv_policy, max_num_seqs=max_num_seqs,
+        rate_per_second=None if replay_seconds is not None else rate_per_second,
+    )
+
+
+def simulate_requests(
+    replica: Replica,
+    *,
+    arrival_seconds: np.ndarray,
+    prompt_tokens: np.ndarray,
+    output_tokens: np.ndarray,
+    prefix_cached_fraction: float = 0.0,
+    slo: Slo | Sequence[SloLimit] | None = None,
+    kv_policy: KvPolicy = "preempt",
+    max_num_seqs: int = MAX_NUM_SEQS,
+    rate_per_second: float | None = None,
+) -> SimulationResult:
+    """Run given requests (arrival-sorted arrays) through the engine and summarize."""
+    if not replica.fits:
+        raise CostmodelError(replica.memory.message)
+    if np.any(prompt_tokens < 1) or np.any(output_tokens < 1):
+        raise CostmodelError("every request needs >= 1 prompt token and >= 1 output token (--prompt-tokens, --output-tokens)")
+    if not 0.0 <= prefix_cached_fraction < 1.0:
+        raise CostmodelError(f"--prefix-cached-fraction must be in [0, 1) (got {prefix_cached_fraction})")
+    if not 1 <= max_num_seqs <= replica.max_batched_tokens:
+        raise CostmodelError(
+            f"--max-num-seqs must be between 1 and the token budget {replica.max_batched_tokens} (got {max_num_seqs})"
+        )
+    if kv_policy not in ("preempt", "reserve"):
+        raise CostmodelError(f"kv_policy must be 'preempt' or 'reserve' (got {kv_policy!r})")
+    # At least the last prompt token is computed, as engines do to get the first token's logits.
+    cached = np.minimum(np.floor(prefix_cached_fraction * prompt_tokens).astype(np.int64), prompt_tokens - 1)
+    pool_bytes = replica.kv_bytes_per_token_per_gpu * float(cached.max(initial=0))
+    capacity = replica.kv_budget_bytes_per_gpu - pool_bytes
+    own_tokens = prompt_tokens - cached + output_tokens
+    need = replica.kv_bytes_per_sequence_per_gpu + replica.kv_bytes_per_token_per_gpu * own_tokens
+    rejected = need > capacity
+    if replica.context_limit_tokens:
+        rejected |= prompt_tokens + output_tokens > replica.context_limit_tokens
+    if rejected.all():
+        worst = int(np.argmax(need))
+        raise CostmodelError(
+            f"no request fits: a {int(prompt_tokens[worst])} + {int(output_tokens[worst])}-token request needs "
+            f"{need[worst] / 1e9:.2f} GB of KV per GPU but {max(capacity, 0.0) / 1e9:.2f} GB is left after weights"
+            f" (context limit {replica.context_limit_tokens}); shorten the requests, use fewer/smaller weights or add GPUs"
+        )
+    keep = ~rejected
+    limits = EngineLimits(
+        max_batched_tokens=replica.max_batched_tokens,
+        max_num_seqs=max_num_seqs,
+        kv_capacity_bytes=capacity,
+        kv_bytes_per_token=replica.kv_bytes_per_token_per_gpu,
+        kv_bytes_per_sequence=replica.kv_bytes_per_sequence_per_gpu,
+        kv_policy=kv_policy,
+        max_events=max(1_000_000, EVENTS_PER_REQUEST_LIMIT * int(keep.sum())),
+    )
+    engine = run_engine(
+        replica.timer, arrival_seconds=arrival_seconds[keep], prompt_tokens=prompt_tokens[keep],
+        cached_tokens=cached[keep], output_tokens=output_tokens[keep], limits=limits,
+    )
+    n = len(arrival_seconds)
+    full = {name: np.full(n, np.nan) for name in ("admitted", "first", "finish")}
+    full["admitted"][keep] = engine.admitted_seconds
+    full["first"][keep] = engine.first_token_seconds
+    full["finish"][keep] = engine.finish_seconds
+    trace = RequestTrace(
+        arrival_seconds=np.asarray(arrival_seconds, dtype=np.float64), admitted_seconds=full["admitted"],
+        first_token_seconds=full["first"], finish_seconds=full["finish"], prompt_tokens=prompt_tokens,
+        cached_tokens=cached, output_tokens=output_tokens, rejected=rejected,
+    )
+    return summarize(replica, trace=trace, engine=engine, slo=slo_limits(slo), kv_policy=kv_policy,
+                     rate_per_second=rate_per_second)
+
+
+def summarize(
+    replica: Replica, *, trace: RequestTrace, engine: EngineTrace, slo: tuple[SloLimit, ...], kv_policy: str,
+    rate_per_second: float | None,
+) -> SimulationResult:
+    """Percentiles, throughput, goodput and SLO verdict of a finished run."""
+
+    done = trace.completed
+    start = float(trace.arrival_seconds.min())
+    duration = max(float(np.nanmax(trace.finish_seconds)) - start, 1e-12)
+    output_total = float(trace.output_tokens[done].sum())
+    prompt_total = float(trace.prompt_tokens[done].sum())
+    meets = trace.meets(slo) if slo else None
+    summaries = {m: LatencySummary.of(trace.values(m)) for m in ("ttft", "tpot", "e2e")}
+    verdict = None
+    if slo:  # a rejected request counts as an infinite latency
+        def at(limit: SloLimit) -> float:
+            values = trace.values(limit.metric)
+            misses = int(trace.rejected.sum()) if limit.metric != "tpot" else int((trace.rejected & (trace.output_tokens > 1)).sum())
+            values = np.concatenate((values, np.full(misses, np.inf)))
+            return float(np.percentile(values, limit.percentile)) if values.size else 0.0
+
+        verdict = all(at(limit) <= limit.limit_seconds for limit in slo)
+    return SimulationResult(
+        model_id=replica.model_id, hardware_id=replica.hardware_id, gpus=replica.gpus,
+        weight_dtype=replica.weight_dtype, kv_dtype=replica.kv_dtype, kv_policy=kv_policy,
+        rate_per_second=rate_per_second, requests=int(done.size), completed=int(done.sum()),
+        rejected=int((~done).sum()), duration_seconds=duration,
+        ttft=summaries["ttft"], tpot=summaries["tpot"], e2e=summaries["e2e"],
+        queue=LatencySummary.of(trace.queue_seconds()),
+        output_tokens_per_second=output_total / duration,
+        total_tokens_per_second=(output_total + prompt_total) / duration,
+        requests_per_second=float(done.sum()) / duration,
+        slo_limits=slo,
+        goodput_requests_per_second=None if meets is None else float(meets.sum()) / duration,
+        slo_attainment=None if meets is None else float(meets.mean()),
+        meets_slo=verdict,
+        preemptions=engine.preemptions, steps=engine.steps, events=engine.events,
+        mean_batch=engine.sequence_seconds / engine.busy_seconds if engine.busy_seconds > 0 else 0.0,
+        max_running=int(engine.series_running.max(initial=0)),
+        kv_capacity_tokens=replica.kv_capacity_tokens,
+        trace=trace,
+        series=QueueSeries(seconds=engine.series_seconds, waiting=engine.series_waiting, running=engine.series_running),
+    )

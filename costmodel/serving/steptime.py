@@ -1,0 +1,244 @@
+"""Fast step times for the simulator, derived from the roofline's own op formulas (never re-typed).
+
+`StepTimer` calls `roofline.op_flops_and_bytes` and `roofline.step_arrays` once at set-up:
+- over every token count 0..max_tokens with the other work fields zero (tables per op: FLOPs, bytes, the
+  effective FLOP/s, and the seconds of the ops that depend on tokens only, plus overhead and all-reduce);
+- on unit works (one (query, key) pair, one cached token, one logit row) to get each op's linear
+  coefficients in those fields.
+A step's seconds is then the table value plus, for the few ops that read the other fields (attention,
+lm_head), max(FLOPs / FLOP/s, bytes / bytes/s) with their FLOPs and bytes rebuilt from the coefficients.
+`tests/test_serving_steptime.py` checks `seconds(...)` against `roofline.step_from_work(...).step_seconds`
+on random mixes (1e-9 relative), so a change to the formulas that breaks the decomposition fails there.
+
+Decode work per sequence comes from `roofline.uniform_work(batch=1, new_tokens=1, context)`, which is
+affine in the context below the sliding window and again above it; `decode_fields` sums it per group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from costmodel.catalog.params import ModelShape
+from costmodel.catalog.schema import AcceleratorSpec
+from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
+from costmodel.roofline import OP_NAMES, Efficiency, StepWork, op_flops_and_bytes, step_arrays, uniform_work
+
+# Work fields other than `tokens`, in this order everywhere below.
+FIELDS: tuple[str, ...] = ("logit_rows", "full_pairs", "sliding_pairs", "full_cached_tokens", "sliding_cached_tokens")
+NO_WINDOW = 1 << 62  # a window no context reaches
+
+
+def _work(*, tokens: Any, values: tuple[Any, ...] = (0.0,) * 5) -> StepWork:
+    return StepWork(tokens, *values)
+
+
+def _fields(work: StepWork) -> tuple[float, ...]:
+    return tuple(float(getattr(work, name)) for name in FIELDS)
+
+
+@dataclass(frozen=True)
+class DynamicOp:
+    """An op whose FLOPs/bytes depend on fields other than tokens: table[tokens] + coefficients . fields."""
+
+    name: str
+    flops_by_tokens: tuple[float, ...]
+    bytes_by_tokens: tuple[float, ...]
+    flops_per_field: tuple[float, ...]  # d FLOPs / d field, FIELDS order
+    bytes_per_field: tuple[float, ...]
+
+
+class StepTimer:
+    """Seconds of one engine step of any mix, for one replica configuration (numbers per GPU)."""
+
+    def __init__(
+        self,
+        shape: ModelShape,
+        hardware: AcceleratorSpec,
+        *,
+        weight_dtype: str,
+        kv_dtype: str,
+        gpus: int,
+        efficiency: Efficiency,
+        max_tokens: int,
+    ) -> None:
+        self.shape = shape
+        self.max_tokens = max_tokens
+        self.window_tokens = shape.sliding_window_tokens or NO_WINDOW
+        self._kwargs = {
+            "weight_bytes_per_param": streamed_weight_bytes_per_param(weight_dtype),
+            "kv_bytes_per_element": BYTES_PER_ELEMENT[kv_dtype],
+            "gpus": float(gpus),
+        }
+        self._step_kwargs = {
+            **self._kwargs,
+            "peak_flops_per_s": hardware.peak_for(weight_dtype),
+            "hbm_bytes_per_s": hardware.hbm_bytes_per_s,
+            "link_bytes_per_s": hardware.interconnect_bytes_per_s,
+            "link_latency_seconds": hardware.link_latency_seconds,
+            "eff_compute": efficiency.eff_compute,
+            "eff_memory": efficiency.eff_memory,
+            "overhead_seconds_per_step": efficiency.overhead_seconds_per_step,
+            "compute_half_saturation_tokens": efficiency.compute_half_saturation_tokens,
+        }
+        self._build_tables()
+        self._build_decode_coefficients()
+        # Costs of prefill chunks by (new tokens, cached context, ends the prompt), shared by every run.
+        self.chunk_cache: dict[tuple[int, int, bool], tuple[float, ...]] = {}
+        self._decode_tables: tuple[list[float], list[tuple[tuple[float, ...], ...]]] | None = None
+
+    def _build_tables(self) -> None:
+        tokens = np.arange(self.max_tokens + 1, dtype=np.float64)
+        zero = np.zeros_like(tokens)
+        raw = step_arrays(self.shape, _work(tokens=tokens, values=(zero,) * 5), **self._step_kwargs)
+        base_flops, base_bytes = op_flops_and_bytes(self.shape, _work(tokens=0.0), **self._kwargs)
+        coefficients = []
+        for index in range(len(FIELDS)):
+            unit = tuple(1.0 if i == index else 0.0 for i in range(len(FIELDS)))
+            flops, bytes_ = op_flops_and_bytes(self.shape, _work(tokens=0.0, values=unit), **self._kwargs)
+            coefficients.append((flops, bytes_))
+        self.dynamic: list[DynamicOp] = []
+        static = np.asarray(raw.step_seconds, dtype=np.float64).copy()
+        for op, name in enumerate(OP_NAMES):
+            dflops = tuple(float(c[0][op] - base_flops[op]) for c in coefficients)
+            dbytes = tuple(float(c[1][op] - base_bytes[op]) for c in coefficients)
+            if any(dflops) or any(dbytes):
+                static = static - np.asarray(raw.op_seconds[op])
+                self.dynamic.append(
+                    DynamicOp(
+                        name=name,
+                        flops_by_tokens=tuple(np.broadcast_to(raw.op_flops[op], tokens.shape).tolist()),
+                        bytes_by_tokens=tuple(np.broadcast_to(raw.op_bytes[op], tokens.shape).tolist()),
+                        flops_per_field=dflops,
+                        bytes_per_field=dbytes,
+                    )
+                )
+        # Effective rates, recovered from the roofline's own totals (no formula re-typed here).
+        total_flops = np.asarray(sum(raw.op_flops), dtype=np.float64)
+        total_bytes = np.asarray(sum(raw.op_bytes), dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            flops_per_s = total_flops / np.asarray(raw.compute_seconds)
+        flops_per_s[0] = flops_per_s[1]  # no FLOPs at 0 tokens; a step always has >= 1 token
+        self.seconds_per_flop: list[float] = (1.0 / flops_per_s).tolist()
+        self.seconds_per_byte = float(raw.memory_seconds[1] / total_bytes[1])
+        self.static_seconds: list[float] = static.tolist()
+
+    def _build_decode_coefficients(self) -> None:
+        """Per decode sequence: fields = const + slope * context, below and at/above the window."""
+        window = self.window_tokens
+
+        def fields_at(context: float) -> np.ndarray:
+            return np.asarray(_fields(uniform_work(self.shape, batch=1.0, new_tokens=1.0, context_tokens=context)))
+
+        below0 = fields_at(0.0)
+        below_slope = fields_at(1.0) - below0
+        above_ref = float(window) if window < NO_WINDOW else 0.0
+        above_slope = fields_at(above_ref + 1.0) - fields_at(above_ref)
+        above0 = fields_at(above_ref) - above_ref * above_slope
+        groups = (below0, below_slope, above0, above_slope)
+        # Per dynamic op: FLOPs and bytes per (below seq, below context token, above seq, above context token).
+        self.decode_coefficients: list[tuple[tuple[float, ...], tuple[float, ...]]] = [
+            (
+                tuple(float(np.dot(op.flops_per_field, g)) for g in groups),
+                tuple(float(np.dot(op.bytes_per_field, g)) for g in groups),
+            )
+            for op in self.dynamic
+        ]
+        self._decode_groups = groups
+
+    def decode_fields(self, *, below: int, below_context: float, above: int, above_context: float) -> tuple[float, ...]:
+        """Work fields of `below` + `above` decode sequences whose contexts sum to these token counts."""
+        b0, b1, a0, a1 = self._decode_groups
+        return tuple((below * b0 + below_context * b1 + above * a0 + above_context * a1).tolist())
+
+    def chunk_fields(self, *, new_tokens: int, context_tokens: int, emits: bool) -> tuple[float, ...]:
+        """Work fields of one prefill chunk; the lm_head row counts only when the chunk ends the prompt."""
+        work = uniform_work(self.shape, batch=1.0, new_tokens=float(new_tokens), context_tokens=float(context_tokens))
+        return (1.0 if emits else 0.0, *_fields(work)[1:])
+
+    def chunk_costs(self, *, new_tokens: np.ndarray, context_tokens: np.ndarray, emits: bool) -> np.ndarray:
+        """Rows of (FLOPs, bytes, FLOPs, bytes, ...) that prefill chunks add to each dynamic op.
+
+        Vectorized over chunks: one `uniform_work` call (batch = 1 per chunk) for all of them.
+        """
+        size = np.asarray(new_tokens, dtype=np.float64)
+        context = np.asarray(context_tokens, dtype=np.float64)
+        work = uniform_work(self.shape, batch=np.ones_like(size), new_tokens=size, context_tokens=context)
+        fields = [np.full_like(size, 1.0 if emits else 0.0)]
+        fields += [np.broadcast_to(np.asarray(getattr(work, name), dtype=np.float64), size.shape) for name in FIELDS[1:]]
+        columns = []
+        for op in self.dynamic:
+            columns.append(sum(c * f for c, f in zip(op.flops_per_field, fields, strict=True)))
+            columns.append(sum(c * f for c, f in zip(op.bytes_per_field, fields, strict=True)))
+        return np.stack(columns, axis=-1)
+
+    def warm_chunk_cache(self, *, new_tokens: np.ndarray, context_tokens: np.ndarray, emits: bool) -> None:
+        """Fill `chunk_cache` for these chunks in one vectorized call (skips known ones)."""
+        pairs = np.unique(np.stack([np.asarray(new_tokens), np.asarray(context_tokens)]).astype(np.int64), axis=1)
+        keys = [(size, context, emits) for size, context in pairs.T.tolist()]
+        fresh = [i for i, key in enumerate(keys) if key not in self.chunk_cache]
+        if not fresh:
+            return
+        costs = self.chunk_costs(new_tokens=pairs[0, fresh], context_tokens=pairs[1, fresh], emits=emits).tolist()
+        for i, row in zip(fresh, costs, strict=True):
+            self.chunk_cache[keys[i]] = tuple(row)
+
+    def chunk_cost(self, key: tuple[int, int, bool]) -> tuple[float, ...]:
+        """Cached costs of one chunk (new tokens, cached context, ends the prompt); scalar path on a miss."""
+        cost = self.chunk_cache.get(key)
+        if cost is None:
+            size, context, emits = key
+            work = uniform_work(self.shape, batch=1.0, new_tokens=float(size), context_tokens=float(context))
+            fields = (1.0 if emits else 0.0, *(float(getattr(work, name)) for name in FIELDS[1:]))
+            cost = self.chunk_cache[key] = tuple(
+                float(sum(c * f for c, f in zip(coefficients, fields, strict=True)))
+                for op in self.dynamic
+                for coefficients in (op.flops_per_field, op.bytes_per_field)
+            )
+        return cost
+
+    def seconds(self, tokens: int, fields: tuple[float, ...]) -> float:
+        """Step seconds for `tokens` new tokens and the other work fields (FIELDS order)."""
+        total = self.static_seconds[tokens]
+        per_flop = self.seconds_per_flop[tokens]
+        for op in self.dynamic:
+            flops = op.flops_by_tokens[tokens] + float(np.dot(op.flops_per_field, fields))
+            bytes_ = op.bytes_by_tokens[tokens] + float(np.dot(op.bytes_per_field, fields))
+            total += max(flops * per_flop, bytes_ * self.seconds_per_byte)
+        return total
+
+    def decode_tables(self) -> tuple[list[float], list[tuple[tuple[float, ...], ...]]]:
+        """Per decode batch size B (all sequences decoding, no prefill): a static table and context lines.
+
+        Returns (static_by_batch, lines_by_batch). static_by_batch[B] holds `static_seconds[B]` plus every
+        dynamic op whose cost does not depend on contexts (lm_head: B logit rows). lines_by_batch[B] has one
+        tuple per remaining op (attention), in seconds: compute and memory intercepts for B below-window
+        sequences (f0, m0), their change per above-window sequence (fa, ma), and per context token below
+        and above the window (fb, fab, mb, mab), ordered (f0, fa, fb, fab, m0, ma, mb, mab). A decode step
+        costs static + sum over ops of max(f0 + fa*n_above + fb*ctx_below + fab*ctx_above, m0 + ...).
+        Built once per timer.
+        """
+        if self._decode_tables is None:
+            self._decode_tables = self._build_decode_tables()
+        return self._decode_tables
+
+    def _build_decode_tables(self) -> tuple[list[float], list[tuple[tuple[float, ...], ...]]]:
+        batches = np.arange(self.max_tokens + 1, dtype=np.float64)
+        ones = np.ones_like(batches)
+        per_flop = np.asarray(self.seconds_per_flop)
+        per_byte = self.seconds_per_byte
+        static = np.asarray(self.static_seconds).copy()
+        columns: list[np.ndarray] = []
+        for op, (fc, bc) in zip(self.dynamic, self.decode_coefficients, strict=True):
+            flops0 = (np.asarray(op.flops_by_tokens) + fc[0] * batches) * per_flop
+            bytes0 = (np.asarray(op.bytes_by_tokens) + bc[0] * batches) * per_byte
+            if fc[0] == fc[2] and bc[0] == bc[2] and not (fc[1] or fc[3] or bc[1] or bc[3]):
+                static += np.maximum(flops0, bytes0)
+                continue
+            columns += [flops0, (fc[2] - fc[0]) * per_flop, fc[1] * per_flop, fc[3] * per_flop,
+                        bytes0, (bc[2] - bc[0]) * per_byte * ones, bc[1] * per_byte * ones, bc[3] * per_byte * ones]
+        rows = np.stack(columns, axis=-1).reshape(len(batches), -1, 8) if columns else np.zeros((len(batches), 0, 8))
+        lines = [tuple(tuple(op) for op in row) for row in rows.tolist()]
+        return static.tolist(), lines
