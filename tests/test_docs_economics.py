@@ -1,0 +1,777 @@
+"""docs/economics.md, number by number: each figure on the page recomputed with the library and, for the
+pure economics, with the arithmetic written out here.
+
+A Claim pairs a snippet of the page (copied verbatim; whitespace runs compare as one space, so rewrapping
+the page does not break it) with values computed here and the format the page prints them in. The test
+asserts that each formatted value lies in its snippet and that the snippet lies in the page. Where the
+page writes the arithmetic out, the same snippet carries two claims, the written-out arithmetic and the
+library's figure, so they must agree to the printed digits. Capacity at the SLO is read from
+`costmodel.decision.decide`'s OptionResult (whatever method the library uses), never recomputed here.
+`test_every_number_on_the_page_is_claimed` fails when a number is added to the page without a claim.
+
+Sources of the inputs written out below: prices are rows of pricing_data/api_prices.csv (LiteLLM 1.110.2,
+cross-checked with genai-prices 0.2.3, checked 2026-11-29) and pricing_data/gpu_prices.csv (owned H100:
+aiinframap.com TCO assumptions); the month is 365.25 / 12 days (DESIGN.md); the worked scenario is the YAML
+block on the page itself.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime as dt
+import inspect
+import json
+import math
+import re
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from costmodel import decision as decision_module
+from costmodel.capacity import Capacity
+from costmodel.catalog import derive_shape, load_accelerator, load_model
+from costmodel.cli import main
+from costmodel.decision import decide
+from costmodel.decision_types import Decision, OptionResult
+from costmodel.decision_warnings import scenario_warnings
+from costmodel.dtypes import BYTES_PER_ELEMENT
+from costmodel.economics import (
+    HOURS_PER_MONTH,
+    SECONDS_PER_MONTH,
+    break_even_tokens_per_month,
+    break_even_utilization,
+    diurnal_profile,
+    plan_hybrid,
+    size_self_host,
+)
+from costmodel.memory import plan_memory
+from costmodel.pricing import load_api_prices, load_gpu_prices
+from costmodel.pricing import refresh as refresh_module
+from costmodel.pricing.api_cost import (
+    SECONDS_PER_MINUTE,
+    TOKENS_PER_MTOK,
+    api_request_cost,
+    check_rate_limits,
+    mean_request_usd,
+)
+from costmodel.pricing.schema import HOURS_PER_YEAR
+from costmodel.scenario import Scenario, parse_scenario
+from costmodel.scenario.workload import DAYS_PER_MONTH, SECONDS_PER_DAY
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "economics.md"
+Value = float | int | str
+Fmt = Callable[[Value], str]
+
+
+def squash(text: str) -> str:
+    """Whitespace runs as one space: snippets survive rewrapping."""
+    return " ".join(text.split())
+
+
+# ---- how the page prints numbers -------------------------------------------------------------------------
+def n0(v: Value) -> str:
+    """3,043,750"""
+    return f"{float(v):,.0f}"
+
+
+def fixed(digits: int, prefix: str = "", suffix: str = "") -> Fmt:
+    return lambda v: f"{prefix}{float(v):,.{digits}f}{suffix}"
+
+
+def usd(digits: int) -> Fmt:
+    """'$1,461.00' for 2."""
+    return fixed(digits, "$")
+
+
+def pct(digits: int = 1) -> Fmt:
+    return lambda v: f"{float(v) * 100:.{digits}f}%"
+
+
+def billions(digits: int = 2) -> Fmt:
+    """'14.61B' tokens."""
+    return lambda v: f"{float(v) / 1e9:.{digits}f}B"
+
+
+def ms(digits: int = 1) -> Fmt:
+    return lambda v: f"{float(v) * 1e3:.{digits}f} ms"
+
+
+def hour(v: Value) -> str:
+    """'14:00' for hour 14."""
+    return f"{int(v):02d}:00"
+
+
+def times(digits: int) -> Fmt:
+    """'2.46x'."""
+    return fixed(digits, suffix="x")
+
+
+def e_notation(v: Value) -> str:
+    """'1e6' for 1e6."""
+    return f"{float(v):.0e}".replace("e+0", "e").replace("e+", "e")
+
+
+def text(v: Value) -> str:
+    return str(v)
+
+
+@dataclass(frozen=True)
+class Claim:
+    snippet: str  # verbatim text of the page
+    value: Value  # recomputed here
+    fmt: Fmt  # how the page prints it
+    what: str  # for the test id
+
+
+CLAIMS: list[Claim] = []
+SNIPPETS: list[str] = []  # every snippet, including those whose numbers are inputs or definitions only
+FACTS: list[tuple[str, bool]] = []  # the page's qualitative statements, checked against the library
+
+
+def claim(snippet: str, *pairs: tuple[str, Value, Fmt]) -> None:
+    """Register a snippet and the (name, value, format) figures it shows."""
+    SNIPPETS.append(snippet)
+    for what, value, fmt in pairs:
+        CLAIMS.append(Claim(snippet=snippet, value=value, fmt=fmt, what=what))
+
+
+def fact(statement: str, holds: bool) -> None:
+    """Register a qualitative statement of the page and whether the library agrees."""
+    FACTS.append((statement, bool(holds)))
+
+
+# ---- the worked example, read from the page --------------------------------------------------------------
+DOC_TEXT = DOC.read_text(encoding="utf-8")
+YAML_BLOCK = DOC_TEXT.split("```yaml\n", 1)[1].split("```", 1)[0]
+SCENARIO: Scenario = parse_scenario(yaml.safe_load(YAML_BLOCK), where="docs/economics.md")
+TODAY = dt.date(2026, 11, 29)  # the sheets' `checked` date: price ages print as 0 days
+API_SHEET = load_api_prices()
+GPU_SHEET = load_gpu_prices()
+DECISION: Decision = decide(SCENARIO, today=TODAY)
+API: OptionResult = DECISION.option("cerebras-8b")
+SELF: OptionResult = DECISION.option("h100-8b")
+HYBRID: OptionResult = DECISION.option("h100-base-plus-cerebras")
+SCENARIO_10X = SCENARIO.model_copy(
+    update={"workload": SCENARIO.workload.model_copy(update={"requests_per_day": 1_000_000.0})}
+)
+DECISION_10X: Decision = decide(SCENARIO_10X, today=TODAY)
+
+# Capacity per replica at the SLO: from the library's decision, whatever its method (roofline or simulator).
+MU = SELF.capacity_requests_per_second or 0.0
+X_LIB = SELF.tokens_per_second_per_replica or 0.0
+
+# The worked example's inputs, written out (the YAML block above; cerebras/llama-3.1-8b row of the sheet).
+REQUESTS_PER_DAY = 100_000
+PROMPT, OUTPUT = 1_000, 200
+PEAK_TO_MEAN = 2.0
+USD_PER_GPU_HOUR = 2.00
+CEREBRAS_IN = CEREBRAS_OUT = 0.10  # $/M, LiteLLM 1.110.2 cerebras/llama-3.1-8b (genai-prices 0.2.3 agrees)
+D = 365.25 / 12  # days per month
+H = 24 * D  # hours per month
+S = 3_600 * H  # seconds per month
+Q = REQUESTS_PER_DAY * D
+V = Q * (PROMPT + OUTPUT)
+LAM = REQUESTS_PER_DAY / 86_400
+LAM_PEAK = PEAK_TO_MEAN * LAM
+API_PER_REQUEST = (PROMPT * CEREBRAS_IN + OUTPUT * CEREBRAS_OUT) / 1e6
+API_MONTH = API_PER_REQUEST * Q
+API_PER_M = API_MONTH / (V / 1e6)
+X = MU * (PROMPT + OUTPUT)
+REPLICAS = max(1, math.ceil(LAM_PEAK / MU))
+REPLICA_MONTH = 1 * USD_PER_GPU_HOUR * H
+SELF_MONTH = REPLICAS * REPLICA_MONTH + 0.0
+U = LAM / (REPLICAS * MU)
+U_STAR = USD_PER_GPU_HOUR * 1 * 1e6 / (3_600 * X * API_PER_M)
+V_REP = X * S / PEAK_TO_MEAN
+V_STAR = (1 * REPLICA_MONTH + 0) * 1e6 / API_PER_M
+
+
+def build_intro() -> None:
+    claim("$/M is dollars per million (1e6) tokens", ("Mtok", TOKENS_PER_MTOK, e_notation))
+    claim("B is 10^9 tokens.")
+    claim("| w_h | load factor of hour h of the day (mean 1 over the 24 hours) | |",
+          ("hours", len(DECISION.hourly_profile), n0), ("mean", float(np.mean(DECISION.hourly_profile)), fixed(0)))
+
+
+def build_time() -> None:
+    claim("D = 365.25 / 12 = 30.4375 days, H = 24 x D = 730.5 h, S = 3,600 x H = 2,629,800 s.",
+          ("D", D, fixed(4)), ("D lib", DAYS_PER_MONTH, fixed(4)), ("H", H, fixed(1)), ("H lib", HOURS_PER_MONTH, fixed(1)),
+          ("S", S, n0), ("S lib", SECONDS_PER_MONTH, n0))
+    claim("(which is requests/day / 86,400 s)", ("day", SECONDS_PER_DAY, n0))
+    claim("Growth compounds: the volume m months ahead is (1 + growth per month)^m times today's.")
+    grown = SCENARIO.workload.model_copy(update={"growth_per_month": 0.1})
+    fact("growth compounds monthly", math.isclose(grown.requests_per_month(months_ahead=3), Q * 1.1**3))
+
+
+def build_api_request() -> None:
+    claim("$/request = [(T_in - T_r - T_w) p_in + T_r p_r + T_w p_w + T_out p_out] / 1e6",
+          ("Mtok", TOKENS_PER_MTOK, e_notation))
+    haiku = API_SHEET.get("anthropic/claude-haiku-4-5")
+    claim("(Anthropic bills them at 1.25x input *instead of* 1x)",
+          ("write ratio", (haiku.cache_write_usd_per_mtok or 0) / haiku.input_usd_per_mtok, times(2)))
+    claim("(p_in = $1.00, p_r = $0.10, p_w = $1.25, p_out = $5.00 per M)",
+          ("p_in", haiku.input_usd_per_mtok, usd(2)), ("p_r", haiku.cache_read_usd_per_mtok or 0, usd(2)),
+          ("p_w", haiku.cache_write_usd_per_mtok or 0, usd(2)), ("p_out", haiku.output_usd_per_mtok, usd(2)))
+    claim("1,000 prompt tokens of which 400 are read from the cache and 100 written to it, 200 output tokens:")
+    cached = api_request_cost(haiku, prompt_tokens=1000, output_tokens=200, cached_prompt_tokens=400, cache_write_tokens=100)
+    written = (500 * 1.00 + 400 * 0.10 + 100 * 1.25 + 200 * 5.00) / 1e6  # claude-haiku-4-5 row rates, $/M
+    claim("(500 x 1.00 + 400 x 0.10 + 100 x 1.25 + 200 x 5.00) / 1e6 = (500 + 40 + 125 + 1,000) / 1e6 = **$0.001665**",
+          ("input", cached.input_usd * 1e6, n0), ("read", cached.cache_read_usd * 1e6, n0),
+          ("write", cached.cache_write_usd * 1e6, n0), ("output", cached.output_usd * 1e6, n0),
+          ("total", written, usd(6)), ("total lib", cached.total_usd, usd(6)))
+    plain = api_request_cost(haiku, prompt_tokens=1000, output_tokens=200)
+    claim("against (1,000 x 1.00 + 200 x 5.00) / 1e6 = $0.002000 with no cache.",
+          ("no cache", (1000 * 1.00 + 200 * 5.00) / 1e6, usd(6)), ("no cache lib", plain.total_usd, usd(6)))
+    claim("Every input-side rate (p_in, p_r, p_w) is scaled by batch input / input, p_out by batch output / output.")
+    mini = API_SHEET.get("openai/gpt-4o-mini")
+    claim("`openai/gpt-4o-mini` ($0.15 in, $0.60 out; batch $0.075 and $0.30): 1,000 + 200 tokens cost",
+          ("in", mini.input_usd_per_mtok, usd(2)), ("out", mini.output_usd_per_mtok, usd(2)),
+          ("batch in", mini.batch_input_usd_per_mtok or 0, usd(3)), ("batch out", mini.batch_output_usd_per_mtok or 0, usd(2)))
+    claim("(1,000 x 0.15 + 200 x 0.60) / 1e6 = $0.000270 interactive and (1,000 x 0.075 + 200 x 0.30) / 1e6 = "
+          "**$0.000135** through the batch API.",
+          ("interactive", (1000 * 0.15 + 200 * 0.60) / 1e6, usd(6)),
+          ("interactive lib", api_request_cost(mini, prompt_tokens=1000, output_tokens=200).total_usd, usd(6)),
+          ("batch", (1000 * 0.075 + 200 * 0.30) / 1e6, usd(6)),
+          ("batch lib", api_request_cost(mini, prompt_tokens=1000, output_tokens=200, batch=True).total_usd, usd(6)))
+    pro = API_SHEET.get("google/gemini-2.5-pro")
+    claim("`google/gemini-2.5-pro` ($1.25 / $10.00, above 200,000 prompt tokens $2.50 / $15.00), 1,000 output tokens:",
+          ("in", pro.input_usd_per_mtok, usd(2)), ("out", pro.output_usd_per_mtok, usd(2)),
+          ("threshold", pro.long_context_threshold_tokens or 0, n0),
+          ("lc in", pro.long_context_input_usd_per_mtok or 0, usd(2)), ("lc out", pro.long_context_output_usd_per_mtok or 0, usd(2)))
+    at_threshold = api_request_cost(pro, prompt_tokens=200_000, output_tokens=1000)
+    above = api_request_cost(pro, prompt_tokens=250_000, output_tokens=1000)
+    fact("a prompt of exactly t_LC tokens pays the base rates", not at_threshold.long_context)
+    fact("a prompt past t_LC pays the tier's rates", above.long_context)
+    claim("a 200,000-token prompt costs (200,000 x 1.25 + 1,000 x 10.00) / 1e6 = $0.260;",
+          ("base", (200_000 * 1.25 + 1000 * 10.00) / 1e6, usd(3)), ("base lib", at_threshold.total_usd, usd(3)))
+    claim("a 250,000-token prompt costs (250,000 x 2.50 + 1,000 x 15.00) / 1e6 = **$0.640**, 2.46x more for 25% more prompt.",
+          ("long", (250_000 * 2.50 + 1000 * 15.00) / 1e6, usd(3)), ("long lib", above.total_usd, usd(3)),
+          ("ratio", above.total_usd / at_threshold.total_usd, times(2)), ("more prompt", 250_000 / 200_000 - 1, pct(0)))
+    claim("E[$/request] x 1e6 = a E[T_in; T_in <= t_LC] + a_LC E[T_in; T_in > t_LC]", ("Mtok", 1e6, e_notation))
+    claim("where a = (1 - f_r - f_w) p_in + f_r p_r + f_w p_w is the input-side rate per prompt token")
+    # Exactness: a uniform prompt length straddling the threshold, averaged request by request.
+    straddle = type(SCENARIO.workload).model_validate({
+        **SCENARIO.workload.model_dump(), "cached_prompt_fraction": 0.2,
+        "prompt_tokens": {"kind": "uniform", "low_tokens": 199_990, "high_tokens": 200_010},
+        "output_tokens": {"kind": "fixed", "tokens": 1000},
+    })
+    by_request = statistics.fmean(
+        api_request_cost(pro, prompt_tokens=t, output_tokens=1000, cached_prompt_tokens=0.2 * t).total_usd
+        for t in range(199_990, 200_011)
+    )
+    fact("the mean over a distribution is exact (uniform prompt across t_LC, request by request)",
+         math.isclose(mean_request_usd(pro, straddle, batch=False)[0], by_request, rel_tol=1e-12))
+    rows = API_SHEET.rows
+    out_ratio = [r.output_usd_per_mtok / r.input_usd_per_mtok for r in rows if r.input_usd_per_mtok]
+    read_ratio = [r.cache_read_usd_per_mtok / r.input_usd_per_mtok for r in rows
+                  if r.cache_read_usd_per_mtok is not None and r.input_usd_per_mtok]
+    batch_rows = [r for r in rows if r.has_batch]
+    halved = [r for r in batch_rows if r.batch_input_usd_per_mtok == r.input_usd_per_mtok / 2
+              and r.batch_output_usd_per_mtok == r.output_usd_per_mtok / 2]
+    claim("in the bundled sheet an output token costs a median 3.04x an input token (up to 8.33x), a cache read "
+          "0.1x to 0.5x of one, and 20 of the 21 rows with a batch API halve both rates.",
+          ("median", statistics.median(out_ratio), times(2)), ("max", max(out_ratio), times(2)),
+          ("read min", min(read_ratio), times(1)), ("read max", max(read_ratio), times(1)),
+          ("halved", len(halved), n0), ("batch rows", len(batch_rows), n0))
+
+
+def build_api_month() -> None:
+    claim("blended $/M = API $/month / V x 1e6 = E[$/request] x 1e6 / E[T_in + T_out]", ("Mtok", 1e6, e_notation))
+    fact("an API's $/M does not depend on volume", math.isclose(
+        DECISION_10X.option("cerebras-8b").usd_per_mtok, API.usd_per_mtok, rel_tol=1e-12))
+    claim("for requests in the long-context tier this shifts part of the output cost onto the prompt.")
+    data = yaml.safe_load(YAML_BLOCK)
+    data["workload"]["prompt_tokens"] = {"kind": "fixed", "tokens": 250_000}
+    data["options"] = [{"kind": "api", "name": "pro", "price_id": "google/gemini-2.5-pro"}]
+    long_prompts = parse_scenario(data)
+    pro_result = decide(long_prompts, today=TODAY).option("pro")
+    pro = API_SHEET.get("google/gemini-2.5-pro")
+    fact("long-context requests: the output $/M shown is the base tier's output rate",
+         math.isclose(pro_result.usd_per_mtok_output, pro.output_usd_per_mtok)
+         and (pro.long_context_output_usd_per_mtok or 0) > pro.output_usd_per_mtok)
+    claim("peak requests/min = 60 x λ_peak", ("minute", SECONDS_PER_MINUTE, n0))
+    lite = API_SHEET.get("google/gemini-2.5-flash-lite")
+    claim("`google/gemini-2.5-flash-lite` publishes 15 requests/min and 250,000 tokens/min",
+          ("rpm", lite.requests_per_minute or 0, n0), ("tpm", lite.tokens_per_minute or 0, n0))
+    check = check_rate_limits(SCENARIO.workload, requests_per_minute_limit=lite.requests_per_minute,
+                              tokens_per_minute_limit=lite.tokens_per_minute, batch=False)
+    rpm = 60 * LAM_PEAK
+    claim("The worked example below peaks at 60 x 2.315 = 138.9 requests/min, over the 15 limit, and "
+          "138.9 x 1,200 = 166,667 tokens/min, within the 250,000 limit: throttled.",
+          ("peak", LAM_PEAK, fixed(3)), ("rpm", rpm, fixed(1)), ("rpm lib", check.peak_requests_per_minute, fixed(1)),
+          ("tokens", PROMPT + OUTPUT, n0), ("tpm", rpm * (PROMPT + OUTPUT), n0), ("tpm lib", check.peak_tokens_per_minute, n0),
+          ("rpm limit", lite.requests_per_minute or 0, n0), ("tpm limit", lite.tokens_per_minute or 0, n0))
+    fact("flash-lite: throttled by requests/min, not by tokens/min",
+         check.throttled and "requests/min" in check.reason and "tokens/min" not in check.reason)
+    batch = check_rate_limits(SCENARIO.workload, requests_per_minute_limit=1, tokens_per_minute_limit=1, batch=True)
+    fact("batch options are never throttled", not batch.throttled)
+    fact("no published limit: flagged, not throttled",
+         not API.throttled and any("check your account's tier" in n for n in API.notes))
+
+
+def build_self_host() -> None:
+    claim("n = max(1, ceil(λ_peak / μ))")
+    idle = size_self_host(mean_requests_per_second=0.0, peak_requests_per_second=0.0, capacity_requests_per_second=MU,
+                          tokens_per_request=1200, gpus_per_replica=1, usd_per_gpu_hour=2.0)
+    fact("at least one replica", idle.replicas == 1)
+    claim("$/M at full utilization = c x N x 1e6 / (3,600 x X)", ("Mtok", 1e6, e_notation), ("hour", 3600, n0))
+    claim("c = capex / (life x 8,766 h) + kW x PUE x $/kWh + colocation $/month / 730.5 h",
+          ("year", HOURS_PER_YEAR, n0), ("year napkin", 365.25 * 24, n0), ("month", HOURS_PER_MONTH, fixed(1)))
+    claim("(8,766 h is a Julian year;", ("year", HOURS_PER_YEAR, n0))
+    owned = GPU_SHEET.get("owned/h100-sxm/owned")
+    claim("`owned/h100-sxm/owned`: $30,000 over 4 years, 0.7 kW, PUE 1.2, $0.08/kWh, $140/month colocation:",
+          ("capex", owned.capex_usd_per_gpu or 0, usd(0)), ("life", owned.life_years or 0, fixed(0)),
+          ("kW", owned.power_kw_per_gpu or 0, fixed(1)), ("pue", owned.pue or 0, fixed(1)),
+          ("kwh", owned.usd_per_kwh or 0, usd(2)), ("colo", owned.colocation_usd_per_gpu_month or 0, usd(0)))
+    capex, power, colo = 30_000 / (4 * 8_766), 0.7 * 1.2 * 0.08, 140 / 730.5
+    claim("30,000 / (4 x 8,766) + 0.7 x 1.2 x 0.08 + 140 / 730.5 = 0.8556 + 0.0672 + 0.1916 = **$1.1144 per GPU-hour**.",
+          ("capex", capex, fixed(4)), ("power", power, fixed(4)), ("colo", colo, fixed(4)),
+          ("sum", capex + power + colo, usd(4)), ("lib", owned.all_in_usd_per_gpu_hour(), usd(4)))
+    claim("input $/M = $/month x φ / (Q x E[T_in]) x 1e6, output $/M = $/month x (1 - φ) / (Q x E[T_out]) x 1e6.")
+    method = next(n for n in SELF.notes if n.startswith("capacity method: "))
+    claim("(`capacity method: roofline` at the time of writing,", ("method", method, text))
+    claim("μ(B) = 1 / (t_p + T_out x t_d(B) / B) and TPOT = t_d(B) / (1 - μ(B) t_p)")
+
+
+def build_break_even() -> None:
+    claim("c x N x 1e6 / (3,600 x u x X) = p_api => u* = c x N x 1e6 / (3,600 x X x p_api)",
+          ("Mtok", 1e6, e_notation), ("hour", 3600, n0))
+    claim("serves 3,600 x u x X tokens.", ("hour", 3600, n0))
+    claim("u* > 1 means never.")
+    fact("u* > 1 when the API is cheaper than a fully busy replica",
+         break_even_utilization(usd_per_gpu_hour=2.0, gpus_per_replica=1, tokens_per_second_per_replica=X_LIB,
+                                api_usd_per_mtok=0.01) > 1)
+    # u* with operations cost: at utilization u* (1 + O / (n R)) the self-host $/M equals p_api.
+    ops, n = 500.0, 2
+    u_ops = U_STAR * (1 + ops / (n * REPLICA_MONTH))
+    with_ops = size_self_host(mean_requests_per_second=u_ops * n * MU, peak_requests_per_second=n * MU,
+                              capacity_requests_per_second=MU, tokens_per_request=PROMPT + OUTPUT, gpus_per_replica=1,
+                              usd_per_gpu_hour=USD_PER_GPU_HOUR, ops_usd_per_month=ops)
+    claim("cost O over n replicas the break-even is u* x (1 + O / (n x R)).")
+    fact("with ops, self-host $/M equals the API's at u* x (1 + O / (n R))",
+         with_ops.replicas == n and math.isclose(with_ops.usd_per_mtok, API_PER_M, rel_tol=1e-9))
+    claim("Since u <= 1 / r when replicas are sized for the peak")
+    fact("u <= 1 / r", (SELF.utilization or 0) <= 1 / PEAK_TO_MEAN)
+    claim("k x R + O and carry volumes in ((k - 1) V_rep, k V_rep]; on that step the API costs V x p_api / 1e6,",
+          ("Mtok", 1e6, e_notation))
+    claim("V_k = (k x R + O) x 1e6 / p_api", ("Mtok", 1e6, e_notation))
+    claim("If it is not on step 1 and R >= V_rep x p_api / 1e6, each replica costs more than the API would charge")
+    fact("never: each replica costs more than the API charges for the volume it adds",
+         break_even_tokens_per_month(replica_usd_per_month=1461.0, ops_usd_per_month=0.0,
+                                     tokens_per_month_per_replica_at_peak=5e9, api_usd_per_mtok=0.1) is None)
+    claim("On step 1 with O = 0, V* = R x 1e6 / p_api = u* x X x S: the volume at which one replica runs at u*.")
+
+
+def build_profile() -> None:
+    profile = np.asarray(diurnal_profile(peak_to_mean=PEAK_TO_MEAN))
+    claim("day peaking at 14:00:", ("peak hour", int(np.argmax(profile)), hour))
+    claim("w_h = exp(a cos(2π (h - 14) / 24)) / mean over the 24 hours",
+          ("peak hour", int(np.argmax(profile)), n0), ("hours", len(profile), n0))
+    claim("A scenario gives either 24 hourly weights (scaled to mean 1) or only r.", ("hours", len(profile), n0))
+    claim("The 24-point mean of exp(a cos θ) equals the modified Bessel function I0(a)")
+    # Written out: solve e^a / I0(a) = 2 by bisection (numpy's I0), then build the 24 hours.
+    low, high = 0.0, 10.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        low, high = (mid, high) if math.exp(mid) / float(np.i0(mid)) < PEAK_TO_MEAN else (low, mid)
+    hours = np.arange(24)
+    weights = np.exp(high * np.cos(2 * np.pi * (hours - 14) / 24))
+    weights = weights / weights.mean()
+    fact("the library's profile is exp(a cos) with e^a / I0(a) = r", np.allclose(weights, profile, rtol=1e-9))
+    a_lib = math.log(profile.max() / profile.min()) / 2  # max / min = e^(2a)
+    claim("For r = 2, a = 0.877: the peak factor is 2.000 at 14:00, the trough 0.346 at 02:00, and 11 of the 24 hours "
+          "are above the mean.",
+          ("r", PEAK_TO_MEAN, fixed(0)), ("a", high, fixed(3)), ("a lib", a_lib, fixed(3)),
+          ("peak", weights.max(), fixed(3)), ("peak lib", profile.max(), fixed(3)), ("peak hour", int(np.argmax(profile)), hour),
+          ("trough", weights.min(), fixed(3)), ("trough lib", profile.min(), fixed(3)),
+          ("trough hour", int(np.argmin(profile)), hour), ("above", int((profile > 1).sum()), n0),
+          ("hours", len(profile), n0))
+    fact("the decision uses this profile for a peak-to-mean scenario", np.allclose(DECISION.hourly_profile, profile))
+
+
+def build_hybrid_formulas() -> None:
+    claim("overflow requests/month = Σ_h (λ_h - served_h) x 3,600 x D", ("hour", 3600, n0))
+    claim("hybrid $/month(k) = k x R + (O if k > 0) + overflow requests/month x API $/request")
+    claim("k runs from 0 (all API) to the n the self-host option needs; the cheapest k wins, the smaller k on a tie.")
+    # A tie: one replica costs exactly the API bill it would replace (flat day, all served).
+    tie = plan_hybrid(mean_requests_per_second=1.0, hourly_profile=[1.0] * 24, capacity_requests_per_second=2.0,
+                      replica_usd_per_month=1.0 * 3600 * HOURS_PER_MONTH * 1e-3, ops_usd_per_month=0.0,
+                      api_usd_per_request=1e-3, max_base_replicas=1)
+    fact("a tie goes to fewer base replicas", tie.base_replicas == 0)
+    claim("of the curve between (k - 1) μ and k μ.")
+
+
+def build_ranking() -> None:
+    claim("more than 0.5% dearer", ("margin", 0.005, pct(1)))
+
+    def saving_line(dearer_by: float) -> bool:
+        runner_up = dataclasses.replace(SELF, usd_per_month=API.usd_per_month * (1 + dearer_by))
+        return any(r.startswith("It costs") for r in decision_module._reasons((API, runner_up)))
+
+    fact("the runner-up is named at 0.6% dearer, not at 0.4%", saving_line(0.006) and not saving_line(0.004))
+    fact("ties go to the simpler option (API before the hybrid at the same cost)",
+         [o.kind for o in DECISION.options] == ["api", "hybrid", "self-host"]
+         and math.isclose(API.usd_per_month, HYBRID.usd_per_month))
+    claim("A self-host option that cannot meet the SLO at any load is priced at one replica, with $/M = n/a")
+    strict = SCENARIO.model_copy(update={"slo": SCENARIO.slo.model_copy(update={"ttft_p90_seconds": 0.001})})
+    infeasible = decide(strict, today=TODAY).option("h100-8b")
+    fact("infeasible self-host: one replica, $/M infinite, misses the SLO with a reason",
+         not infeasible.meets_slo and math.isinf(infeasible.usd_per_mtok)
+         and math.isclose(infeasible.usd_per_month, REPLICA_MONTH) and "TTFT limit" in infeasible.slo_reason)
+    workload = SCENARIO.workload
+
+    def warns(**update: object) -> tuple[str, ...]:
+        changed = type(workload).model_validate({**workload.model_dump(), **update})
+        return scenario_warnings(SCENARIO.model_copy(update={"workload": changed}), (), capacities={})
+
+    def has(found: tuple[str, ...], start: str) -> bool:
+        return any(w.startswith(start) for w in found)
+
+    claim("| Spiky traffic | r >= 2 |", ("r", 2, n0))
+    fact("spiky at r = 2, not at 1.99", has(warns(peak_to_mean_ratio=2.0), "Spiky")
+         and not has(warns(peak_to_mean_ratio=1.99), "Spiky"))
+    claim("| Prefill-heavy | E[T_in] / E[T_out] >= 8 |", ("ratio", 8, n0))
+    fact("prefill-heavy at 8x, not at 7.99x",
+         has(warns(prompt_tokens={"kind": "fixed", "tokens": 1600}), "Prefill-heavy")
+         and not has(warns(prompt_tokens={"kind": "fixed", "tokens": 1598}), "Prefill-heavy"))
+    claim("| KV growth | a self-host replica runs at >= 80% of its KV-memory batch ceiling at the SLO |", ("kv", 0.8, pct(0)))
+
+    def kv_warns(batch: int) -> bool:
+        cap = Capacity(True, "", 1.0, batch, 0.1, 0.01, 0.5, 100, "roofline")
+        return has(scenario_warnings(SCENARIO, (), capacities={"h100-8b": cap}), "KV growth")
+
+    fact("KV growth at 80 of 100 sequences, not at 79", kv_warns(80) and not kv_warns(79))
+    claim("| Growth | growth per month > 0: shows the volume factor 6 months ahead |", ("months", 6, n0))
+    fact("growth warning names 6 months", any("in 6 months" in w for w in warns(growth_per_month=0.05)))
+    fact("no growth warning at 0", not has(warns(growth_per_month=0.0), "Growth"))
+
+
+def build_worked_example() -> None:
+    wl = SCENARIO.workload
+    claim("A service of 100,000 requests a day, each a fixed 1,000-token prompt and 200 output tokens, with a busiest "
+          "hour at twice the mean, and an SLO of TTFT p90 1 s and TPOT p90 50 ms.",
+          ("requests", wl.requests_per_day or 0, n0), ("prompt", wl.mean_prompt_tokens(), n0),
+          ("output", wl.mean_output_tokens(), n0), ("ttft", SCENARIO.slo.ttft_p90_seconds, fixed(0, suffix=" s")),
+          ("tpot", SCENARIO.slo.tpot_p90_seconds, ms(0)))
+    fact("twice the mean", wl.peak_to_mean() == 2.0)
+    cerebras = API_SHEET.get("cerebras/llama-3.1-8b")
+    claim("(`cerebras/llama-3.1-8b`, $0.10 per M input and output, LiteLLM 1.110.2 and genai-prices 0.2.3 agree, "
+          "checked 2026-11-29)",
+          ("in", cerebras.input_usd_per_mtok, usd(2)), ("out", cerebras.output_usd_per_mtok, usd(2)),
+          ("in written", CEREBRAS_IN, usd(2)), ("out written", CEREBRAS_OUT, usd(2)),
+          ("litellm", cerebras.source_version.split("==")[1].split()[0], text),
+          ("genai", (cerebras.crosscheck_source or "").split("==")[1].split()[0], text),
+          ("checked", cerebras.checked.isoformat(), text))
+    fact("cerebras: the two sources agree", cerebras.disagreement is None
+         and cerebras.crosscheck_input_usd_per_mtok == cerebras.input_usd_per_mtok
+         and cerebras.crosscheck_output_usd_per_mtok == cerebras.output_usd_per_mtok)
+    option = SCENARIO.option("h100-8b")
+    claim("or serve it itself on one H100 SXM per replica at $2.00 per GPU-hour.",
+          ("price", getattr(option, "usd_per_gpu_hour", 0.0), usd(2)), ("price written", USD_PER_GPU_HOUR, usd(2)))
+    fact("one GPU per replica", SELF.gpus_per_replica == 1)
+    together = API_SHEET.get("together/llama-3.1-8b")
+    claim("(The sheet's `together/llama-3.1-8b` row, $0.18, is not used: it carries LiteLLM's deprecation date "
+          "2026-03-06, so the model is retired;",
+          ("price", together.input_usd_per_mtok, usd(2)),
+          ("date", together.deprecation_date.isoformat() if together.deprecation_date else "", text))
+    fact("together/llama-3.1-8b is retired", together.is_retired(today=TODAY))
+    claim(YAML_BLOCK)
+
+    # Volume
+    claim("Q = 100,000 x 30.4375 = 3,043,750 requests/month; V = 3,043,750 x (1,000 + 200) = 3,652,500,000 "
+          "tokens/month (3.65B).",
+          ("D", D, fixed(4)), ("Q", Q, n0), ("Q lib", DECISION.requests_per_month, n0), ("V", V, n0),
+          ("V lib", DECISION.tokens_per_month, n0), ("V B", DECISION.tokens_per_month, billions(2)))
+    claim("λ = 100,000 / 86,400 s = 1.157 requests/s; λ_peak = 2 x 1.157 = 2.315 requests/s.",
+          ("lam", LAM, fixed(3)), ("lam lib", DECISION.mean_requests_per_second, fixed(3)),
+          ("peak", LAM_PEAK, fixed(3)), ("peak lib", wl.peak_requests_per_second(), fixed(3)), ("r", PEAK_TO_MEAN, fixed(0)))
+
+    # API
+    claim("$/request = (1,000 x 0.10 + 200 x 0.10) / 1e6 = **$0.000120**. $/month = 0.000120 x 3,043,750 = **$365.25**.",
+          ("per request", API_PER_REQUEST, usd(6)), ("per request lib", API.api_usd_per_request or 0, usd(6)),
+          ("month", API_MONTH, usd(2)), ("month lib", API.usd_per_month, usd(2)), ("Q", Q, n0))
+    claim("Blended $/M = 365.25 / 3,652.5 M tokens = **$0.100**.",
+          ("V M", V / 1e6, fixed(1)), ("per M", API_PER_M, usd(3)), ("per M lib", API.usd_per_mtok, usd(3)))
+    check = check_rate_limits(wl, requests_per_minute_limit=cerebras.requests_per_minute,
+                              tokens_per_minute_limit=cerebras.tokens_per_minute, batch=False)
+    fact("cerebras row publishes no per-minute limits", cerebras.requests_per_minute is None and cerebras.tokens_per_minute is None)
+    claim("the peak minute is 138.9 requests and 166,667 tokens.",
+          ("rpm", check.peak_requests_per_minute, fixed(1)), ("tpm", check.peak_tokens_per_minute, n0))
+
+    # Capacity (the library's, whatever the method)
+    batch = int(re.search(r"\(batch (\d+)\)", SELF.slo_reason).group(1))  # type: ignore[union-attr]
+    shape = derive_shape(load_model("llama-3.1-8b"))
+    h100 = load_accelerator("h100-sxm")
+    memory = plan_memory(shape, hbm_bytes_per_gpu=h100.memory_bytes, gpus=1,
+                         weight_bytes_per_param=BYTES_PER_ELEMENT["bf16"], kv_bytes_per_element=BYTES_PER_ELEMENT["bf16"],
+                         context_tokens=PROMPT + OUTPUT)
+    claim("The library gives one H100 SXM μ = **21.392 requests/s** inside the SLO (decode batch 188, TTFT 27.0 ms, "
+          "TPOT 43.9 ms; KV memory holds at most 384 sequences of 1,200 tokens).",
+          ("mu", MU, fixed(3)), ("batch", batch, n0), ("ttft", SELF.ttft_p90_seconds or 0, ms(1)),
+          ("tpot", SELF.tpot_p90_seconds or 0, ms(1)), ("max batch", memory.max_batch, n0),
+          ("context", PROMPT + OUTPUT, n0))
+    fact("the operating point fits in KV memory", batch <= memory.max_batch)
+    fact("the operating point meets the SLO", (SELF.ttft_p90_seconds or 9) <= 1.0 and (SELF.tpot_p90_seconds or 9) <= 0.05)
+    claim("X = 21.392 x 1,200 = **25,670 tokens/s** per replica.",
+          ("mu", MU, fixed(3)), ("X", X, n0), ("X lib", X_LIB, n0), ("X napkin", 21.392 * 1200, n0))
+
+    # Self-host
+    claim("n = ceil(2.315 / 21.392) = ceil(0.108) = **1** replica.",
+          ("peak", LAM_PEAK, fixed(3)), ("ratio", LAM_PEAK / MU, fixed(3)), ("n", REPLICAS, n0), ("n lib", SELF.replicas, n0))
+    claim("$/month = 1 x 1 x $2.00 x 730.5 h = **$1,461.00**.",
+          ("month", SELF_MONTH, usd(2)), ("month lib", SELF.usd_per_month, usd(2)), ("H", H, fixed(1)))
+    claim("$/M = 1,461.00 / 3,652.5 = **$0.400**.",
+          ("per M", SELF_MONTH / (V / 1e6), usd(3)), ("per M lib", SELF.usd_per_mtok, usd(3)))
+    claim("u = 1.157 / (1 x 21.392) = **5.4%**: the replica idles most of the day.",
+          ("u", U, pct(1)), ("u lib", SELF.utilization or 0, pct(1)), ("lam", LAM, fixed(3)))
+    full = size_self_host(mean_requests_per_second=LAM, peak_requests_per_second=LAM_PEAK, capacity_requests_per_second=MU,
+                          tokens_per_request=PROMPT + OUTPUT, gpus_per_replica=1, usd_per_gpu_hour=USD_PER_GPU_HOUR)
+    claim("At full utilization its $/M would be 2.00 x 1 x 1e6 / (3,600 x 25,670) = $0.0216.",
+          ("full", USD_PER_GPU_HOUR * 1e6 / (3600 * X), usd(4)), ("full lib", full.usd_per_mtok_at_full_utilization, usd(4)))
+    prompt_m, output_m = Q * PROMPT / 1e6, Q * OUTPUT / 1e6
+    phi = SELF.usd_per_mtok_input * prompt_m / SELF.usd_per_month  # the library's φ, from its input $/M
+    claim("Prefill takes φ = 57.7% of its time, so input $/M = 1,461.00 x 0.577 / 3,043.75 M prompt tokens = $0.277 "
+          "and output $/M = 1,461.00 x 0.423 / 608.75 M output tokens = $1.015.",
+          ("phi", phi, pct(1)), ("phi 3", phi, fixed(3)), ("1-phi", 1 - phi, fixed(3)), ("prompt M", prompt_m, fixed(2)),
+          ("output M", output_m, fixed(2)), ("in", SELF_MONTH * phi / prompt_m, usd(3)),
+          ("in lib", SELF.usd_per_mtok_input, usd(3)), ("out", SELF_MONTH * (1 - phi) / output_m, usd(3)),
+          ("out lib", SELF.usd_per_mtok_output, usd(3)))
+
+    # Break-even
+    claim("u* = 2.00 x 1 x 1e6 / (3,600 x 25,670 x 0.100) = **21.6%**, 4.00x the 5.4% the replica runs at.",
+          ("u*", U_STAR, pct(1)), ("u* lib", SELF.break_even_utilization or 0, pct(1)),
+          ("ratio", U_STAR / U, times(2)), ("u", U, pct(1)))
+    fact("break-even against the cheapest API", SELF.break_even_against == "cerebras-8b")
+    claim("One replica sized for the peak carries V_rep = 25,670 x 2,629,800 / 2 = 33.75B tokens/month.",
+          ("V_rep", V_REP, billions(2)), ("S", S, n0), ("X", X, n0))
+    claim("The first step crosses at V_1 = (1 x 1,461.00 + 0) x 1e6 / 0.100 = 14.61B <= 33.75B, so "
+          "**V* = 14.61B tokens/month**, 4.00x today's 3.65B, or 400,000 requests/day.",
+          ("V_1", V_STAR, billions(2)), ("V_rep", V_REP, billions(2)), ("V* lib", SELF.break_even_tokens_per_month or 0, billions(2)),
+          ("times", V_STAR / V, times(2)), ("V", V, billions(2)), ("per day", V_STAR / (PROMPT + OUTPUT) / D, n0))
+    fact("V* is on the first step", V_STAR <= V_REP)
+    claim("Check: 14.61B / (25,670 x 2,629,800) = 21.6% = u*.",
+          ("check", V_STAR / (X * S), pct(1)), ("V*", V_STAR, billions(2)))
+
+    # Hybrid
+    claim("With no base replica the hybrid costs the API's $365.25.", ("hybrid", HYBRID.usd_per_month, usd(2)))
+    fact("hybrid keeps no base replica", HYBRID.replicas == 0)
+    claim("(the 2.315 requests/s peak is under 21.392), so it costs $1,461.00 + $0 of overflow. k = 0 wins.",
+          ("peak", LAM_PEAK, fixed(3)), ("mu", MU, fixed(3)), ("one", REPLICA_MONTH, usd(2)))
+    fact("the peak fits one replica", LAM_PEAK < MU)
+
+    # Ranking, reasons, warnings
+    order = [o.name for o in DECISION.options]
+    claim("cerebras-8b ($365.25), then h100-base-plus-cerebras (the same $365.25, ranked after the simpler API), "
+          "then h100-8b ($1,461.00).",
+          ("1st", order[0], text), ("2nd", order[1], text), ("3rd", order[2], text),
+          ("api", API.usd_per_month, usd(2)), ("hyb", HYBRID.usd_per_month, usd(2)), ("self", SELF.usd_per_month, usd(2)))
+    fact("recommendation is the API", DECISION.recommendation == "cerebras-8b")
+    for reason in DECISION.reasons:
+        claim(f"- {reason}")
+    for warning in DECISION.warnings:
+        claim(f"- {warning}")
+    fact("two warnings printed", len(DECISION.warnings) == 2)
+    fact("three reasons printed", len(DECISION.reasons) == 3)
+
+    # Ten times the volume
+    api10, self10, hyb10 = (DECISION_10X.option(n) for n in ("cerebras-8b", "h100-8b", "h100-base-plus-cerebras"))
+    q10, v10, lam10 = 10 * Q, 10 * V, 10 * LAM
+    claim("(1,000,000 requests/day, 36.5B tokens/month)",
+          ("rpd", SCENARIO_10X.workload.requests_per_day or 0, n0), ("V", DECISION_10X.tokens_per_month, billions(1)))
+    claim("- API: 0.000120 x 30,437,500 = $3,652.50.",
+          ("Q", q10, n0), ("Q lib", DECISION_10X.requests_per_month, n0), ("month", API_PER_REQUEST * q10, usd(2)),
+          ("month lib", api10.usd_per_month, usd(2)))
+    n10 = math.ceil(PEAK_TO_MEAN * lam10 / MU)
+    claim("- Self-host: λ = 11.574, λ_peak = 23.148 requests/s; n = ceil(23.148 / 21.392) = ceil(1.082) = 2 replicas, "
+          "$2,922.00, $/M = 2,922.00 / 36,525 = $0.0800, u = 11.574 / (2 x 21.392) = 27.1%.",
+          ("lam", lam10, fixed(3)), ("peak", PEAK_TO_MEAN * lam10, fixed(3)), ("ratio", PEAK_TO_MEAN * lam10 / MU, fixed(3)),
+          ("n", n10, n0), ("n lib", self10.replicas, n0), ("month", n10 * REPLICA_MONTH, usd(2)),
+          ("month lib", self10.usd_per_month, usd(2)), ("V M", v10 / 1e6, n0),
+          ("per M", n10 * REPLICA_MONTH / (v10 / 1e6), usd(4)), ("per M lib", self10.usd_per_mtok, usd(4)),
+          ("u", lam10 / (n10 * MU), pct(1)), ("u lib", self10.utilization or 0, pct(1)))
+    profile = np.asarray(DECISION_10X.hourly_profile)
+    rates = lam10 * profile
+    over = [h for h in range(24) if rates[h] > MU]
+    excess = rates[over] - MU
+    overflow_month = float(excess.sum()) * 3600 * D
+    overflow_usd = overflow_month * API_PER_REQUEST
+    claim("- Hybrid with k = 1: three hours exceed μ = 21.392 requests/s: 13:00, 14:00 and 15:00 at 22.467, 23.148 "
+          "and 22.467.",
+          ("count", len(over), lambda v: {3: "three"}.get(int(v), str(v))), ("k", hyb10.replicas, n0),
+          ("h1", over[0], hour), ("h2", over[1], hour), ("h3", over[2], hour),
+          ("r1", rates[over[0]], fixed(3)), ("r2", rates[over[1]], fixed(3)), ("r3", rates[over[2]], fixed(3)))
+    claim("The overflow is 1.075 + 1.756 + 1.075 = 3.906 requests/s over one hour each, x 3,600 x 30.4375 = 428,034 "
+          "requests/month, 1.41% of all requests, billed 428,034 x $0.000120 = $51.36.",
+          ("e1", excess[0], fixed(3)), ("e2", excess[1], fixed(3)), ("e3", excess[2], fixed(3)),
+          ("sum", excess.sum(), fixed(3)), ("month", overflow_month, n0),
+          ("share", excess.sum() / rates.sum(), pct(2)), ("usd", overflow_usd, usd(2)),
+          ("usd lib", hyb10.breakdown.api_usd_per_month, usd(2)), ("D", D, fixed(4)))
+    fact("hybrid overflow share matches the library's note",
+         any(f"{excess.sum() / rates.sum():.1%} of requests" in n for n in hyb10.notes))
+    claim("Total $1,461.00 + $51.36 = **$1,512.36**, against $2,922.00 for k = 2; the base replica runs at 53.3%.",
+          ("total", REPLICA_MONTH + overflow_usd, usd(2)), ("total lib", hyb10.usd_per_month, usd(2)),
+          ("k2", 2 * REPLICA_MONTH, usd(2)), ("util", float(np.minimum(rates, MU).mean() / MU), pct(1)),
+          ("util lib", hyb10.utilization or 0, pct(1)))
+    fact("at ten times the volume the hybrid is recommended", DECISION_10X.recommendation == "h100-base-plus-cerebras")
+    claim(f'- The hybrid is recommended: "{DECISION_10X.reasons[1]}"')
+    claim("It costs 48% less than the runner-up, h100-8b ($2,922/month).",
+          ("saving", 1 - (REPLICA_MONTH + overflow_usd) / (2 * REPLICA_MONTH), pct(0)))
+    claim("at 100,000 requests/day the API costs 25% of one mostly idle H100. Self-hosting breaks even at 4.00x the "
+          "volume;", ("share", API.usd_per_month / SELF.usd_per_month, pct(0)), ("times", V_STAR / V, times(2)),
+          ("rpd", REQUESTS_PER_DAY, n0))
+
+
+def _gpu_rows() -> list[dict[str, str]]:
+    with (ROOT / "pricing_data" / "gpu_prices.csv").open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def build_sources() -> None:
+    rows = API_SHEET.rows
+    primary = [r for r in rows if r.source == "litellm"]
+    genai = [r for r in rows if r.source == "genai-prices"]
+    crossed = [r for r in rows if r.crosscheck_source]
+    claim("62 rows, 12 providers, every row checked 2026-11-29.",
+          ("rows", len(rows), n0), ("providers", len({r.provider for r in rows}), n0),
+          ("checked", API_SHEET.checked_oldest.isoformat(), text))
+    fact("every API row checked the same day", {r.checked for r in rows} == {API_SHEET.checked_oldest})
+    litellm_versions = {r.source_version.split()[0] for r in primary}
+    genai_versions = {r.source_version for r in genai} | {(r.crosscheck_source or "").split()[0] for r in crossed}
+    claim("60 rows come from LiteLLM 1.110.2 (`litellm/model_prices_and_context_window_backup.json`, shipped in the "
+          "wheel) and 2 that LiteLLM lacks from genai-prices 0.2.3 (`genai_prices/data.py`).",
+          ("litellm rows", len(primary), n0), ("litellm", next(iter(litellm_versions)).split("==")[1], text),
+          ("genai rows", len(genai), n0), ("genai", next(iter(genai_versions)).split("==")[1], text))
+    fact("one LiteLLM version, one genai-prices version", len(litellm_versions) == 1 and len(genai_versions) == 1)
+    claim("37 rows are cross-checked against genai-prices 0.2.3 and 5 of them disagree",
+          ("crossed", len(crossed), n0), ("disagree", sum(1 for r in rows if r.disagreement), n0),
+          ("genai", next(iter(genai_versions)).split("==")[1], text))
+    gpu = _gpu_rows()
+    offerings = {k: sum(1 for r in gpu if r["offering"] == k) for k in ("on-demand", "reserved", "spot", "owned")}
+    claim("53 rows over 10 accelerators (22 on-demand, 9 reserved, 13 spot, 9 owned), every row checked 2026-11-29:",
+          ("rows", len(gpu), n0), ("accelerators", len({r["accelerator_id"] for r in gpu}), n0),
+          *((k, v, n0) for k, v in offerings.items()), ("checked", GPU_SHEET.checked_oldest.isoformat(), text))
+    fact("every GPU row checked the same day", {r["checked"] for r in gpu} == {GPU_SHEET.checked_oldest.isoformat()})
+    groups = {
+        "skypilot": [r for r in gpu if "skypilot-catalog" in r["source"]],
+        "deploybase": [r for r in gpu if "deploybase.ai" in r["source"]],
+        "semianalysis": [r for r in gpu if "InferenceX" in r["source"]],
+        "aws": [r for r in gpu if "Capacity Blocks" in r["source"]],
+        "aiinframap": [r for r in gpu if "aiinframap.com" in r["source"]],
+        "cliff": [r for r in gpu if "cliffcenter.com" in r["source"]],
+        "modal": [r for r in gpu if "modal.com" in r["source"]],
+    }
+    grouped = {id(r) for rs in groups.values() for r in rs}
+    others = [r for r in gpu if id(r) not in grouped]
+    sky_commits = {re.search(r"catalogs/v8/(\w+)/", r["source"]).group(1): r["source_version"].split()[1][:7]  # type: ignore[union-attr]
+                   for r in groups["skypilot"]}
+    claim("| SkyPilot catalog `catalogs/v8/{aws,lambda,nebius,runpod}/vms.csv` | 22 | commits 00148f2 (aws), 0f40703 "
+          "(lambda), 0082b04 (nebius), 01acdfd (runpod) |",
+          ("rows", len(groups["skypilot"]), n0), *((c, sky_commits[c], text) for c in ("aws", "lambda", "nebius", "runpod")))
+    fact("SkyPilot rows cover exactly aws, lambda, nebius, runpod", set(sky_commits) == {"aws", "lambda", "nebius", "runpod"})
+
+    def one(rs: list[dict[str, str]], field: str) -> str:
+        values = {r[field] for r in rs}
+        assert len(values) == 1, values
+        return values.pop()
+
+    claim('| Deploybase, "RunPod GPU Pricing: 2026" | 8 | 2026-03-10 |',
+          ("rows", len(groups["deploybase"]), n0), ("as_of", one(groups["deploybase"], "as_of"), text))
+    claim("| SemiAnalysis InferenceX `constants.ts` (3-year reserved estimates) | 4 | commit 77ca49a, 2026-04-03 |",
+          ("rows", len(groups["semianalysis"]), n0), ("commit", one(groups["semianalysis"], "source_version").split()[1][:7], text),
+          ("as_of", one(groups["semianalysis"], "as_of"), text))
+    fact("SemiAnalysis rows are 3-year reserved", all(r["offering"] == "reserved" and r["commitment"].startswith("3 years")
+                                                    for r in groups["semianalysis"]))
+    claim("| AWS EC2 Capacity Blocks pricing page | 3 | prices updated 2025-01-01 |",
+          ("rows", len(groups["aws"]), n0), ("version", one(groups["aws"], "source_version"), text))
+    claim("| aiinframap.com H100/H200/B200 TCO (owned capex) | 3 | mid-2026 estimates |",
+          ("rows", len(groups["aiinframap"]), n0))
+    fact("aiinframap rows are owned mid-2026 estimates", all(r["offering"] == "owned" and r["source_version"].startswith("mid-2026")
+                                                             for r in groups["aiinframap"]))
+    claim("| Cliff Center, AMD inference economics (MI300X) | 3 | 2026-05-18 |",
+          ("rows", len(groups["cliff"]), n0), ("as_of", one(groups["cliff"], "as_of"), text))
+    claim("| Modal blog, AWS G6e (L40S) reserved prices | 2 | 2025-08-12 |",
+          ("rows", len(groups["modal"]), n0), ("as_of", one(groups["modal"], "as_of"), text))
+    dates = sorted(r["as_of"] for r in others if r["as_of"])
+    claim("| other pages: Epoch AI, aitooldiscovery, runlocalai (2 rows), gpumarkets, awesomeagents, usagepricing, "
+          "Tom's Guide | 8 | 2022-10-12 to 2026-06-01 |",
+          ("rows", len(others), n0), ("runlocalai", sum("runlocalai" in r["source"] for r in others), n0),
+          ("first", dates[0], text), ("last", dates[-1], text))
+    claim("The download stops after 20 s or 8 MiB;",
+          ("timeout", refresh_module.DEFAULT_TIMEOUT_SECONDS, fixed(0, suffix=" s")),
+          ("cap", refresh_module.MAX_DOWNLOAD_BYTES / 2**20, fixed(0, suffix=" MiB")))
+    fact("refresh refuses when more than half the LiteLLM keys are missing",
+         "len(dropped) * 2 > len(current.rows)" in inspect.getsource(refresh_module))
+    fact("refresh downloads LiteLLM's model_prices_and_context_window.json from GitHub",
+         refresh_module.LITELLM_RAW_URL.startswith("https://raw.githubusercontent.com/")
+         and refresh_module.LITELLM_RAW_URL.endswith("/model_prices_and_context_window.json"))
+
+
+for _build in (build_intro, build_time, build_api_request, build_api_month, build_self_host, build_break_even,
+               build_profile, build_hybrid_formulas, build_ranking, build_worked_example, build_sources):
+    _build()
+
+
+# ---- tests --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def doc() -> str:
+    return squash(DOC_TEXT)
+
+
+@pytest.mark.parametrize("item", CLAIMS, ids=[f"{c.what}:{c.snippet[:40]}" for c in CLAIMS])
+def test_claim_matches_the_library(item: Claim) -> None:
+    shown = item.fmt(item.value)
+    assert shown in squash(item.snippet), f"{item.what}: computed {shown!r}, the page says {item.snippet!r}"
+
+
+@pytest.mark.parametrize(("statement", "holds"), FACTS, ids=[s for s, _ in FACTS])
+def test_fact_holds_in_the_library(statement: str, holds: bool) -> None:
+    assert holds, statement
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS, ids=[s[:50] for s in SNIPPETS])
+def test_snippet_is_on_the_page(doc: str, snippet: str) -> None:
+    assert squash(snippet) in doc, f"docs/economics.md no longer contains {snippet!r}"
+
+
+# A number preceded by a letter, '.', '-', '_' or '/' is part of a name (llama-3.1-8b, H100, p90, 1e6).
+NUMBER = re.compile(r"(?<![\w.\-/])\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
+NOT_FIGURES = ("Llama 3.1 8B",)  # the model's name, not a figure
+
+
+def numbers(fragment: str) -> list[str]:
+    for name in NOT_FIGURES:
+        fragment = fragment.replace(name, " ")
+    return [m.group(0).rstrip(",") for m in NUMBER.finditer(fragment)]
+
+
+def test_every_number_on_the_page_is_claimed(doc: str) -> None:
+    covered = {n for s in SNIPPETS for n in numbers(squash(s))}
+    stray = sorted({n for n in numbers(doc) if n not in covered}, key=lambda n: (len(n), n))
+    assert not stray, f"numbers on docs/economics.md without a snippet in this test: {stray}"
+
+
+def test_worked_example_capacity_is_the_decisions() -> None:
+    """The page's μ is whatever decide() uses: the self-host and hybrid options agree on it."""
+    assert HYBRID.capacity_requests_per_second == SELF.capacity_requests_per_second
+    assert SELF.tokens_per_second_per_replica == pytest.approx(MU * (PROMPT + OUTPUT))
+
+
+def test_compare_cli_prints_the_worked_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "worked-example.yaml"
+    path.write_text(YAML_BLOCK, encoding="utf-8")
+    assert main(["compare", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    options = {o["name"]: o for o in out["options"]}
+    assert out["recommendation"] == "cerebras-8b"
+    assert options["cerebras-8b"]["usd_per_month"] == pytest.approx(API_MONTH)
+    assert options["h100-8b"]["usd_per_month"] == pytest.approx(SELF_MONTH)
+    assert options["h100-8b"]["break_even_tokens_per_month"] == pytest.approx(V_STAR)
+    assert options["h100-8b"]["break_even_utilization"] == pytest.approx(U_STAR)
+    assert out["tokens_per_month"] == pytest.approx(V)
