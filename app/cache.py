@@ -15,8 +15,9 @@ from costmodel.calibration import Calibration
 from costmodel.catalog import accelerators, models
 from costmodel.charts_compare import CompareView, compare_view
 from costmodel.charts_data import RooflineView, roofline_view
+from costmodel.charts_latency import OptionLatency, option_latency
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
-from costmodel.scenario import Scenario
+from costmodel.scenario import Scenario, SelfHostOption, Slo, Workload
 
 
 @st.cache_data(show_spinner=False)
@@ -121,3 +122,14 @@ def cached_compare_figures(scenario_json: str, calibration_json: str | None = No
         "traffic": traffic_figure(view.traffic, colors),
         "breakdown": breakdown_figure(view.decision),
     }
+
+
+@st.cache_data(show_spinner="Simulating the replica under load...", max_entries=64)
+def cached_option_latency(option_json: str, workload_json: str, slo_json: str, calibration_json: str | None,
+                          *, requests: int, seed: int) -> OptionLatency:
+    """`costmodel.charts_latency.option_latency` for one self-host option (about a second; cached)."""
+    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
+    return option_latency(
+        SelfHostOption.model_validate_json(option_json), Workload.model_validate_json(workload_json),
+        Slo.model_validate_json(slo_json), calibration=calibration, requests=requests, seed=seed,
+    )

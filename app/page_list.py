@@ -21,4 +21,5 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("views/scenario.py", "Scenario", "scenario", charts=1),
     PageSpec("views/compare.py", "Compare", "compare", charts=4),
     PageSpec("views/roofline.py", "Roofline", "roofline", charts=3),
+    PageSpec("views/latency.py", "Latency", "latency", charts=3),
 )
