@@ -124,6 +124,7 @@ def run_engine(
             ia += 1
         n_wait = len(requeue) + ia - iw
         if n_dec == 0 and not prefilling and n_wait == 0:
+            series.append((now, 0, 0))
             now = arr[ia]  # idle until the next arrival
             continue
         series.append((now, n_wait, n_dec + len(prefilling)))

@@ -188,7 +188,11 @@ def summarize(
             values = trace.values(limit.metric)
             misses = int(trace.rejected.sum()) if limit.metric != "tpot" else int((trace.rejected & (trace.output_tokens > 1)).sum())
             values = np.concatenate((values, np.full(misses, np.inf)))
-            return float(np.percentile(values, limit.percentile)) if values.size else 0.0
+            if not values.size:
+                return 0.0
+            with np.errstate(invalid="ignore"):  # interpolating between two infinities gives NaN: a miss
+                value = float(np.percentile(values, limit.percentile))
+            return np.inf if np.isnan(value) else value
 
         verdict = all(at(limit) <= limit.limit_seconds for limit in slo)
     return SimulationResult(
