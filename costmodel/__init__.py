@@ -6,7 +6,15 @@ Public API (typed results, no dicts):
 """
 
 from costmodel.calibration import Calibration, load_calibration
-from costmodel.catalog import AcceleratorSpec, ModelSpec, accelerators, derive_shape, load_accelerator, load_model, models
+from costmodel.catalog import (
+    AcceleratorSpec,
+    ModelSpec,
+    accelerators,
+    derive_shape,
+    load_accelerator,
+    load_model,
+    models,
+)
 from costmodel.errors import CostmodelError
 from costmodel.estimate import Estimate, estimate
 from costmodel.grid import GridResult, evaluate_grid

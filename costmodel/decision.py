@@ -86,12 +86,16 @@ def decide(
     for option in scenario.options:
         if isinstance(option, ApiOption):
             results[option.name] = api_result(option, scenario, api_sheet, today=today, api_price_scale=over.api_price)
-    reference = _reference_api([r for r in results.values() if r.kind == "api"])
+    apis = [r for r in results.values() if r.kind == "api"]
+    open_models = {o.name: api_sheet.get(o.price_id).open_model_id for o in scenario.options if isinstance(o, ApiOption)}
     capacities: dict[str, tuple[Capacity, str]] = {}
     for option in scenario.options:
         if isinstance(option, SelfHostOption):
             capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
                                                          efficiency_scale=over.efficiency)
+            # Break-even against an API serving the same open model when the scenario has one.
+            same_model = [a for a in apis if open_models.get(a.name) == option.model]
+            reference = _reference_api(same_model) or _reference_api(apis)
             results[option.name] = self_host_result(
                 option, scenario, gpu_sheet, capacities[option.name], reference=reference, today=today,
                 gpu_price_scale=over.gpu_price,

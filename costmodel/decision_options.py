@@ -48,9 +48,12 @@ def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPrice
     cost = api_option_cost(option, workload, sheet)
     row = sheet.get(option.price_id)
     usd_month = cost.usd_per_month * api_price_scale
-    # Split by rate: output tokens at the (batch) output rate, the rest is the prompt side.
-    rates = token_rates(row, long_context=False, batch=cost.batch)
-    output_usd = cost.output_tokens_per_month * rates.output_usd_per_mtok / MTOK * api_price_scale
+    # Split by rate: output tokens at the (batch) output rate, weighted by the share of requests in the
+    # long-context tier (whose output rate is higher); the rest is the prompt side.
+    base = token_rates(row, long_context=False, batch=cost.batch).output_usd_per_mtok
+    p_long = cost.long_context_request_fraction
+    output_rate = base * (1 - p_long) + token_rates(row, long_context=True, batch=cost.batch).output_usd_per_mtok * p_long
+    output_usd = cost.output_tokens_per_month * output_rate / MTOK * api_price_scale
     prompt_tokens = cost.tokens_per_month - cost.output_tokens_per_month
     meets, reason = api_slo(option, scenario)
     notes = [cost.rate_limit.reason]
@@ -58,6 +61,8 @@ def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPrice
         notes.append("priced through the batch API (results within 24 h)")
     if cost.long_context_request_fraction > 0:
         notes.append(f"{cost.long_context_request_fraction:.0%} of requests pay the long-context rates")
+    if row.is_retired(today=today):
+        notes.append(f"RETIRED: the provider retired this model on {row.deprecation_date}; pick a live row")
     if row.disagreement:
         notes.append(f"price sources disagree: {row.disagreement}")
     return OptionResult(
@@ -122,7 +127,8 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
     if reference is not None:
         u_star = break_even_utilization(usd_per_gpu_hour=usd_per_gpu_hour, gpus_per_replica=option.gpus_per_replica,
                                         tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
-                                        api_usd_per_mtok=reference.usd_per_mtok)
+                                        api_usd_per_mtok=reference.usd_per_mtok,
+                                        ops_usd_per_month=option.ops_usd_per_month, replicas=cost.replicas)
         peak_to_mean = workload.peak_to_mean()
         be_volume = break_even_tokens_per_month(
             replica_usd_per_month=option.gpus_per_replica * usd_per_gpu_hour * HOURS_PER_MONTH,

@@ -24,6 +24,10 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
             "API latency is not free: no measured TTFT/TPOT for " + ", ".join(unmeasured)
             + "; their SLO verdict is assumed. Measure with `costmodel probe-endpoint`."
         )
+    retired = [r.name for r in ranked if any(note.startswith("RETIRED") for note in r.notes)]
+    if retired:
+        warnings.append("Retired API rows: " + ", ".join(retired) + " use models the provider has retired; "
+                        "their prices may no longer be on offer.")
     ratio = workload.mean_prompt_tokens() / max(workload.mean_output_tokens(), 1.0)
     if ratio >= 8:
         warnings.append(

@@ -70,7 +70,7 @@ class SelfHostCost:
     usd_per_month: float
     usd_per_mtok: float  # blended over input + output tokens
     utilization: float  # mean demand / provisioned capacity
-    usd_per_mtok_at_full_utilization: float  # GPU cost only, every replica busy at the SLO
+    usd_per_mtok_at_full_utilization: float  # every provisioned replica busy at the SLO, ops included
 
 
 def size_self_host(
@@ -105,16 +105,22 @@ def size_self_host(
         usd_per_month=total,
         usd_per_mtok=total / (tokens_per_month / 1e6) if tokens_per_month > 0 else math.inf,
         utilization=mean_requests_per_second / (replicas * capacity_requests_per_second) if replicas else 0.0,
-        usd_per_mtok_at_full_utilization=usd_per_gpu_hour * gpus_per_replica * 1e6 / (3600.0 * per_replica_tps),
+        usd_per_mtok_at_full_utilization=total * 1e6 / (replicas * per_replica_tps * SECONDS_PER_MONTH),
     )
 
 
 def break_even_utilization(*, usd_per_gpu_hour: float, gpus_per_replica: int, tokens_per_second_per_replica: float,
-                           api_usd_per_mtok: float) -> float:
-    """u* = usd_per_gpu_hour x N x 1e6 / (3600 x X x api_usd_per_mtok); > 1 means never cheaper."""
+                           api_usd_per_mtok: float, ops_usd_per_month: float = 0.0, replicas: int = 1) -> float:
+    """u* = usd_per_gpu_hour x N x 1e6 / (3600 x X x api_usd_per_mtok), scaled by (1 + ops / GPU $/month of the
+    `replicas` provisioned) so fixed operations cost counts; > 1 means never cheaper at this size.
+
+    Equals (self-host $/M at 100% utilization) / (API $/M), both with ops included."""
     if api_usd_per_mtok <= 0:
         return math.inf
-    return usd_per_gpu_hour * gpus_per_replica * 1e6 / (3600.0 * tokens_per_second_per_replica * api_usd_per_mtok)
+    gpu_usd_per_month = replicas * gpus_per_replica * usd_per_gpu_hour * HOURS_PER_MONTH
+    ops_factor = 1.0 + ops_usd_per_month / gpu_usd_per_month
+    return ops_factor * usd_per_gpu_hour * gpus_per_replica * 1e6 / (
+        3600.0 * tokens_per_second_per_replica * api_usd_per_mtok)
 
 
 def break_even_tokens_per_month(

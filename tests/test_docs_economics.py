@@ -286,15 +286,16 @@ def build_api_month() -> None:
     claim("blended $/M = API $/month / V x 1e6 = E[$/request] x 1e6 / E[T_in + T_out]", ("Mtok", 1e6, e_notation))
     fact("an API's $/M does not depend on volume", math.isclose(
         DECISION_10X.option("cerebras-8b").usd_per_mtok, API.usd_per_mtok, rel_tol=1e-12))
-    claim("for requests in the long-context tier this shifts part of the output cost onto the prompt.")
+    claim("weighted by the share of requests in the\nlong-context tier")
     data = yaml.safe_load(YAML_BLOCK)
     data["workload"]["prompt_tokens"] = {"kind": "fixed", "tokens": 250_000}
     data["options"] = [{"kind": "api", "name": "pro", "price_id": "google/gemini-2.5-pro"}]
     long_prompts = parse_scenario(data)
     pro_result = decide(long_prompts, today=TODAY).option("pro")
     pro = API_SHEET.get("google/gemini-2.5-pro")
-    fact("long-context requests: the output $/M shown is the base tier's output rate",
-         math.isclose(pro_result.usd_per_mtok_output, pro.output_usd_per_mtok)
+    # All these prompts pass the threshold, so every output token is billed at the long-context rate.
+    fact("long-context requests: the output $/M shown is the tier-weighted output rate",
+         math.isclose(pro_result.usd_per_mtok_output, pro.long_context_output_usd_per_mtok or 0)
          and (pro.long_context_output_usd_per_mtok or 0) > pro.output_usd_per_mtok)
     claim("peak requests/min = 60 x λ_peak", ("minute", SECONDS_PER_MINUTE, n0))
     lite = API_SHEET.get("google/gemini-2.5-flash-lite")
@@ -354,9 +355,14 @@ def build_break_even() -> None:
     with_ops = size_self_host(mean_requests_per_second=u_ops * n * MU, peak_requests_per_second=n * MU,
                               capacity_requests_per_second=MU, tokens_per_request=PROMPT + OUTPUT, gpus_per_replica=1,
                               usd_per_gpu_hour=USD_PER_GPU_HOUR, ops_usd_per_month=ops)
-    claim("cost O over n replicas the break-even is u* x (1 + O / (n x R)).")
+    claim("the library reports u* x (1 + O / (n x R))")
     fact("with ops, self-host $/M equals the API's at u* x (1 + O / (n R))",
          with_ops.replicas == n and math.isclose(with_ops.usd_per_mtok, API_PER_M, rel_tol=1e-9))
+    fact("the library's u* with ops is u* x (1 + O / (n R))", math.isclose(
+        break_even_utilization(usd_per_gpu_hour=USD_PER_GPU_HOUR, gpus_per_replica=1, tokens_per_second_per_replica=X_LIB,
+                               api_usd_per_mtok=API_PER_M, ops_usd_per_month=ops, replicas=n),
+        break_even_utilization(usd_per_gpu_hour=USD_PER_GPU_HOUR, gpus_per_replica=1, tokens_per_second_per_replica=X_LIB,
+                               api_usd_per_mtok=API_PER_M) * (1 + ops / (n * REPLICA_MONTH)), rel_tol=1e-9))
     claim("Since u <= 1 / r when replicas are sized for the peak")
     fact("u <= 1 / r", (SELF.utilization or 0) <= 1 / PEAK_TO_MEAN)
     claim("k x R + O and carry volumes in ((k - 1) V_rep, k V_rep]; on that step the API costs V x p_api / 1e6,",

@@ -33,8 +33,8 @@ def test_size_self_host_by_hand():
     assert cost.usd_per_mtok == pytest.approx(11957.5 / (10 * 1000 * 730.5 * 3600 / 1e6))
     # Utilization = 10 / (3 x 10) = 1/3.
     assert cost.utilization == pytest.approx(1 / 3)
-    # At 100%: $2.50 x 2 GPUs x 1e6 / (3600 s x 10,000 tokens/s) = $0.1389 per M tokens.
-    assert cost.usd_per_mtok_at_full_utilization == pytest.approx(2.5 * 2 * 1e6 / (3600 * 10_000))
+    # At 100% (ops included): $11,957.50 / (3 replicas x 10,000 tokens/s x 2,629,800 s / 1e6) = $0.1516/M.
+    assert cost.usd_per_mtok_at_full_utilization == pytest.approx(11957.5 / (3 * 10_000 * 2_629_800 / 1e6))
 
 
 def test_break_even_utilization_by_hand_and_identity():
@@ -46,6 +46,13 @@ def test_break_even_utilization_by_hand_and_identity():
                           tokens_per_request=1000, gpus_per_replica=1, usd_per_gpu_hour=2.0)
     # Property from the issue: u* = self-host $/M at 100% / API $/M.
     assert u == pytest.approx(cost.usd_per_mtok_at_full_utilization / 0.5)
+    # With $500/month ops on one replica ($1,461 of GPU): u* grows by (1 + 500 / 1461).
+    with_ops = break_even_utilization(usd_per_gpu_hour=2.0, gpus_per_replica=1, tokens_per_second_per_replica=2000,
+                                      api_usd_per_mtok=0.5, ops_usd_per_month=500, replicas=1)
+    assert with_ops == pytest.approx(u * (1 + 500 / (2.0 * 730.5)))
+    cost_ops = size_self_host(mean_requests_per_second=1, peak_requests_per_second=1, capacity_requests_per_second=2,
+                              tokens_per_request=1000, gpus_per_replica=1, usd_per_gpu_hour=2.0, ops_usd_per_month=500)
+    assert with_ops == pytest.approx(cost_ops.usd_per_mtok_at_full_utilization / 0.5)
 
 
 def test_break_even_volume_by_hand():
