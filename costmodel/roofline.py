@@ -36,8 +36,9 @@ class Efficiency:
     eff_compute: float
     eff_memory: float
     overhead_seconds_per_step: float
-    # Small GEMMs run below peak: effective eff_compute = eff_compute * m / (m + this), m = rows (tokens).
-    # 0 keeps eff_compute constant (the datasheet default); calibration may fit it (CPU MKL, see probes).
+    # Small GEMMs run below peak: effective eff_compute = eff_compute * m / (m + this), m = rows (tokens),
+    # for m >= 2 (a 1-row GEMV is exempt; see gemm_saturation). 0 keeps eff_compute constant (the
+    # datasheet default); calibration fits it (CPU MKL, see docs/probes.md).
     compute_half_saturation_tokens: float = 0.0
     source: str = "datasheet defaults"
 
@@ -208,6 +209,19 @@ def allreduce_seconds(
     return np.where(gpus > 1, shape.layers * per_layer, 0.0)
 
 
+def gemm_saturation(*, gemm_rows: Any, half_saturation_tokens: Any) -> Any:
+    """Share of eff_compute a weight GEMM with `gemm_rows` rows (tokens in the step) reaches.
+
+    m / (m + half) for m >= 2: a fixed per-call cost (packing the weight panel, filling tiles) that only
+    many rows amortise; measured on CPU MKL, where a [151936 x 896] fp32 lm_head took 56 ms at 1 row,
+    125 ms at 2, 220 ms at 8, 573 ms at 64 (docs/probes.md). A single row is a GEMV: it streams the
+    weights once with no such cost, so it keeps the full eff_compute (it is memory-bound anyway).
+    half = 0 gives 1 everywhere (the datasheet default).
+    """
+    rows = np.maximum(gemm_rows, 1.0)
+    return np.where(rows <= 1.0, 1.0, rows / (rows + half_saturation_tokens))
+
+
 def step_arrays(
     shape: ModelShape,
     work: StepWork,
@@ -233,8 +247,7 @@ def step_arrays(
         gpus=gpus,
     )
     tokens = work.tokens
-    gemm_rows = np.maximum(tokens, 1.0)
-    eff_c = eff_compute * gemm_rows / (gemm_rows + compute_half_saturation_tokens)
+    eff_c = eff_compute * gemm_saturation(gemm_rows=tokens, half_saturation_tokens=compute_half_saturation_tokens)
     flops_per_s = peak_flops_per_s * eff_c
     bytes_per_s = hbm_bytes_per_s * eff_memory
     op_seconds = tuple(np.maximum(f / flops_per_s, b / bytes_per_s) for f, b in zip(flops, bytes_, strict=True))
@@ -312,8 +325,9 @@ def step_from_work(
         overhead_seconds_per_step=eff.overhead_seconds_per_step,
         compute_half_saturation_tokens=eff.compute_half_saturation_tokens,
     )
-    rows = max(float(work.tokens), 1.0)
-    eff_c = eff.eff_compute * rows / (rows + eff.compute_half_saturation_tokens)
+    eff_c = eff.eff_compute * float(
+        gemm_saturation(gemm_rows=work.tokens, half_saturation_tokens=eff.compute_half_saturation_tokens)
+    )
     ops = tuple(
         OpCost(
             name=name,
