@@ -31,6 +31,14 @@ class Calibration(BaseModel):
     compute_half_saturation_tokens: float = Field(default=0.0, ge=0, description="GEMM rows at half eff_compute")
     peak_flops_per_s: float | None = Field(default=None, gt=0, description="measured peak replacing the datasheet's")
     hbm_bytes_per_s: float | None = Field(default=None, gt=0, description="measured bandwidth replacing the datasheet's")
+    peak_flops_dtype: str | None = Field(
+        default=None, description="dtype the probe ran in; peak_flops_per_s and the efficiencies refer to it"
+    )
+    peak_flops_per_s_by_dtype: dict[str, float] | None = Field(
+        default=None,
+        description="matmul FLOP/s measured per dtype; replaces those datasheet entries, and dtypes not measured "
+        "are scaled by measured/datasheet of peak_flops_dtype",
+    )
     holdout_median_abs_error: float = Field(ge=0, description="median |pred-meas|/meas on held-out points")
     holdout_max_abs_error: float = Field(ge=0, description="max |pred-meas|/meas on held-out points")
     points_fit: int = Field(ge=0)
@@ -52,6 +60,18 @@ def load_calibration(path: str | Path) -> Calibration:
         raise CostmodelError(describe_validation_error(exc, where=f"calibration {file}")) from exc
 
 
+def calibrated_peaks(datasheet: dict[str, float], calibration: Calibration) -> dict[str, float]:
+    """Measured FLOP/s where the probe measured a dtype; the others scaled by the probe dtype's ratio.
+
+    A GPU that reaches 75% of its datasheet bf16 peak in the microbenchmark is assumed to reach 75% of its
+    fp8/int8 peaks too (same tensor cores, clocks and power limit).
+    """
+    measured = calibration.peak_flops_per_s_by_dtype or {}
+    probe = calibration.peak_flops_dtype
+    ratio = measured[probe] / datasheet[probe] if probe in measured and probe in datasheet else 1.0
+    return {key: measured.get(key, value * ratio) for key, value in datasheet.items()}
+
+
 def apply_calibration(hardware: AcceleratorSpec, calibration: Calibration) -> tuple[AcceleratorSpec, Efficiency]:
     """The accelerator with measured peaks (where given) and the fitted efficiencies."""
     if calibration.hardware_id != hardware.id:
@@ -60,7 +80,9 @@ def apply_calibration(hardware: AcceleratorSpec, calibration: Calibration) -> tu
             f"hardware is '{hardware.id}'; pass --hardware {calibration.hardware_id} or a matching calibration"
         )
     update: dict[str, object] = {}
-    if calibration.peak_flops_per_s is not None:
+    if calibration.peak_flops_per_s_by_dtype:
+        update["peak_flops_per_s"] = calibrated_peaks(hardware.peak_flops_per_s, calibration)
+    elif calibration.peak_flops_per_s is not None:
         update["peak_flops_per_s"] = {key: calibration.peak_flops_per_s for key in hardware.peak_flops_per_s}
     if calibration.hbm_bytes_per_s is not None:
         update["hbm_bytes_per_s"] = calibration.hbm_bytes_per_s

@@ -230,7 +230,8 @@ def test_accelerator_rows_validate_with_unique_ids() -> None:
     for row in rows:
         spec = AcceleratorSpec.model_validate(row)
         assert spec.checked == CHECKED
-        assert spec.source.startswith("https://")
+        # The `cpu` row is a nominal placeholder that a probe calibration replaces (docs/probes.md).
+        assert spec.source.startswith("https://") or spec.source.startswith("nominal placeholder"), spec.id
         _assert_no_numeric_strings(row, spec.id)
 
 
