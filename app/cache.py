@@ -6,8 +6,11 @@ text), so reruns after a widget change reuse everything that did not change.
 
 from __future__ import annotations
 
+import json
+
 import plotly.graph_objects as go
 import streamlit as st
+from pydantic import ValidationError
 
 from app.colors import option_colors
 from app.figures_compare import breakdown_figure, traffic_figure, utilization_figure, volume_figure
@@ -16,6 +19,7 @@ from costmodel.catalog import accelerators, models
 from costmodel.charts_compare import CompareView, compare_view
 from costmodel.charts_data import RooflineView, roofline_view
 from costmodel.charts_latency import OptionLatency, option_latency
+from costmodel.errors import CostmodelError
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.scenario import Scenario, SelfHostOption, Slo, Workload
 
@@ -77,6 +81,34 @@ def gpu_sheet() -> PriceSheet[GpuPriceRow]:
     return load_gpu_prices()
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def api_sheet_for(overrides_json: str | None) -> PriceSheet[ApiPriceRow]:
+    """The API sheet with this session's price overrides applied (validated like a sheet row)."""
+    sheet = api_sheet()
+    if not overrides_json:
+        return sheet
+    overrides: dict[str, dict[str, float]] = json.loads(overrides_json)
+    rows = []
+    for row in sheet.rows:
+        if row.id in overrides:
+            data = row.model_dump() | overrides[row.id] | {"source": "manual", "notes": "price overridden in the app"}
+            try:
+                row = ApiPriceRow.model_validate(data)
+            except ValidationError as exc:
+                raise CostmodelError(f"override of {row.id}: {exc.errors()[0]['msg']}") from None
+        rows.append(row)
+    return PriceSheet(kind="api", where=f"{sheet.where} (with overrides)", rows=tuple(rows))
+
+
+def clear_price_caches() -> None:
+    """After a refresh: re-read the sheets and recompute everything priced from them."""
+    api_sheet.clear()
+    gpu_sheet.clear()
+    api_sheet_for.clear()
+    cached_compare_view.clear()
+    cached_compare_figures.clear()
+
+
 def api_price_rows() -> dict[str, ApiPriceRow]:
     """API price rows by id, in sheet order."""
     return {row.id: row for row in api_sheet().rows}
@@ -103,18 +135,21 @@ def gpu_offerings_for(hardware_id: str) -> list[str]:
 
 
 @st.cache_data(show_spinner="Evaluating the options...", max_entries=64)
-def cached_compare_view(scenario_json: str, calibration_json: str | None = None) -> CompareView:
+def cached_compare_view(scenario_json: str, calibration_json: str | None = None,
+                        overrides_json: str | None = None) -> CompareView:
     """`costmodel.charts_compare.compare_view` (decide + chart data), keyed by the scenario's JSON."""
     calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
-    return compare_view(Scenario.model_validate_json(scenario_json), calibration=calibration, api_sheet=api_sheet())
+    return compare_view(Scenario.model_validate_json(scenario_json), calibration=calibration,
+                        api_sheet=api_sheet_for(overrides_json), gpu_sheet=gpu_sheet())
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def cached_compare_figures(scenario_json: str, calibration_json: str | None = None) -> dict[str, go.Figure]:
+def cached_compare_figures(scenario_json: str, calibration_json: str | None = None,
+                           overrides_json: str | None = None) -> dict[str, go.Figure]:
     """The Compare page's four figures (building and validating plotly figures costs ~100 ms a rerun).
 
     cache_resource hands out the same objects (no pickling); st.plotly_chart only reads them."""
-    view = cached_compare_view(scenario_json, calibration_json)
+    view = cached_compare_view(scenario_json, calibration_json, overrides_json)
     colors = option_colors(o.name for o in view.decision.options)
     return {
         "volume": volume_figure(view, colors),

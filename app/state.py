@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import zlib
 from dataclasses import dataclass
 from typing import TypeVar
@@ -27,6 +28,7 @@ URL_TOKEN_KEY = "scenario_url_token"
 LINK_ERROR_KEY = "scenario_link_error"
 WIDGET_PREFIX = "sc_"  # keys of the Scenario page's widgets; cleared when another scenario is loaded
 CALIBRATION_KEY = "calibration_json"
+API_OVERRIDES_KEY = "api_price_overrides"  # {price_id: {field: USD per M tokens}}, this session only
 # A decoded link may not inflate past this (a zip bomb in a URL would otherwise eat the server's memory).
 MAX_DECODED_BYTES = 4_000_000
 
@@ -154,3 +156,26 @@ def calibration_json_for(hardware_id: str) -> str | None:
     if not payload or payload.get("hardware_id") != hardware_id:
         return None
     return str(payload["json"])
+
+
+def api_overrides() -> dict[str, dict[str, float]]:
+    """API price overrides of this session, by price row id."""
+    return dict(st.session_state.get(API_OVERRIDES_KEY, {}))
+
+
+def set_api_override(price_id: str, **prices: float | None) -> None:
+    """Override some USD-per-M-token fields of one API price row for this session."""
+    overrides = api_overrides()
+    overrides[price_id] = {**overrides.get(price_id, {}), **{k: v for k, v in prices.items() if v is not None}}
+    st.session_state[API_OVERRIDES_KEY] = overrides
+
+
+def clear_api_overrides() -> None:
+    """Back to the sheet's prices."""
+    st.session_state.pop(API_OVERRIDES_KEY, None)
+
+
+def api_overrides_json() -> str | None:
+    """The overrides as canonical JSON (a cache key), or None."""
+    overrides = api_overrides()
+    return json.dumps(overrides, sort_keys=True) if overrides else None

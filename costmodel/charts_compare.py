@@ -18,7 +18,7 @@ from costmodel.decision import decide
 from costmodel.decision_types import Decision, OptionResult
 from costmodel.economics import size_self_host
 from costmodel.memo.volume import Scaling, cost_model, throttled, usd_per_month
-from costmodel.pricing import ApiPriceRow, PriceSheet
+from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.scenario import Scenario
 
 # 1/100x .. 100x the scenario's volume, 8 points per decade (log-spaced), plus the scenario's own volume.
@@ -173,11 +173,11 @@ def traffic_chart(decision: Decision) -> TrafficChart:
 
 def compare_view(
     scenario: Scenario, *, calibration: Calibration | None = None,
-    api_sheet: PriceSheet[ApiPriceRow] | None = None,
+    api_sheet: PriceSheet[ApiPriceRow] | None = None, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
     volume_scales: Sequence[float] = DEFAULT_VOLUME_SCALES,
 ) -> CompareView:
     """One call for the Compare page: `decide` plus the chart data derived from it."""
-    decision = decide(scenario, calibration=calibration, api_sheet=api_sheet)
+    decision = decide(scenario, calibration=calibration, api_sheet=api_sheet, gpu_sheet=gpu_sheet)
     tokens_per_request = decision.mean_prompt_tokens + decision.mean_output_tokens
     curves = (utilization_curve(r, tokens_per_request=tokens_per_request) for r in decision.options)
     return CompareView(

@@ -77,10 +77,12 @@ volume_error = st.session_state.pop(VOLUME_ERROR_KEY, None)
 if volume_error is not None:
     show_error("Volume not applied", volume_error)
 
-scenario_json, calibration_json = scenario.model_dump_json(), state.calibration_json()
+keys = (scenario.model_dump_json(), state.calibration_json(), state.api_overrides_json())
+if keys[2]:
+    st.info(f"API price overrides from the Prices page are in effect (this session only): {keys[2]}")
 try:
-    view = cache.cached_compare_view(scenario_json, calibration_json)
-    figures = cache.cached_compare_figures(scenario_json, calibration_json)
+    view = cache.cached_compare_view(*keys)
+    figures = cache.cached_compare_figures(*keys)
 except CostmodelError as exc:
     show_error("Scenario", exc)
     st.stop()
