@@ -46,12 +46,12 @@ def volume_figure(view: CompareView, colors: dict[str, str]) -> go.Figure:
 
 
 def utilization_figure(view: CompareView, colors: dict[str, str]) -> go.Figure:
-    """Self-host $/M (GPU cost only) vs utilization, the API options' $/M as flat lines."""
+    """Self-host $/M (GPUs + ops of the provisioned replicas) vs utilization, API options as flat lines."""
     fig = go.Figure()
     for curve in view.utilization_curves:
         fig.add_trace(go.Scatter(
             x=[u * 100 for u in curve.utilization], y=list(curve.usd_per_mtok), mode="lines",
-            name=f"{curve.name} (GPU cost)", line={"color": colors[curve.name], "dash": "dash"},
+            name=f"{curve.name} (self-host)", line={"color": colors[curve.name], "dash": "dash"},
             hovertemplate=f"<b>{curve.name}</b><br>%{{x:.0f}}% utilization: $%{{y:.3f}}/M tokens<extra></extra>",
         ))
         if curve.current_utilization is not None and curve.current_usd_per_mtok is not None:
@@ -59,7 +59,7 @@ def utilization_figure(view: CompareView, colors: dict[str, str]) -> go.Figure:
                 x=[curve.current_utilization * 100], y=[curve.current_usd_per_mtok], mode="markers",
                 name=f"{curve.name} now", marker={"size": 12, "color": colors[curve.name], "symbol": "circle"},
                 hovertemplate=(f"<b>{curve.name}</b> in this scenario<br>%{{x:.0f}}% utilization, "
-                               "$%{y:.3f}/M (GPU cost)<extra></extra>"),
+                               "$%{y:.3f}/M<extra></extra>"),
             ))
     ends = [5.0, 100.0]
     for name, usd in view.api_usd_per_mtok:

@@ -49,13 +49,13 @@ class BreakEvenPoint:
 
 @dataclass(frozen=True)
 class UtilizationCurve:
-    """$/M tokens of one self-host replica (GPU cost only) as its utilization goes from 5% to 100%."""
+    """$/M tokens of a self-host option's provisioned replicas (GPUs + ops) as utilization goes 5% .. 100%."""
 
     name: str
     utilization: tuple[float, ...]
     usd_per_mtok: tuple[float, ...]
     current_utilization: float | None  # the option's mean utilization in the scenario
-    current_usd_per_mtok: float | None  # GPU-only $/M at that utilization (on the curve)
+    current_usd_per_mtok: float | None  # $/M at that utilization (on the curve; the option's own $/M)
     break_even_utilization: float | None
     break_even_against: str | None
 
@@ -129,18 +129,23 @@ def break_even_points(decision: Decision, scenario: Scenario, *,
 
 def utilization_curve(result: OptionResult, *, utilizations: Sequence[float] = DEFAULT_UTILIZATIONS,
                       tokens_per_request: float) -> UtilizationCurve | None:
-    """GPU-only $/M of one replica of a self-host option at each utilization (None if it has no capacity)."""
+    """$/M of a self-host option's provisioned replicas (GPUs and ops) at each utilization; None without capacity.
+
+    The replica count is the scenario's (sized for its peak); utilization u means a mean load of
+    u x replicas x capacity. At u = break-even utilization the curve meets the reference API's $/M."""
     capacity = result.capacity_requests_per_second
     if (result.kind != "self-host" or not capacity or result.usd_per_gpu_hour is None
             or result.gpus_per_replica is None):
         return None
+    replicas = max(result.replicas, 1)
+    full_rate = replicas * capacity
 
     def at(utilization: float) -> float:
-        rate = utilization * capacity
         return size_self_host(
-            mean_requests_per_second=rate, peak_requests_per_second=rate, capacity_requests_per_second=capacity,
-            tokens_per_request=tokens_per_request, gpus_per_replica=result.gpus_per_replica or 1,
-            usd_per_gpu_hour=result.usd_per_gpu_hour or 0.0,
+            mean_requests_per_second=utilization * full_rate, peak_requests_per_second=full_rate,
+            capacity_requests_per_second=capacity, tokens_per_request=tokens_per_request,
+            gpus_per_replica=result.gpus_per_replica or 1, usd_per_gpu_hour=result.usd_per_gpu_hour or 0.0,
+            ops_usd_per_month=result.breakdown.ops_usd_per_month,
         ).usd_per_mtok
 
     current = result.utilization
