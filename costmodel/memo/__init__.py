@@ -1,5 +1,67 @@
 """The PDF design-review memo: decision, options, charts, sensitivity, risks, sources, formulas.
 
-`build_memo_pdf` needs the `memo` extra (reportlab, matplotlib); they are imported only when a memo is
-built, so `import costmodel.memo` (and the CLI) stays light.
+`build_memo` / `build_memo_pdf` need the `memo` extra (reportlab, matplotlib); those are imported only
+when a memo is built, so `import costmodel.memo` (and the CLI) stays light.
 """
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from costmodel.errors import CostmodelError
+
+if TYPE_CHECKING:
+    from costmodel.calibration import Calibration
+    from costmodel.decision_types import Decision
+    from costmodel.memo.content import MemoContent
+    from costmodel.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Memo:
+    """A built memo: the PDF, its page count and the content it was laid out from."""
+
+    pdf: bytes
+    pages: int
+    content: MemoContent
+
+
+def build_memo(
+    scenario: Scenario,
+    decision: Decision | None = None,
+    *,
+    calibration: Calibration | None = None,
+    today: dt.date | None = None,
+) -> Memo:
+    """Evaluate `scenario` (unless its `decision` is given) and lay out the memo as of `today`."""
+    try:
+        from costmodel.memo.builder import render_pdf
+        from costmodel.memo.charts import render_charts
+    except ImportError as exc:  # the memo extra is optional
+        raise CostmodelError(
+            f"the PDF memo needs reportlab and matplotlib ({exc.name} is missing); "
+            "install them with: pip install 'costmodel[memo]'"
+        ) from None
+    from costmodel.memo.blocks import Figure
+    from costmodel.memo.content import memo_content
+
+    content = memo_content(scenario, decision, calibration=calibration, today=today)
+    keys = {block.key for block in content.blocks if isinstance(block, Figure)}
+    pdf, pages = render_pdf(content, render_charts(content.charts, keys))
+    return Memo(pdf=pdf, pages=pages, content=content)
+
+
+def build_memo_pdf(
+    scenario: Scenario,
+    decision: Decision | None = None,
+    *,
+    calibration: Calibration | None = None,
+    today: dt.date | None = None,
+) -> bytes:
+    """The memo's PDF bytes (what the app's Memo page offers for download)."""
+    return build_memo(scenario, decision, calibration=calibration, today=today).pdf
+
+
+__all__ = ["Memo", "build_memo", "build_memo_pdf"]

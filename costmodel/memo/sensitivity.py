@@ -15,7 +15,9 @@ volumes come from a sweep of `costmodel.memo.volume` (same economics as `decide`
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -138,27 +140,38 @@ def model_advantage(model: CostModel, scaling: Scaling, *, strict: bool) -> Adva
     return Advantage(best_usd - chosen_usd if best_name else math.inf, best_name, fails)
 
 
-def _flip(model: CostModel, *, strict: bool, upward: bool) -> FlipVolume | None:
+def first_volume(happens: Callable[[float], bool], *, upward: bool) -> float | None:
+    """The volume multiple nearest 1 (above or below) at which `happens` turns true, within the search range;
+    None if it is already true at 1 or never within the range."""
+    if happens(1.0):
+        return None
     steps = int(FLIP_SEARCH_DECADES * FLIP_GRID_PER_DECADE)
     exponents = np.linspace(0.0, FLIP_SEARCH_DECADES if upward else -FLIP_SEARCH_DECADES, steps + 1)
     scales = [float(10.0**e) for e in exponents]
-    if model_advantage(model, Scaling(), strict=strict).flips:
-        return None  # not the cheapest eligible option even now: nothing to flip
-    previous = scales[0]
-    for scale in scales[1:]:
-        if model_advantage(model, Scaling(volume=scale), strict=strict).flips:
-            holds, flipped = previous, scale
+    for holds, scale in itertools.pairwise(scales):
+        if happens(scale):
+            flipped = scale
             for _ in range(FLIP_BISECTIONS):
                 middle = math.sqrt(holds * flipped)
-                if model_advantage(model, Scaling(volume=middle), strict=strict).flips:
-                    flipped = middle
-                else:
-                    holds = middle
-            after = model_advantage(model, Scaling(volume=flipped), strict=strict)
-            return FlipVolume("above" if upward else "below", flipped, flipped * model.tokens_per_month,
-                              after.alternative)
-        previous = scale
+                holds, flipped = (holds, middle) if happens(middle) else (middle, flipped)
+            return flipped
     return None
+
+
+def _flip(model: CostModel, *, strict: bool, upward: bool) -> FlipVolume | None:
+    scale = first_volume(lambda s: model_advantage(model, Scaling(volume=s), strict=strict).flips, upward=upward)
+    if scale is None:
+        return None
+    after = model_advantage(model, Scaling(volume=scale), strict=strict)
+    return FlipVolume("above" if upward else "below", scale, scale * model.tokens_per_month, after.alternative)
+
+
+def overtakes_at(model: CostModel, name: str, *, against: str) -> float | None:
+    """Smallest volume multiple above 1 at which option `name` costs no more than `against` (None: not by 100x)."""
+    return first_volume(
+        lambda s: usd_per_month(model, name, Scaling(volume=s)) <= usd_per_month(model, against, Scaling(volume=s)),
+        upward=True,
+    )
 
 
 def sensitivity(

@@ -1,0 +1,55 @@
+"""`costmodel memo SCENARIO --out memo.pdf`: the PDF design-review memo (needs the `memo` extra).
+
+reportlab and matplotlib are imported inside the handler (through `costmodel.memo.build_memo`), so the
+CLI's start-up stays light for every other subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import time
+from pathlib import Path
+
+from costmodel.calibration import load_calibration
+from costmodel.cli import emit
+from costmodel.errors import CostmodelError
+from costmodel.fileio import atomic_write_bytes
+from costmodel.scenario import load_scenario
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a date; use YYYY-MM-DD, e.g. 2026-12-01") from None
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `memo`."""
+    parser = subparsers.add_parser("memo", help="write the PDF design-review memo for a scenario")
+    parser.add_argument("scenario", type=Path, help="scenario YAML/JSON file")
+    parser.add_argument("--out", type=Path, required=True, help="PDF file to write (replaced atomically)")
+    parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching self-host hardware")
+    parser.add_argument("--date", type=_date, default=None,
+                        help="evaluation date YYYY-MM-DD (price ages, PDF date); default today. Same date, same PDF")
+    parser.add_argument("--json", action="store_true", help='print {"path", "pages", "seconds"}')
+    parser.set_defaults(handler=run_memo)
+
+
+def run_memo(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    if args.out.suffix.lower() != ".pdf":
+        raise CostmodelError(f"--out {args.out}: the memo is a PDF; give a file name ending in .pdf")
+    scenario = load_scenario(args.scenario)
+    calibration = load_calibration(args.calibration) if args.calibration else None
+    from costmodel.memo import build_memo  # lazy: reportlab + matplotlib
+
+    memo = build_memo(scenario, calibration=calibration, today=args.date)
+    atomic_write_bytes(args.out, memo.pdf)
+    seconds = time.perf_counter() - started
+    payload = {"path": str(args.out), "pages": memo.pages, "seconds": round(seconds, 3),
+               "recommendation": memo.content.decision.recommendation}
+    emit(payload, as_json=args.json,
+         text=f"wrote {args.out}: {memo.pages} pages, recommendation {payload['recommendation']} ({seconds:.1f} s)")
+    return 0

@@ -1,0 +1,279 @@
+"""Lay out `MemoContent` as a PDF with reportlab: embedded DejaVu fonts, page x of y, tables that repeat
+their header and keep small ones whole, figures with their captions, deterministic bytes.
+
+Determinism: reportlab's invariant mode (fixed document id and no clock), the creation date set from the
+memo's date, PNG charts without timestamps. The same scenario, data and date give the same bytes.
+Imported only when a memo is built (needs the `memo` extra).
+"""
+
+from __future__ import annotations
+
+import io
+import unicodedata
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+import matplotlib
+from PIL import Image as PILImage
+from reportlab import rl_config
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.styles import ParagraphStyle
+from reportlab.lib.units import mm
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.ttfonts import TTFont
+from reportlab.pdfgen import canvas as rl_canvas
+from reportlab.platypus import (
+    Flowable,
+    HRFlowable,
+    KeepTogether,
+    Paragraph,
+    SimpleDocTemplate,
+    Spacer,
+    TableStyle,
+    XPreformatted,
+)
+from reportlab.platypus import PageBreak as RlPageBreak
+from reportlab.platypus import Table as RlTable
+
+from costmodel.memo.blocks import Block, Bullets, Code, Figure, Heading, PageBreak, Para, Table
+from costmodel.memo.content import MemoContent
+
+MARGIN = 18 * mm
+TEXT_WIDTH = A4[0] - 2 * MARGIN
+FONT_FILES = {  # bundled with matplotlib, so a machine without Debian's fonts still has them
+    "DejaVuSans": "DejaVuSans.ttf",
+    "DejaVuSans-Bold": "DejaVuSans-Bold.ttf",
+    "DejaVuSans-Oblique": "DejaVuSans-Oblique.ttf",
+    "DejaVuSans-BoldOblique": "DejaVuSans-BoldOblique.ttf",
+    "DejaVuSansMono": "DejaVuSansMono.ttf",
+}
+CELL_CHARS = 90  # longer user text in a table cell is cut (the full text is in the notes below the table)
+HEADER_CHARS = 70
+INK = colors.HexColor("#1b2a3a")
+ACCENT = colors.HexColor("#1f5fa8")
+
+
+def register_fonts() -> None:
+    """Register the DejaVu family with reportlab (embedded, subset, in every memo)."""
+    if "DejaVuSans" in pdfmetrics.getRegisteredFontNames():
+        return
+    folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    for name, file in FONT_FILES.items():
+        pdfmetrics.registerFont(TTFont(name, str(folder / file)))
+    pdfmetrics.registerFontFamily("DejaVuSans", normal="DejaVuSans", bold="DejaVuSans-Bold",
+                                  italic="DejaVuSans-Oblique", boldItalic="DejaVuSans-BoldOblique")
+
+
+def clean(text: str, *, limit: int | None = None) -> str:
+    """User text made safe to print: control characters become spaces, unpaired surrogates '?', cut at limit."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    text = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    return text
+
+
+def markup(text: str, *, limit: int | None = None) -> str:
+    """Plain text -> reportlab paragraph markup (escaped: '<b>' prints as '<b>')."""
+    return escape(clean(text, limit=limit))
+
+
+def _styles() -> dict[str, ParagraphStyle]:
+    base = ParagraphStyle("body", fontName="DejaVuSans", bulletFontName="DejaVuSans", fontSize=9, leading=12.2,
+                          textColor=INK, spaceAfter=5, splitLongWords=1)
+    return {
+        "body": base,
+        "small": ParagraphStyle("small", parent=base, fontSize=7.8, leading=10.2, spaceAfter=3),
+        "callout": ParagraphStyle("callout", parent=base, fontSize=9.5, leading=13.2, backColor=colors.HexColor("#eef3f9"),
+                                  borderColor=colors.HexColor("#c5d5ea"), borderWidth=0.6, borderPadding=6,
+                                  spaceBefore=4, spaceAfter=10),
+        "title": ParagraphStyle("title", parent=base, fontName="DejaVuSans-Bold", fontSize=17, leading=21, spaceAfter=6),
+        "subtitle": ParagraphStyle("subtitle", parent=base, fontSize=11.5, leading=15, spaceAfter=2),
+        "meta": ParagraphStyle("meta", parent=base, fontSize=8, leading=10.5, textColor=colors.HexColor("#555555")),
+        "h1": ParagraphStyle("h1", parent=base, fontName="DejaVuSans-Bold", fontSize=12, leading=15, spaceBefore=10,
+                             spaceAfter=5, textColor=ACCENT),
+        "h2": ParagraphStyle("h2", parent=base, fontName="DejaVuSans-Bold", fontSize=10, leading=13, spaceBefore=6,
+                             spaceAfter=3),
+        "caption": ParagraphStyle("caption", parent=base, fontSize=7.6, leading=9.8, textColor=colors.HexColor("#444444"),
+                                  spaceBefore=2, spaceAfter=9),
+        "mono": ParagraphStyle("mono", parent=base, fontName="DejaVuSansMono", fontSize=7.2, leading=9.4),
+    }
+
+
+def _table(block: Table, styles: dict[str, ParagraphStyle]) -> list[Flowable]:
+    cell = ParagraphStyle("cell", parent=styles["body"], fontSize=block.font_size, leading=block.font_size * 1.28,
+                          spaceAfter=0)
+    right = ParagraphStyle("cell-r", parent=cell, alignment=2)
+    head = ParagraphStyle("cell-h", parent=cell, fontName="DejaVuSans-Bold", textColor=colors.white)
+
+    def para(text: str, column: int, style: ParagraphStyle | None = None) -> Paragraph:
+        chosen = style or (right if block.align[column] == "r" else cell)
+        return Paragraph(markup(text, limit=CELL_CHARS), chosen)
+
+    data = [[para(h, i, head) for i, h in enumerate(block.header)]]
+    data += [[para(value, i) for i, value in enumerate(row)] for row in block.rows]
+    commands: list[tuple[Any, ...]] = [
+        ("FONTNAME", (0, 0), (-1, -1), "DejaVuSans"),  # the table's own default is Helvetica (not embedded)
+        ("BACKGROUND", (0, 0), (-1, 0), ACCENT),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        ("LINEBELOW", (0, 0), (-1, -1), 0.3, colors.HexColor("#c9d3de")),
+        ("TOPPADDING", (0, 0), (-1, -1), 2.5),
+        ("BOTTOMPADDING", (0, 0), (-1, -1), 2.5),
+        ("LEFTPADDING", (0, 0), (-1, -1), 3),
+        ("RIGHTPADDING", (0, 0), (-1, -1), 3),
+    ]
+    for index in range(1, len(data)):
+        if index % 2 == 0:
+            commands.append(("BACKGROUND", (0, index), (-1, index), colors.HexColor("#f5f7fa")))
+    if block.highlight_row is not None:
+        row = block.highlight_row + 1
+        commands.append(("BACKGROUND", (0, row), (-1, row), colors.HexColor("#fff3c4")))
+    table = RlTable(data, colWidths=[w * TEXT_WIDTH for w in block.widths], repeatRows=1, splitByRow=1,
+                    style=TableStyle(commands), hAlign="LEFT")
+    parts: list[Flowable] = [table]
+    parts.append(Paragraph(markup(block.caption), styles["caption"]) if block.caption else Spacer(1, 8))
+    # Short tables stay on one page with their caption; long ones split between rows, header repeated.
+    return [_Keep(parts)] if len(block.rows) <= 15 else parts
+
+
+class _Keep(list):  # type: ignore[type-arg]
+    """Flowables to keep on one page (KeepTogether; nested KeepTogethers force a page break, so the story
+    builder merges a heading into the group that follows it instead of nesting)."""
+
+
+class _Raster(Flowable):
+    """A chart's pixels drawn at a fixed size (reportlab's Image flowable wants a file, not pixels)."""
+
+    def __init__(self, image: PILImage.Image, *, width: float, height: float) -> None:
+        super().__init__()
+        self.image, self.width, self.height = image, width, height
+
+    def wrap(self, available_width: float, available_height: float) -> tuple[float, float]:
+        return self.width, self.height
+
+    def draw(self) -> None:
+        self.canv.drawImage(ImageReader(self.image), 0, 0, width=self.width, height=self.height)
+
+
+def _figure(block: Figure, image: PILImage.Image, styles: dict[str, ParagraphStyle]) -> _Keep:
+    raster = _Raster(image, width=TEXT_WIDTH, height=TEXT_WIDTH * image.height / image.width)
+    return _Keep([raster, Paragraph(markup(block.caption), styles["caption"])])
+
+
+def _flowables(block: Block, charts: dict[str, PILImage.Image], styles: dict[str, ParagraphStyle]) -> list[Flowable]:
+    if isinstance(block, Heading):
+        return [Paragraph(markup(block.text), styles["h1" if block.level == 1 else "h2"])]
+    if isinstance(block, Para):
+        lead = f"<b>{markup(block.lead)}</b> " if block.lead else ""
+        return [Paragraph(lead + markup(block.text), styles[block.style])]
+    if isinstance(block, Bullets):
+        style = styles[block.style]
+        return [Paragraph(markup(item), style, bulletText="\u2022") for item in block.items] + [Spacer(1, 3)]
+    if isinstance(block, Table):
+        return _table(block, styles)
+    if isinstance(block, Figure):
+        return [_figure(block, charts[block.key], styles)]
+    if isinstance(block, Code):
+        return [XPreformatted("\n".join(markup(line) for line in block.lines), styles["mono"]), Spacer(1, 6)]
+    assert isinstance(block, PageBreak)
+    return [RlPageBreak()]
+
+
+def _costmodel_version() -> str:
+    try:
+        return version("costmodel")
+    except PackageNotFoundError:
+        return "(source tree)"
+
+
+def _canvas_class(content: MemoContent, pages: list[int]) -> type:
+    """A canvas that writes 'Page x of y' and the running header once the page count is known."""
+    header = markup(f"{content.title} \u00b7 {content.date.isoformat()}")
+    footer_name = clean(content.scenario_name, limit=HEADER_CHARS)
+    stamp = content.date.strftime("D:%Y%m%d000000+00'00'")
+
+    class MemoCanvas(rl_canvas.Canvas):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._pages: list[dict[str, Any]] = []
+            self.setDateFormatter(lambda *_: stamp)  # CreationDate/ModDate = the memo's date
+
+        def showPage(self) -> None:  # noqa: N802 (reportlab's name)
+            self._pages.append(dict(self.__dict__))
+            self._startPage()
+
+        def save(self) -> None:
+            total = len(self._pages)
+            for state in self._pages:
+                self.__dict__.update(state)
+                self._decorate(total)
+                super().showPage()
+            pages.append(total)
+            super().save()
+
+        def _decorate(self, total: int) -> None:
+            number = self.getPageNumber()
+            self.saveState()
+            self.setFont("DejaVuSans", 7.5)
+            self.setFillColor(colors.HexColor("#666666"))
+            if number > 1:
+                self.drawString(MARGIN, A4[1] - MARGIN + 6 * mm, clean(header))
+            self.drawString(MARGIN, MARGIN - 9 * mm, footer_name)
+            self.drawRightString(A4[0] - MARGIN, MARGIN - 9 * mm, f"Page {number} of {total}")
+            self.restoreState()
+
+    return MemoCanvas
+
+
+def _title_block(content: MemoContent, styles: dict[str, ParagraphStyle]) -> list[Flowable]:
+    parts: list[Flowable] = [
+        Paragraph(markup(content.title), styles["title"]),
+        Paragraph("<b>Scenario:</b> " + markup(content.scenario_name), styles["subtitle"]),
+        Paragraph(f"<b>Date:</b> {content.date.isoformat()} \u00b7 prepared with costmodel {_costmodel_version()} "
+                  "from the scenario file; every figure is reproduced by <i>costmodel compare</i> and "
+                  "<i>costmodel memo</i>.", styles["meta"]),
+    ]
+    if content.description:
+        parts.append(Spacer(1, 4))
+        parts.append(Paragraph(markup(content.description), styles["body"]))
+    parts.append(HRFlowable(width="100%", thickness=0.8, color=ACCENT, spaceBefore=4, spaceAfter=4))
+    return parts
+
+
+def render_pdf(content: MemoContent, charts: dict[str, PILImage.Image]) -> tuple[bytes, int]:
+    """(PDF bytes, page count) of the memo with the given chart PNGs."""
+    register_fonts()
+    styles = _styles()
+    buffer = io.BytesIO()
+    document = SimpleDocTemplate(
+        buffer, pagesize=A4, leftMargin=MARGIN, rightMargin=MARGIN, topMargin=MARGIN, bottomMargin=MARGIN,
+        title=clean(f"{content.title}: {content.scenario_name}", limit=200), author="costmodel",
+        subject=clean(content.scenario_name, limit=200), creator=f"costmodel memo {_costmodel_version()}",
+        keywords="LLM serving, cost model, design review", invariant=1, initialFontName="DejaVuSans",
+    )
+    story = _title_block(content, styles)
+    pending: list[Flowable] = []  # a heading waits for the first flowable (or kept group) after it
+    for block in content.blocks:
+        made = _flowables(block, charts, styles)
+        if isinstance(block, Heading):
+            pending += made
+            continue
+        first = made[0] if made else Spacer(1, 1)
+        head = pending + (list(first) if isinstance(first, _Keep) else [first])
+        pending = []
+        rest = [KeepTogether(list(f)) if isinstance(f, _Keep) else f for f in made[1:]]
+        story += [KeepTogether(head) if len(head) > 1 else head[0], *rest]
+    story += pending
+    pages: list[int] = []
+    saved = rl_config.useA85
+    rl_config.useA85 = 0  # binary streams: ASCII85 in pure Python costs ~0.5 s and 25% more bytes
+    try:
+        document.build(story, canvasmaker=_canvas_class(content, pages))
+    finally:
+        rl_config.useA85 = saved
+    return buffer.getvalue(), pages[-1]
+

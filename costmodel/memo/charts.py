@@ -1,0 +1,253 @@
+"""The memo's five charts as 200 dpi RGB rasters (matplotlib, Agg canvas, DejaVu Sans).
+
+The Agg pixel buffer goes straight to the PDF (reportlab compresses it once); encoding a PNG first and
+decoding it again in reportlab cost ~0.5 s per memo for nothing.
+Deterministic: no timestamps, fixed colors, and user text never parsed as
+mathtext (an option named "$x$" stays "$x$"). Figures are made with `matplotlib.figure.Figure` on an Agg
+canvas, not pyplot: no global figure registry (safe in the app's threads), no GUI backend, faster import.
+Imported only when a memo is built (needs the `memo` extra).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+from PIL import Image
+
+from costmodel.memo.content import ChartData
+from costmodel.memo.curves import KvPanel
+
+DPI = 200
+WIDTH_INCHES = 6.8  # the PDF's text width (A4 less 2 x 18 mm)
+PALETTE = ("#1f5fa8", "#d9822b", "#2e8540", "#b0303a", "#6b4fa0", "#3d9ea8", "#8c6d31", "#7a7a7a", "#c25e9a", "#4c4c4c")
+RC: dict[str, Any] = {
+    "font.family": "DejaVu Sans",
+    "font.size": 8,
+    "axes.titlesize": 9,
+    "axes.labelsize": 8,
+    "legend.fontsize": 7,
+    "text.parse_math": False,  # option names are user text, not LaTeX
+    "text.usetex": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "path.simplify": True,
+}
+LABEL_CHARS = 42
+
+
+def label(text: str) -> str:
+    """User text for a legend: printable characters only, long names cut with an ellipsis."""
+    clean = "".join(ch if ch.isprintable() else " " for ch in text)
+    return clean if len(clean) <= LABEL_CHARS else clean[: LABEL_CHARS - 1] + "\u2026"
+
+
+@contextmanager
+def _figure(height_fraction: float, ncols: int = 1, *, left_inches: float = 0.62) -> Iterator[tuple[Any, Any]]:
+    height = WIDTH_INCHES * height_fraction
+    with matplotlib.rc_context(RC), warnings.catch_warnings():  # type: ignore[arg-type]
+        warnings.simplefilter("ignore")  # missing glyphs (e.g. CJK) render as boxes; not an error
+        fig = Figure(figsize=(WIDTH_INCHES, height), dpi=DPI, facecolor="white")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(1, ncols, squeeze=False)
+        # Fixed margins (inches) instead of tight_layout, which costs a second full draw.
+        fig.subplots_adjust(left=left_inches / WIDTH_INCHES, right=1 - 0.12 / WIDTH_INCHES,
+                            bottom=0.42 / height, top=1 - (0.25 if ncols > 1 else 0.1) / height, wspace=0.28)
+        yield fig, axes[0]
+
+
+def _png(fig: Any) -> Image.Image:
+    """The figure's pixels at DPI, RGB (no alpha: the page is white anyway)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fig.canvas.draw()
+    rgba = np.asarray(fig.canvas.buffer_rgba())
+    return Image.fromarray(np.ascontiguousarray(rgba[:, :, :3]), mode="RGB")
+
+
+def option_colors(data: ChartData) -> dict[str, str]:
+    """One color per option, in the decision's ranked order, shared by every chart."""
+    return {series.name: PALETTE[index % len(PALETTE)] for index, series in enumerate(data.volume.series)}
+
+
+def _usd_axis(value: float, _: int) -> str:
+    if value >= 1e6:
+        return f"${value / 1e6:g}M"
+    return f"${value / 1e3:g}k" if value >= 1e3 else f"${value:g}"
+
+
+def _tokens_axis(value: float, _: int) -> str:
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if value >= scale:
+            return f"{value / scale:g}{unit}"
+    return f"{value:g}"
+
+
+def volume_chart(data: ChartData) -> Image.Image:
+    curves = data.volume
+    color = option_colors(data)
+    with _figure(0.42) as (fig, axes):
+        ax = axes[0]
+        x = np.asarray(curves.tokens_per_month)
+        for series in curves.series:
+            y = np.asarray(series.usd_per_month, dtype=float)
+            y = np.where(np.isfinite(y), y, np.nan)
+            bold = series.name == data.recommendation
+            ax.plot(x, y, color=color[series.name], linewidth=2.2 if bold else 1.2,
+                    linestyle="-" if series.meets_slo else "--",
+                    label=label(series.name) + (" (recommended)" if bold else "")
+                    + ("" if series.meets_slo else " (misses SLO)"))
+        for name, volume in curves.break_evens:
+            index = next(i for i, s in enumerate(curves.series) if s.name == name)
+            y = np.asarray(curves.series[index].usd_per_month, dtype=float)
+            if x[0] <= volume <= x[-1] and np.all(np.isfinite(y)):
+                at = float(np.exp(np.interp(math.log(volume), np.log(x), np.log(y))))
+                ax.plot([volume], [at], marker="D", markersize=5, color=color[name],
+                        markeredgecolor="black", linestyle="none")
+        ax.axvline(curves.current_tokens_per_month, color="black", linewidth=1.0)
+        ax.annotate("today", (curves.current_tokens_per_month, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(3, -10), textcoords="offset points", fontsize=7)
+        for flip in curves.flips:
+            ax.axvline(flip, color="#b0303a", linewidth=1.0, linestyle=":")
+            ax.annotate("flip", (flip, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -20),
+                        textcoords="offset points", fontsize=7, color="#b0303a")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(_tokens_axis))
+        ax.yaxis.set_major_formatter(FuncFormatter(_usd_axis))
+        ax.set_xlabel("prompt + output tokens per month")
+        ax.set_ylabel("USD per month")
+        ax.legend(loc="upper left", frameon=True, framealpha=0.85, edgecolor="none", ncol=1)
+        return _png(fig)
+
+
+def traffic_chart(data: ChartData) -> Image.Image:
+    traffic = data.traffic
+    color = option_colors(data)
+    with _figure(0.36) as (fig, axes):
+        ax = axes[0]
+        hours = np.arange(24)
+        ax.bar(hours, traffic.requests_per_second, color="#9bb7d4", width=0.8, label="demand (requests/s)")
+        for name, provisioned in traffic.provisioned:
+            ax.step(np.arange(25) - 0.5, [provisioned] * 25, where="post", color=color[name],
+                    linewidth=1.5, label=f"{label(name)}: {provisioned:.2f} req/s provisioned")
+        ax.set_xticks(range(0, 24, 2))
+        ax.set_xlim(-0.6, 23.6)
+        ax.set_xlabel("hour of day")
+        ax.set_ylabel("requests/s")
+        ax.set_ylim(0, max([*traffic.requests_per_second, *(p for _, p in traffic.provisioned)]) * 1.6)
+        ax.legend(loc="upper left", frameon=False, fontsize=6.5)
+        return _png(fig)
+
+
+def interactivity_chart(data: ChartData) -> Image.Image:
+    color_of = option_colors(data)
+    with _figure(0.42) as (fig, axes):
+        ax = axes[0]
+        slo_user = 1.0 / data.tpot_limit_seconds
+        top_user = max([slo_user * 1.2] + [max(c.tokens_per_second_per_user, default=0) * 1.1 for c in data.interactivity])
+        ax.axvspan(0, slo_user, color="#b0303a", alpha=0.07)
+        ax.axvline(slo_user, color="#b0303a", linewidth=1.0)
+        ax.annotate(f"TPOT SLO: {slo_user:.0f} tokens/s per user", (slo_user, 1.0),
+                    xycoords=("data", "axes fraction"), xytext=(3, -10), textcoords="offset points", fontsize=7,
+                    color="#b0303a")
+        for curve in data.interactivity:
+            color = color_of[curve.name]
+            ax.plot(curve.tokens_per_second_per_user, curve.output_tokens_per_second_per_gpu, color=color,
+                    linewidth=1.2, label=label(curve.name))
+            for users, x, y, ok in zip(curve.concurrency, curve.tokens_per_second_per_user,
+                                       curve.output_tokens_per_second_per_gpu, curve.meets_tpot_limit, strict=True):
+                ax.plot([x], [y], marker="o", markersize=3.5, color=color, markerfacecolor=color if ok else "white",
+                        linestyle="none")
+                if users in (1, 8, 64) or users == curve.concurrency[-1]:
+                    ax.annotate(str(users), (x, y), xytext=(3, 2), textcoords="offset points", fontsize=6, color=color)
+            if curve.operating_tokens_per_second_per_user is not None:
+                ax.plot([curve.operating_tokens_per_second_per_user], [curve.operating_output_tokens_per_second_per_gpu],
+                        marker="*", markersize=10, color=color, markeredgecolor="black", linestyle="none")
+        ax.set_xlim(0, top_user)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("interactivity: output tokens/s per user (1 / TPOT)")
+        ax.set_ylabel("output tokens/s per GPU")
+        ax.legend(loc="upper right", frameon=False)
+        return _png(fig)
+
+
+def _kv_panel(ax: Any, panel: KvPanel) -> None:
+    gb = 1e9
+    for index, (context, row) in enumerate(zip(panel.contexts_tokens, panel.total_bytes_per_gpu, strict=True)):
+        ax.plot(panel.batches, np.asarray(row) / gb, color=PALETTE[index], linewidth=1.3,
+                label=f"context {context:,} tokens (fits {panel.max_batch[index]})")
+    ax.axhline(panel.hbm_bytes_per_gpu / gb, color="black", linewidth=1.0)
+    ax.annotate("HBM", (0.0, panel.hbm_bytes_per_gpu / gb), xycoords=("axes fraction", "data"), xytext=(2, 2),
+                textcoords="offset points", fontsize=6.5)
+    if panel.peak_concurrency is not None:
+        ax.axvline(panel.peak_concurrency, color="#b0303a", linestyle="--", linewidth=1.0)
+        ax.annotate(f"peak ~{panel.peak_concurrency:.0f}", (panel.peak_concurrency, 0.02),
+                    xycoords=("data", "axes fraction"), xytext=(3, 0), textcoords="offset points", fontsize=6.5,
+                    color="#b0303a")
+    ax.set_ylim(0, panel.hbm_bytes_per_gpu / gb * 1.3)
+    ax.set_xlim(0, panel.batches[-1])
+    ax.set_title(label(panel.name), fontsize=7.5)
+    ax.set_xlabel("concurrent sequences per replica")
+    ax.legend(loc="lower right", frameon=False, fontsize=6)
+
+
+def kv_chart(data: ChartData) -> Image.Image:
+    with _figure(0.36, ncols=len(data.kv)) as (fig, axes):
+        for ax, panel in zip(axes, data.kv, strict=True):
+            _kv_panel(ax, panel)
+        axes[0].set_ylabel("GB per GPU")
+        return _png(fig)
+
+
+def tornado_chart(data: ChartData) -> Image.Image:
+    sens = data.sensitivity
+    bars = [b for b in sens.bars if math.isfinite(b.low.usd_per_month) and math.isfinite(b.high.usd_per_month)]
+    base = sens.base.usd_per_month if math.isfinite(sens.base.usd_per_month) else 0.0
+    with _figure(0.36, left_inches=2.3) as (fig, axes):
+        ax = axes[0]
+        rows = np.arange(len(bars))[::-1]
+        for row, bar in zip(rows, bars, strict=True):
+            # Two half-height bars per input (low above, high below) so neither hides the other.
+            for value, color, offset in ((bar.low.usd_per_month, "#9bb7d4", 0.17), (bar.high.usd_per_month, "#1f5fa8", -0.17)):
+                ax.barh(row + offset, value - base, left=base, color=color, height=0.34)
+        fraction = data.sensitivity.fraction
+        ax.barh([], [], color="#9bb7d4", label=f"input -{fraction:.0%}")
+        ax.barh([], [], color="#1f5fa8", label=f"input +{fraction:.0%}")
+        ax.legend(loc="lower left", frameon=True, framealpha=0.85, edgecolor="none")
+        ax.axvline(base, color="black", linewidth=1.0)
+        ax.axvline(0.0, color="#b0303a", linewidth=1.0, linestyle="--")
+        ax.annotate("decision flips", (0.0, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -10),
+                    textcoords="offset points", fontsize=7, color="#b0303a")
+        ends = [0.0, base] + [v for b in bars for v in (b.low.usd_per_month, b.high.usd_per_month)]
+        pad = 0.08 * (max(ends) - min(ends) or 1.0)
+        ax.set_xlim(min(ends) - pad, max(ends) + pad)
+        ax.set_yticks(rows, [label(b.label) for b in bars])
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:,.0f}"))
+        ax.set_xlabel(f"advantage, USD per month (today {'$' + format(base, ',.0f')})")
+        ax.grid(axis="y", visible=False)
+        return _png(fig)
+
+
+CHARTS: dict[str, Callable[[ChartData], Image.Image]] = {
+    "volume": volume_chart,
+    "traffic": traffic_chart,
+    "interactivity": interactivity_chart,
+    "kv": kv_chart,
+    "tornado": tornado_chart,
+}
+
+
+def render_charts(data: ChartData, keys: set[str]) -> dict[str, Image.Image]:
+    """Each requested chart as an RGB image at DPI."""
+    return {key: CHARTS[key](data) for key in sorted(keys)}

@@ -1,0 +1,142 @@
+"""Assemble the memo: every section's blocks plus the data its charts draw. Pure (no PDF, no plotting)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from costmodel.calibration import Calibration
+from costmodel.decision import decide
+from costmodel.decision_types import Decision
+from costmodel.memo.blocks import Block, Bullets, Figure, Heading, Para
+from costmodel.memo.curves import (
+    InteractivityCurve,
+    KvPanel,
+    TrafficCurves,
+    VolumeCurves,
+    interactivity_curves,
+    kv_panels,
+    traffic_curves,
+    volume_curves,
+)
+from costmodel.memo.risks import (
+    assumption_items,
+    formula_blocks,
+    provenance_blocks,
+    risk_items,
+    sources_table,
+)
+from costmodel.memo.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
+from costmodel.memo.text import (
+    decision_blocks,
+    option_notes,
+    options_table,
+    sensitivity_blocks,
+    sensitivity_table,
+    workload_table,
+)
+from costmodel.memo.volume import cost_model
+from costmodel.scenario import Scenario
+
+TITLE = "Design review: API or self-hosted LLM serving"
+
+
+@dataclass(frozen=True)
+class ChartData:
+    """What the five charts draw."""
+
+    recommendation: str
+    tpot_limit_seconds: float
+    volume: VolumeCurves
+    interactivity: tuple[InteractivityCurve, ...]
+    traffic: TrafficCurves
+    kv: tuple[KvPanel, ...]
+    sensitivity: Sensitivity
+
+
+@dataclass(frozen=True)
+class MemoContent:
+    """The whole memo as data: header fields, blocks in reading order, chart data."""
+
+    title: str
+    scenario_name: str
+    date: dt.date
+    description: str
+    blocks: tuple[Block, ...]
+    charts: ChartData
+    decision: Decision
+
+
+def _chart_blocks(charts: ChartData) -> list[Block]:
+    blocks: list[Block] = [
+        Figure("volume", "Figure 1. $/month of each option as the monthly volume scales with today's token mix and "
+               "traffic shape (log-log). Self-hosted cost steps up one replica at a time; API cost is a straight "
+               "line. The solid vertical line is today's volume; dotted lines mark where the recommendation "
+               "flips; diamonds mark each self-host option's break-even volume against its reference API. Dashed "
+               "lines: options that miss the SLO."),
+        Figure("traffic", "Figure 2. Requests/s in each hour of the day (bars, month 0) against the requests/s each "
+               "self-hosted or hybrid option provisions at the SLO (replicas x capacity per replica). The gap "
+               "between the bars and a line is idle capacity you pay for.", height_fraction=0.36),
+    ]
+    if charts.interactivity:
+        blocks.append(Figure(
+            "interactivity", "Figure 3. Throughput vs interactivity from the serving simulator: output tokens/s per "
+            "GPU against tokens/s per user (1 / mean TPOT) as concurrent users grow (labels = users; closed loop, "
+            "the scenario's prompt and output lengths, prefill included). Hollow points miss the p90 TPOT limit; "
+            "left of the shaded line the SLO is missed whatever the throughput. Stars: each option's operating "
+            "point in the decision (roofline capacity at the SLO)."))
+    if charts.kv:
+        blocks.append(Figure(
+            "kv", "Figure 4. Memory per GPU (weights + workspace + reserve + KV) against concurrent sequences, at "
+            "the mean context and at the p99 prompt + p99 output context. The horizontal line is HBM; the "
+            "vertical line is the estimated number of sequences in flight per replica in the peak hour.",
+            height_fraction=0.36))
+    if not charts.interactivity:
+        blocks.append(Para("No self-hosted option can meet the SLO here, so there is no throughput or memory chart."))
+    return blocks
+
+
+def memo_content(
+    scenario: Scenario,
+    decision: Decision | None = None,
+    *,
+    calibration: Calibration | None = None,
+    today: dt.date | None = None,
+    fraction: float = DEFAULT_FRACTION,
+) -> MemoContent:
+    """Evaluate (unless `decision` is given) and lay out the memo for `scenario` as of `today`."""
+    today = today or dt.date.today()
+    decision = decision or decide(scenario, calibration=calibration, today=today)
+    model = cost_model(decision, scenario)
+    sens = sensitivity(scenario, decision, model, calibration=calibration, today=today, fraction=fraction)
+    interactivity = interactivity_curves(decision, scenario, calibration=calibration)
+    kv = kv_panels(decision, scenario)
+    charts = ChartData(
+        recommendation=decision.recommendation, tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
+        volume=volume_curves(decision, model, sens), interactivity=interactivity,
+        traffic=traffic_curves(decision), kv=kv, sensitivity=sens,
+    )
+    blocks: list[Block] = [Heading("1. Decision"), *decision_blocks(decision, scenario, model, sens)]
+    blocks += [Heading("2. Workload and SLO"), workload_table(decision, scenario)]
+    blocks += [Heading("3. Options compared"), options_table(decision), option_notes(decision)]
+    blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts)]
+    blocks += [
+        Heading("5. Sensitivity"),
+        Figure("tornado", f"Figure 5. How {decision.recommendation}'s $/month advantage over its best alternative "
+               f"moves when one input changes by -{fraction:.0%} (light) or +{fraction:.0%} (dark). The vertical "
+               "line at 0 is where the decision flips.", height_fraction=0.36),
+        sensitivity_table(sens), *sensitivity_blocks(decision, scenario, sens),
+    ]
+    blocks += [Heading("6. Risks and common mistakes"),
+               _risk_bullets(decision, scenario, sens, kv=kv, curves=interactivity)]
+    blocks += [Heading("7. Assumptions and sources"), sources_table(decision), *provenance_blocks(decision, calibration),
+               assumption_items(sens)]
+    blocks += [Heading("Appendix A. Formulas"), *formula_blocks()]
+    return MemoContent(title=TITLE, scenario_name=scenario.name, date=today, description=scenario.description.strip(),
+                       blocks=tuple(blocks), charts=charts, decision=decision)
+
+
+def _risk_bullets(decision: Decision, scenario: Scenario, sens: Sensitivity, *, kv: tuple[KvPanel, ...],
+                  curves: tuple[InteractivityCurve, ...]) -> Block:
+    items = risk_items(decision, scenario, sens, kv=kv, curves=curves)
+    return Bullets(items or ("No risk checks fired for this scenario.",))

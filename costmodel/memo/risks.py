@@ -1,0 +1,163 @@
+"""Risks and common mistakes with this scenario's numbers, assumptions and sources, and the formulas."""
+
+from __future__ import annotations
+
+from costmodel.calibration import Calibration
+from costmodel.decision_types import Decision, PriceSource
+from costmodel.memo.blocks import Block, Bullets, Code, Para, Table, money, pct, times
+from costmodel.memo.curves import InteractivityCurve, KvPanel
+from costmodel.memo.sensitivity import FLIP_SEARCH_DECADES, Sensitivity
+from costmodel.scenario import Scenario
+
+STALE_PRICE_DAYS = 90
+
+
+def _kv_risk(panel: KvPanel) -> str | None:
+    if panel.peak_concurrency is None:
+        return None
+    mean_ctx, tail_ctx = panel.contexts_tokens[0], panel.contexts_tokens[-1]
+    mean_max, tail_max = panel.max_batch[0], panel.max_batch[-1]
+    text = (f"KV growth at peak concurrency ({panel.name}): about {panel.peak_concurrency:.0f} sequences are in flight "
+            f"per replica in the peak hour (Little's law); KV memory holds {mean_max} at the mean context "
+            f"({mean_ctx:,} tokens)")
+    if tail_ctx != mean_ctx:
+        text += f" and {tail_max} at the p99 context ({tail_ctx:,} tokens)"
+    if panel.peak_concurrency > mean_max:
+        return text + ": it does not fit even at the mean context, so requests queue and the SLO verdict is optimistic."
+    if panel.peak_concurrency > tail_max:
+        return text + ": a peak with long requests will preempt or queue; keep headroom or cap the context."
+    return text + ": fits, with headroom."
+
+
+def _theater_risk(curve: InteractivityCurve) -> str | None:
+    if not curve.concurrency or curve.operating_output_tokens_per_second_per_gpu is None:
+        return None
+    best = max(range(len(curve.concurrency)), key=lambda i: curve.output_tokens_per_second_per_gpu[i])
+    peak_tps = curve.output_tokens_per_second_per_gpu[best]
+    at_slo = curve.operating_output_tokens_per_second_per_gpu
+    if peak_tps < 1.5 * at_slo:
+        return None
+    return (f"Benchmark theater ({curve.name}): with {curve.concurrency[best]} concurrent users the simulator reaches "
+            f"{peak_tps:,.0f} output tokens/s per GPU, but only {curve.tokens_per_second_per_user[best]:.0f} tokens/s "
+            f"per user; at the SLO the option delivers {at_slo:,.0f} tokens/s per GPU. Quote throughput at the "
+            "SLO, never the peak.")
+
+
+def risk_items(decision: Decision, scenario: Scenario, sensitivity: Sensitivity, *,
+               kv: tuple[KvPanel, ...], curves: tuple[InteractivityCurve, ...]) -> tuple[str, ...]:
+    """The decision's warnings, then the memo's own checks with this scenario's numbers."""
+    items = list(decision.warnings)
+    items += [r for r in (_kv_risk(p) for p in kv) if r]
+    items += [r for r in (_theater_risk(c) for c in curves) if r]
+    for o in decision.options:
+        if o.kind == "self-host" and o.utilization is not None and o.break_even_utilization is not None \
+                and o.utilization < o.break_even_utilization:
+            items.append(f"Idle capacity ({o.name}): sized for the peak hour it runs at {pct(o.utilization)} mean "
+                         f"utilization but needs {pct(o.break_even_utilization)} to beat {o.break_even_against}.")
+        if o.throttled:
+            items.append(f"Rate limits ({o.name}): the peak minute passes the provider's per-minute limits; ask "
+                         "for a higher tier or spread the load before relying on it.")
+    if any(o.kind != "api" for o in decision.options):
+        peak_to_mean = decision.peak_requests_per_second / decision.mean_requests_per_second
+        items.append(f"Spiky traffic: replicas are sized for the busiest hour ({times(peak_to_mean)} the mean); bursts "
+                     "inside an hour are not in an hourly profile, so check them with `costmodel simulate` at the "
+                     "peak rate before sign-off.")
+        if decision.calibration_source is None:
+            items.append("Uncalibrated efficiencies: capacities use datasheet efficiency defaults; a probe on the "
+                         "target GPU (`costmodel probe`, then `calibrate`) replaces them with measured ones.")
+    flip = sensitivity.flip_above
+    if flip is not None and flip.volume_scale < 2:
+        items.append(f"Near the edge: {times(flip.volume_scale)} today's volume already flips the decision to "
+                     f"{flip.new_choice or 'another option'}.")
+    return tuple(items)
+
+
+def _unique_sources(decision: Decision) -> list[PriceSource]:
+    seen: dict[str, PriceSource] = {}
+    for option in decision.options:
+        for source in option.price_sources:
+            seen.setdefault(source.what, source)
+    return list(seen.values())
+
+
+def sources_table(decision: Decision) -> Table:
+    """Every price the decision used: what, where from, when checked, how old."""
+    rows = tuple((s.what, s.source, s.checked, f"{s.age_days} d" + (" (stale)" if s.age_days > STALE_PRICE_DAYS else ""))
+                 for s in _unique_sources(decision))
+    return Table(header=("Price", "Source", "Checked", "Age"), rows=rows, widths=(0.33, 0.45, 0.12, 0.10),
+                 align=("l", "l", "l", "r"), font_size=7.5)
+
+
+def provenance_blocks(decision: Decision, calibration: Calibration | None) -> list[Block]:
+    """Where the efficiencies come from: datasheet defaults or a named probe with its held-out error."""
+    if calibration is None:
+        text = (f"Efficiencies: {decision.efficiency_source}. These are published fractions of peak, not "
+                "measurements of your stack; treat self-host capacities as +-30% until calibrated.")
+        return [Para(text)]
+    text = (f"Efficiencies: calibrated from probe {calibration.source} on {calibration.device_name} "
+            f"({calibration.hardware_id}), created {calibration.created.date().isoformat()}: eff_compute "
+            f"{calibration.eff_compute:.2f}, eff_memory {calibration.eff_memory:.2f}, overhead "
+            f"{calibration.overhead_seconds_per_step * 1e3:.2f} ms/step, fitted on {calibration.points_fit} points. "
+            f"Held-out error on {calibration.points_holdout} points: median {calibration.holdout_median_abs_error:.1%}, "
+            f"max {calibration.holdout_max_abs_error:.1%}. Options on other hardware use: {decision.efficiency_source}.")
+    return [Para(text)]
+
+
+def assumption_items(sensitivity: Sensitivity) -> Bullets:
+    """The modelling assumptions a reviewer should know about."""
+    return Bullets((
+        "A month is 730.5 hours (365.25 x 24 / 12); volumes are month 0 (growth is applied only in the risks).",
+        "Self-hosted replicas are billed every hour whether busy or idle and are sized for the busiest hour of "
+        "the daily profile; capacity per replica is the steady-state rate that meets the p90 TTFT and TPOT "
+        "limits under continuous batching (roofline step times, mean latencies, no queueing).",
+        "A server without continuous batching (static batches) delivers far less than these capacities.",
+        "API latency is what the scenario states (measured or published); where none is given the SLO verdict "
+        "is assumed, not verified.",
+        "Hybrid options keep k replicas for the base load and send each hour's overflow to the API; k minimizes "
+        "$/month over the day's load-duration curve.",
+        f"Sensitivity moves one input at a time by +-{sensitivity.fraction:.0%}; GPU price, API price, volume and "
+        "efficiency re-run the whole decision, token counts re-run the economics only (first order). Flip "
+        f"volumes are searched from 1/{10 ** FLIP_SEARCH_DECADES:.0f}x to {10 ** FLIP_SEARCH_DECADES:.0f}x today.",
+    ), style="small")
+
+
+FORMULAS: tuple[str, ...] = (
+    "Symbols: P params (P_act active per token), L layers, g KV heads, d_h head dim, b_w / b_kv bytes per",
+    "weight / KV element, B sequences in a batch, T new tokens per sequence, C cached context, N GPUs.",
+    "",
+    "KV bytes per token   = 2 L g d_h b_kv",
+    "Weight bytes         = P b_w                     (per GPU: / N under tensor parallelism)",
+    "FLOPs(step)          ~ 2 P_act B T + 4 L h d_h B T (C + T/2)",
+    "Bytes(step)          ~ weights touched + B C kv_bytes_per_token + B T kv_bytes_per_token",
+    "step seconds         = max(FLOPs / (peak_flops eff_compute), bytes / (hbm_bytes_per_s eff_memory))",
+    "                       + overhead per step (+ tensor-parallel all-reduce)",
+    "Memory               : weights/N + KV(B, C) + workspace + reserve <= HBM per GPU",
+    "",
+    "Capacity per replica (roofline, prompt P_t, output O, decode batch B):",
+    "  X(B)   = 1 / (t_prefill + O t_decode(B) / B)             requests/s",
+    "  TPOT   = t_decode(B) / (1 - X(B) t_prefill);  largest B that fits with TPOT, TTFT <= limits",
+    "",
+    "API $/request        = [(T_in - T_cached) p_in + T_cached p_cache + T_out p_out] / 1e6",
+    "replicas             = ceil(peak requests/s / capacity requests/s per replica)",
+    "self-host $/month    = replicas x GPUs/replica x usd_per_gpu_hour x 730.5 + ops",
+    "$/M tokens           = $/month / (tokens per month / 1e6)",
+    "utilization          = mean requests/s / (replicas x capacity requests/s)",
+    "break-even u*        = usd_per_gpu_hour x N x 1e6 / (3600 x X_tok x api_usd_per_mtok)",
+    "                       (X_tok: prompt + output tokens/s per replica at the SLO)",
+    "break-even volume    = smallest V with k R + ops <= V p_api / 1e6 on a step that serves V",
+    "hybrid               = min over k of [k R + ops + overflow requests x API $/request]",
+    "peak concurrency     = (peak requests/s per replica) x (TTFT + (O - 1) TPOT)      (Little's law)",
+    "advantage            = best eligible alternative $/month - recommended $/month",
+)
+
+
+def formula_blocks() -> list[Block]:
+    """Appendix: the formulas every number rests on (DESIGN.md's napkin math and economics)."""
+    return [
+        Para("Every figure in this memo comes from these formulas with the inputs listed above; the references are "
+             "the Scaling Book (All About Transformer Inference), kipply's Transformer Inference Arithmetic and "
+             "Databricks' LLM Inference Performance Engineering."),
+        Code(FORMULAS),
+        Para(f"Money is shown as whole dollars per month ({money(1234.4)}) and USD per million tokens with three "
+             "decimals, the formats `costmodel compare` prints.", style="small"),
+    ]

@@ -1,0 +1,229 @@
+"""The memo's words: the decision paragraph and its two driving numbers, workload and SLO, the options
+table, and the sensitivity section. Pure functions of the decision, its scenario and the sweeps.
+"""
+
+from __future__ import annotations
+
+import math
+
+from costmodel.decision_types import Decision, OptionResult
+from costmodel.memo.blocks import Block, Bullets, Para, Table, latency, money, pct, per_mtok, times, tokens
+from costmodel.memo.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
+from costmodel.memo.volume import CostModel, hybrid_plan
+from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
+
+
+def describe_option(result: OptionResult, scenario: Scenario) -> str:
+    """What choosing this option means, in words."""
+    option = scenario.option(result.name)
+    if isinstance(option, ApiOption):
+        batch = " through its batch API" if any("batch API" in n for n in result.notes) else ""
+        return f"Call the {option.price_id} API{batch}"
+    if isinstance(option, SelfHostOption):
+        return (f"Self-host {option.model} ({option.weight_dtype} weights, {option.kv_dtype} KV) on {result.replicas} "
+                f"replica(s) of {option.gpus_per_replica} x {option.hardware}, {result.gpus} GPU(s) in all")
+    assert isinstance(option, HybridOption)
+    if result.replicas == 0:
+        return f"Run the hybrid of {option.self_host} and {option.api} with 0 base replicas, i.e. all traffic to {option.api}"
+    return (f"Keep {result.replicas} replica(s) of {option.self_host} for the base load and send the overflow "
+            f"to {option.api}")
+
+
+def slo_phrase(result: OptionResult, scenario: Scenario) -> str:
+    """'meets the SLO (p90 TTFT ... , p90 TPOT ...)' with the option's figures where known."""
+    slo = scenario.slo
+    limits = f"p90 TTFT \u2264 {latency(slo.ttft_p90_seconds)}, p90 TPOT \u2264 {latency(slo.tpot_p90_seconds)}"
+    verdict = "meets" if result.meets_slo else "misses"
+    if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
+        return f"{verdict} the SLO ({limits}) by assumption: its latency was not measured"
+    return (f"{verdict} the SLO ({limits}) with p90 TTFT {latency(result.ttft_p90_seconds)} and p90 TPOT "
+            f"{latency(result.tpot_p90_seconds)}")
+
+
+def _first_number(decision: Decision, base: Advantage) -> str:
+    chosen = decision.option(decision.recommendation)
+    if base.alternative is None:
+        return f"it is the only option that qualifies, at {money(chosen.usd_per_month)}/month"
+    other = decision.option(base.alternative)
+    saving = base.usd_per_month / other.usd_per_month if other.usd_per_month > 0 else math.nan
+    return (f"{money(chosen.usd_per_month)}/month against {money(other.usd_per_month)}/month for the best "
+            f"alternative, {other.name} ({pct(saving)} less, {money(base.usd_per_month)}/month)")
+
+
+def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | None]:
+    """The second driving number, and the volume multiple it names (API: where self-hosting takes over)."""
+    chosen = decision.option(decision.recommendation)
+    if chosen.kind == "self-host":
+        if chosen.break_even_utilization is None:
+            return f"its replicas run at {pct(chosen.utilization)} utilization (no API to break even against)", None
+        return (f"its replicas run at {pct(chosen.utilization)} utilization against a break-even utilization of "
+                f"{pct(chosen.break_even_utilization)} versus {chosen.break_even_against}"), None
+    if chosen.kind == "hybrid":
+        plan = hybrid_plan(model, chosen.name)
+        return (f"{plan.base_replicas} base replica(s) at {pct(plan.utilization)} utilization serve "
+                f"{pct(1 - plan.overflow_fraction)} of requests; {pct(plan.overflow_fraction)} overflow to the API"), None
+    rivals = [r.name for r in decision.options if r.kind == "self-host" and r.meets_slo]
+    crossings = [(scale, name) for name in rivals
+                 if (scale := overtakes_at(model, name, against=chosen.name)) is not None]
+    if crossings:
+        scale, name = min(crossings)
+        return (f"self-hosting first costs less than it at {tokens(scale * decision.tokens_per_month)} tokens/month "
+                f"({name}), {times(scale)} today's {tokens(decision.tokens_per_month)}"), scale
+    if rivals:
+        return "no self-hosted option costs less than it at up to 100x today's volume", None
+    return (f"its blended price of {per_mtok(chosen.usd_per_mtok)} per million tokens (no self-host option "
+            "compared)"), None
+
+
+def flip_sentence(decision: Decision, sensitivity: Sensitivity) -> str:
+    """Where, in volume, the recommendation stops being the choice (within 1/100x .. 100x)."""
+    def one(flip: FlipVolume) -> str:
+        who = flip.new_choice or "another option"
+        return (f"{'below' if flip.direction == 'below' else 'above'} {tokens(flip.tokens_per_month)} tokens/month "
+                f"({times(flip.volume_scale)} today) {who} becomes the better choice")
+    flips = [f for f in (sensitivity.flip_below, sensitivity.flip_above) if f is not None]
+    if sensitivity.base.flips:
+        return "The recommendation is not the cheapest qualifying option at today's inputs, so no flip volume is given."
+    if not flips:
+        return (f"The decision does not flip anywhere from {tokens(decision.tokens_per_month / 100)} to "
+                f"{tokens(decision.tokens_per_month * 100)} tokens/month (1/100x to 100x today's volume).")
+    return "The decision flips with volume: " + "; ".join(one(f) for f in flips) + "."
+
+
+def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, sensitivity: Sensitivity) -> list[Block]:
+    """The one-paragraph decision, its two driving numbers, the flip volume and the computed reasons."""
+    chosen = decision.option(decision.recommendation)
+    blocks: list[Block] = []
+    if not decision.recommendation_meets_slo:
+        blocks.append(Para(
+            f"No option meets the SLO without throttling. {chosen.name} is listed first as the cheapest, but "
+            f"{chosen.slo_reason}. Relax the SLO, add GPUs per replica or pick faster hardware before deciding.",
+            lead="Warning.", style="callout"))
+    second, second_scale = _second_number(decision, model)
+    flip = sensitivity.flip_above
+    # The flip sentence repeats the second number when that is already the volume where self-hosting takes over.
+    repeats = (sensitivity.flip_below is None and flip is not None and second_scale is not None
+               and abs(flip.volume_scale / second_scale - 1.0) < 1e-6)
+    blocks.append(Para(
+        f"{describe_option(chosen, scenario)}. At {tokens(decision.tokens_per_month)} tokens/month "
+        f"({tokens(decision.requests_per_month)} requests/month, peak {decision.peak_requests_per_second:.1f} "
+        f"requests/s) it costs {money(chosen.usd_per_month)}/month ({per_mtok(chosen.usd_per_mtok)} per million "
+        f"tokens) and {slo_phrase(chosen, scenario)}. The two numbers that drive the choice: "
+        f"{_first_number(decision, sensitivity.base)}; and {second}."
+        + ("" if repeats else f" {flip_sentence(decision, sensitivity)}"),
+        lead=f"Recommendation: {chosen.name}.", style="callout"))
+    if decision.reasons:
+        blocks.append(Para("As computed by the decision (the same sentences `costmodel compare` prints):", style="small"))
+        blocks.append(Bullets(tuple(decision.reasons)))
+    return blocks
+
+
+def workload_table(decision: Decision, scenario: Scenario) -> Table:
+    """Volume, token lengths, traffic shape and SLO limits the decision was made for."""
+    workload, slo = scenario.workload, scenario.slo
+    peak_to_mean = decision.peak_requests_per_second / decision.mean_requests_per_second
+    rows = [
+        ("Volume", f"{tokens(decision.requests_per_month)} requests/month, {tokens(decision.tokens_per_month)} "
+                   "tokens/month (prompt + output)"),
+        ("Tokens per request", f"prompt {decision.mean_prompt_tokens:,.0f} (mean; {workload.cached_prompt_fraction:.0%} "
+                               f"cached), output {decision.mean_output_tokens:,.0f} (mean)"),
+        ("Request rate", f"mean {decision.mean_requests_per_second:.2f}/s, peak hour "
+                         f"{decision.peak_requests_per_second:.2f}/s ({times(peak_to_mean)} the mean)"),
+        ("Growth", f"{workload.growth_per_month:.0%} per month" + ("; batch processing allowed"
+                                                                 if workload.batch_allowed else "")),
+    ]
+    limits = ", ".join(f"{limit.metric.upper()} p{limit.percentile} \u2264 {latency(limit.limit_seconds)}"
+                       for limit in slo.limits())
+    rows.append(("SLO", limits))
+    return Table(header=("Input", "Value"), rows=tuple(rows), widths=(0.22, 0.78), align=("l", "l"), font_size=8.5)
+
+
+def _slo_cell(result: OptionResult) -> str:
+    verdict = "yes" if result.meets_slo else "NO"
+    if result.throttled:
+        verdict += ", throttled"
+    if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
+        return f"{verdict} (assumed; not measured)"
+    return f"{verdict}: {latency(result.ttft_p90_seconds)} / {latency(result.tpot_p90_seconds)}"
+
+
+def _break_even_cell(result: OptionResult) -> str:
+    if result.kind != "self-host" or result.break_even_utilization is None:
+        return "-"
+    volume = tokens(result.break_even_tokens_per_month) if result.break_even_tokens_per_month else "never"
+    return f"u* {pct(result.break_even_utilization)}, {volume} tok/mo vs {result.break_even_against}"
+
+
+def options_table(decision: Decision) -> Table:
+    """Every option, ranked: cost, SLO verdict with p90 TTFT/TPOT, GPUs, utilization, break-even."""
+    rows = tuple(
+        (str(rank), o.name, o.kind, money(o.usd_per_month), per_mtok(o.usd_per_mtok), _slo_cell(o),
+         str(o.gpus), pct(o.utilization), _break_even_cell(o))
+        for rank, o in enumerate(decision.options, start=1)
+    )
+    highlight = next(i for i, o in enumerate(decision.options) if o.name == decision.recommendation)
+    return Table(
+        header=("#", "Option", "Kind", "$/month", "$/M tok", "SLO: p90 TTFT / TPOT", "GPUs", "Util.", "Break-even"),
+        rows=rows, widths=(0.03, 0.21, 0.10, 0.09, 0.08, 0.16, 0.065, 0.06, 0.205),
+        align=("r", "l", "l", "r", "r", "l", "r", "r", "l"), highlight_row=highlight,
+        caption=("Ranked as the decision ranks them: options that meet the SLO without throttling first, then by "
+                 "$/month. $/M tok is blended over prompt + output tokens. Util. = mean demand / provisioned "
+                 "capacity at the SLO. u* = break-even utilization against the reference API (> 100%: never); "
+                 "the volume is where self-host $/month equals that API's."),
+    )
+
+
+def option_notes(decision: Decision) -> Bullets:
+    """Per option: why it meets or misses the SLO, and the decision's notes."""
+    items = []
+    for o in decision.options:
+        extra = "; ".join(o.notes)
+        items.append(f"{o.name}: {o.slo_reason}" + (f". {extra}" if extra else ""))
+    return Bullets(tuple(items), style="small")
+
+
+def _advantage_cell(advantage: Advantage) -> str:
+    if advantage.recommendation_fails:
+        return "flips (recommendation fails the SLO or is throttled)"
+    if advantage.alternative is None:
+        return "no alternative"
+    flag = " - flips" if advantage.flips else ""
+    return f"{money(advantage.usd_per_month)} vs {advantage.alternative}{flag}"
+
+
+def sensitivity_table(sensitivity: Sensitivity) -> Table:
+    """The tornado's numbers: the advantage at each end of each input's range."""
+    low = f"-{sensitivity.fraction:.0%}"
+    high = f"+{sensitivity.fraction:.0%}"
+    rows = tuple(
+        (bar.label, _advantage_cell(bar.low), _advantage_cell(bar.high),
+         "decide" if bar.method == "decide" else "1st order")
+        for bar in sensitivity.bars
+    )
+    return Table(
+        header=("Input scaled", f"Advantage at {low}", f"Advantage at {high}", "Method"), rows=rows,
+        widths=(0.27, 0.31, 0.31, 0.11), align=("l", "l", "l", "l"), font_size=7.5,
+        caption=(f"Advantage = best eligible alternative's $/month minus {sensitivity.recommendation}'s; today "
+                 f"{_advantage_cell(sensitivity.base)}. A value \u2264 0 means the decision flips. Method: decide = "
+                 "the whole decision re-run with the input scaled; 1st order = the economics re-run with capacity "
+                 "and API cost scaled by the token counts."),
+    )
+
+
+def sensitivity_blocks(decision: Decision, scenario: Scenario, sensitivity: Sensitivity) -> list[Block]:
+    """What the tornado says in words, the flip volume, and what growth does to it."""
+    movers = [b for b in sensitivity.bars if b.low.flips or b.high.flips]
+    if movers:
+        moved = "; ".join(f"{b.label} at {'-' if b.low.flips else '+'}{sensitivity.fraction:.0%}" for b in movers)
+        robust = f"A {sensitivity.fraction:.0%} change flips the decision for: {moved}."
+    else:
+        robust = (f"No single input moved by {sensitivity.fraction:.0%} flips the decision; the largest swing is "
+                  f"{sensitivity.bars[0].label.lower()} ({money(sensitivity.bars[0].swing_usd_per_month)}/month).")
+    text = f"{robust} {flip_sentence(decision, sensitivity)}"
+    growth = scenario.workload.growth_per_month
+    flip = sensitivity.flip_above
+    if growth > 0 and flip is not None and flip.volume_scale > 1:
+        months = math.log(flip.volume_scale) / math.log1p(growth)
+        text += (f" At the scenario's {growth:.0%}/month growth the volume reaches that point in about "
+                 f"{months:.0f} months.")
+    return [Para(text)]
