@@ -7,12 +7,18 @@ Each comparison is a ValidationRow; `docs/validation.md` is generated from them 
 from __future__ import annotations
 
 import csv
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from costmodel.catalog.loader import load_accelerator, load_model
+from costmodel.catalog.params import derive_shape
 from costmodel.estimate import estimate
+from costmodel.serving import build_replica, simulate_requests
 
 REFERENCE_CSV = Path(__file__).resolve().parent / "data" / "reference_measurements.csv"
 
@@ -106,3 +112,81 @@ def batch1_decode_rows(path: Path = REFERENCE_CSV) -> list[ValidationRow]:
 def median_abs_error(rows: Sequence[ValidationRow]) -> float:
     """Median of |predicted - measured| / measured."""
     return statistics.median(abs(r.error) for r in rows)
+
+
+# trtllm-bench's request counts per ISL/OSL in NVIDIA's perf overview ("Preparing a Dataset" table,
+# TensorRT-LLM docs/source/performance/perf-overview.md, commit 00f37686).
+TRTLLM_BENCH_REQUESTS = {
+    (128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500, (2048, 128): 3000,
+    (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000, (500, 2000): 3000, (20000, 2000): 1000,
+}  # fmt: skip
+
+
+def _round_up(value: float, step: int) -> int:
+    return step * math.ceil(value / step)
+
+
+def trtllm_bench_settings(*, model_id: str, hardware_id: str, input_tokens: int, output_tokens: int) -> tuple[int, int]:
+    """(max_batch_size, max_num_tokens) trtllm-bench picks for an fp8 model with fp8 KV on one GPU.
+
+    Its heuristic (tensorrt_llm/bench/build/tuning.py, calc_engine_setting + finetune_setting): requests
+    that fit 95% of the memory left after the fp8 weights at ISL + OSL tokens each, capped at 4096; tokens
+    = that x (1 + ISL / OSL), capped at 32768; both rounded up on its grid. An engine setting, not a fit.
+    """
+    spec = load_model(model_id)
+    gib = float(1 << 30)
+    kv_gib_per_token = 2 * spec.num_hidden_layers * spec.kv_heads * spec.head_dim_resolved * 1.0 / gib
+    engine_gib = derive_shape(spec).total_params * 1.0 / gib
+    cache_gib = (load_accelerator(hardware_id).memory_bytes / gib - engine_gib) * 0.95
+    raw_batch = min(cache_gib / (kv_gib_per_token * (input_tokens + output_tokens)), 4096)
+    raw_tokens = min(raw_batch * (1 + input_tokens / output_tokens), 32768)
+    if raw_batch < 256:
+        batch = max(64, _round_up(raw_batch, 32))
+    else:
+        batch = _round_up(raw_batch, 128 if raw_batch < 1024 else 256)
+    if raw_tokens < 4096:
+        tokens = max(2048, _round_up(raw_tokens, 256))
+    else:
+        tokens = _round_up(raw_tokens, 512 if raw_tokens < 8192 else 1024)
+    return batch, tokens
+
+
+def max_throughput_rows(path: Path = REFERENCE_CSV) -> list[ValidationRow]:
+    """TensorRT-LLM trtllm-bench max throughput (llama-3.1-8b fp8, H100/H200 SXM) vs the serving simulator.
+
+    Simulated as trtllm-bench runs: every request queued at t = 0 with fixed ISL/OSL, fp8 weights and
+    fp8 KV (trtllm-bench forces fp8 KV for fp8 checkpoints), max batch and token budget from its
+    heuristic, TRT-LLM's default GUARANTEED_NO_EVICT scheduling (reserve prompt + output at admission),
+    default catalog efficiencies. Output tokens/s = all output tokens / time to the last token.
+    """
+    result = []
+    for row in read_reference_rows(path):
+        if row["metric"] != "total_output_throughput" or "trtllm-bench, requests at infinite rate" not in row["scenario"]:
+            continue
+        model_id, hardware_id = MODEL_IDS.get(row["model"]), HARDWARE_IDS.get(row["hardware"])
+        if not (model_id and hardware_id) or row["precision"] != "FP8":
+            continue
+        isl, osl, gpus = int(row["input_len"]), int(row["output_len"]), int(row["n_gpus"])
+        batch, tokens = trtllm_bench_settings(model_id=model_id, hardware_id=hardware_id, input_tokens=isl,
+                                              output_tokens=osl)
+        replica = build_replica(model_id, hardware_id, gpus=gpus, weight_dtype="fp8", kv_dtype="fp8",
+                                max_batched_tokens=tokens)
+        count = TRTLLM_BENCH_REQUESTS[(isl, osl)]
+        run = simulate_requests(
+            replica, arrival_seconds=np.zeros(count), prompt_tokens=np.full(count, isl),
+            output_tokens=np.full(count, osl), kv_policy="reserve", max_num_seqs=min(batch, tokens),
+        )
+        result.append(
+            ValidationRow(
+                label=f"{row['model']} FP8 {row['hardware']} x{gpus}: ISL/OSL {isl}/{osl}",
+                model_id=model_id,
+                hardware_id=hardware_id,
+                gpus=gpus,
+                weight_dtype="fp8",
+                metric="output tok/s (max throughput)",
+                measured=float(row["value"]),
+                predicted=run.output_tokens_per_second,
+                source=row["source"],
+            )
+        )
+    return result

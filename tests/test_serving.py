@@ -23,7 +23,7 @@ from costmodel.scenario.distributions import FixedTokens, LognormalTokens, Unifo
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import build_replica, capacity_for_replica, simulate, throughput_interactivity_curve
 from costmodel.serving.engine import EngineLimits, run_engine
-from costmodel.serving.simulate import simulate_requests
+from costmodel.serving.simulation import simulate_requests
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from costmodel.serving.capacity import CapacityResult, capacity_at_slo, capacity
 from costmodel.serving.curve import CurvePoint, throughput_interactivity_curve
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica, build_replica
 from costmodel.serving.results import LatencySummary, QueueSeries, RequestTrace, SimulationResult
-from costmodel.serving.simulate import MAX_REQUESTS, simulate, simulate_requests
+from costmodel.serving.simulation import MAX_REQUESTS, simulate, simulate_requests
 
 __all__ = [
     "MAX_NUM_SEQS",

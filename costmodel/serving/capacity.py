@@ -25,7 +25,7 @@ from costmodel.scenario.slo import Slo, SloLimit
 from costmodel.serving.engine import KvPolicy
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica, build_replica
 from costmodel.serving.results import SimulationResult
-from costmodel.serving.simulate import draw_lengths, simulate_requests, slo_limits, unit_gaps
+from costmodel.serving.simulation import draw_lengths, simulate_requests, slo_limits, unit_gaps
 
 DEFAULT_REQUESTS = 2000
 MAX_BISECTIONS = 30

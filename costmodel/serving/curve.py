@@ -16,7 +16,7 @@ import numpy as np
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.serving.engine import KvPolicy
 from costmodel.serving.replica import Replica
-from costmodel.serving.simulate import draw_lengths, simulate_requests
+from costmodel.serving.simulation import draw_lengths, simulate_requests
 
 DEFAULT_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 WAVES_PER_POINT = 8  # requests per point = waves x concurrency (ramp-up and drain are ~1 wave each)

@@ -110,8 +110,11 @@ def run_engine(
     never = (1 << 62, n, 0)  # sentinel: a valid entry no step count reaches
     fin_heap: list[tuple[int, int, int]] = [never]  # (step count at finish, request, epoch)
     cross_heap: list[tuple[int, int, int]] = [never]  # (step count when the context reaches the window, ...)
-    series: list[tuple[float, int, int]] = []  # (time, waiting, running) at every event
+    s_time: list[float] = []  # at every event: time, waiting requests, running sequences (flat lists: cheap)
+    s_wait: list[int] = []
+    s_run: list[int] = []
 
+    push, pop, sqrt, ceil = heapq.heappush, heapq.heappop, math.sqrt, math.ceil  # local names: hot loop
     while done < n:
         events += 1
         if events > limits.max_events:
@@ -122,12 +125,16 @@ def run_engine(
             )
         while arr[ia] <= now:
             ia += 1
-        n_wait = len(requeue) + ia - iw
+        n_wait = ia - iw + (len(requeue) if requeue else 0)
         if n_dec == 0 and not prefilling and n_wait == 0:
-            series.append((now, 0, 0))
+            s_time.append(now)
+            s_wait.append(0)
+            s_run.append(0)
             now = arr[ia]  # idle until the next arrival
             continue
-        series.append((now, n_wait, n_dec + len(prefilling)))
+        s_time.append(now)
+        s_wait.append(n_wait)
+        s_run.append(n_dec + len(prefilling))
 
         # Preempt (recompute) from the newest while the next step's decode tokens do not fit.
         while not reserve and kv_off + kvt * n_dec * (g + 1) > cap and order:
@@ -208,7 +215,9 @@ def run_engine(
                 if n_above:
                     flops += fa0 * n_above + fa1 * ctx_above
                     bytes_ += ma0 * n_above + ma1 * ctx_above
-                dt += max(flops * pf, bytes_ * per_byte)
+                flops *= pf
+                bytes_ *= per_byte
+                dt += flops if flops >= bytes_ else bytes_
             seq_area += (n_dec + len(prefilling)) * dt
             now += dt
             busy += dt
@@ -240,20 +249,23 @@ def run_engine(
                     below[rid] = True
                     n_below += 1
                     sb_off += context - g
-                    heapq.heappush(cross_heap, (g + window - context, rid, epoch[rid]))
+                    push(cross_heap, (g + window - context, rid, epoch[rid]))
                 else:
                     below[rid] = False
-                heapq.heappush(fin_heap, (g + left[rid], rid, epoch[rid]))
+                push(fin_heap, (g + left[rid], rid, epoch[rid]))
             if finished_prefill:
                 prefilling = [rid for rid in prefilling if pdone[rid] < pre[rid]]
         else:  # decode-only segment: step j lasts a + b * j until the next event
             while fin_heap[0][2] != epoch[fin_heap[0][1]]:
-                heapq.heappop(fin_heap)
+                pop(fin_heap)
             while cross_heap[0][2] != epoch[cross_heap[0][1]]:
-                heapq.heappop(cross_heap)
-            steps = min(fin_heap[0][0], cross_heap[0][0]) - g
-            if not reserve and kvt > 0:
-                steps = min(steps, max(1, int((cap - kv_off) / (kvt * n_dec)) - g))
+                pop(cross_heap)
+            steps = fin_heap[0][0] - g
+            if cross_heap[0][0] - g < steps:
+                steps = cross_heap[0][0] - g
+            if not reserve and kv_off + kvt * n_dec * (g + steps) > cap:  # KV fills up first
+                steps = int((cap - kv_off) / (kvt * n_dec)) - g
+                steps = steps if steps > 1 else 1
             a = dec_static[n_dec]
             b = 0.0
             for f0, fa, fb, fab, m0, ma, mb, mab in dec_lines[n_dec]:
@@ -267,7 +279,8 @@ def run_engine(
                     m1 += mab * n_above
                 last = steps - 1
                 if (f0 >= m0) != (f0 + f1 * last >= m0 + m1 * last):  # regime change: stop at the crossing
-                    steps = max(1, int((m0 - f0) / (f1 - m1)) + 1)
+                    steps = int((m0 - f0) / (f1 - m1)) + 1
+                    steps = steps if steps > 1 else 1
                 if f0 >= m0:
                     a += f0
                     b += f1
@@ -278,14 +291,16 @@ def run_engine(
                 gap = arr[ia] - now
                 if b > 0:
                     half = a - 0.5 * b
-                    k = max(1, math.ceil((math.sqrt(half * half + 2.0 * b * gap) - half) / b))
+                    k = ceil((sqrt(half * half + 2.0 * b * gap) - half) / b)
                 else:
-                    k = max(1, math.ceil(gap / a))
-                while k > 1 and (k - 1) * (a + 0.5 * b * (k - 2)) >= gap:
+                    k = ceil(gap / a)
+                k = k if k > 1 else 1
+                while k > 1 and (k - 1) * (a + 0.5 * b * (k - 2)) >= gap:  # fix float rounding of the root
                     k -= 1
                 while k * (a + 0.5 * b * (k - 1)) < gap:
                     k += 1
-                steps = min(steps, k)
+                if k < steps:
+                    steps = k
             dt = steps * (a + 0.5 * b * (steps - 1))
             seq_area += n_dec * dt
             now += dt
@@ -293,7 +308,7 @@ def run_engine(
             g += steps
 
         while fin_heap[0][0] <= g:  # finishes due at this step count
-            _, rid, ep = heapq.heappop(fin_heap)
+            _, rid, ep = pop(fin_heap)
             if ep != epoch[rid]:
                 continue
             off = cjoin[rid] - gjoin[rid]
@@ -309,13 +324,12 @@ def run_engine(
             finish[rid] = now
             done += 1
         while cross_heap[0][0] <= g:  # contexts reaching the sliding window
-            _, rid, ep = heapq.heappop(cross_heap)
+            _, rid, ep = pop(cross_heap)
             if ep == epoch[rid] and below[rid]:
                 below[rid] = False
                 n_below -= 1
                 sb_off -= cjoin[rid] - gjoin[rid]
 
-    table = np.asarray(series, dtype=np.float64).reshape(-1, 3)
     return EngineTrace(
         admitted_seconds=np.asarray(admitted),
         first_token_seconds=np.asarray(first),
@@ -325,7 +339,7 @@ def run_engine(
         events=events,
         busy_seconds=busy,
         sequence_seconds=seq_area,
-        series_seconds=table[:, 0],
-        series_waiting=table[:, 1].astype(np.int64),
-        series_running=table[:, 2].astype(np.int64),
+        series_seconds=np.asarray(s_time, dtype=np.float64),
+        series_waiting=np.asarray(s_wait, dtype=np.int64),
+        series_running=np.asarray(s_run, dtype=np.int64),
     )

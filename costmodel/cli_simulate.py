@@ -1,0 +1,231 @@
+"""`costmodel simulate` (latency percentiles, throughput, goodput) and `costmodel capacity` (rate at SLO)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from costmodel.calibration import load_calibration
+from costmodel.cli import emit
+from costmodel.cli_catalog import add_config_flags
+from costmodel.errors import CostmodelError
+from costmodel.memory import MAX_BATCHED_TOKENS
+from costmodel.scenario.distributions import FixedTokens, LognormalTokens, TokenDistribution
+from costmodel.scenario.slo import SloLimit
+from costmodel.serving import MAX_NUM_SEQS, Replica, SimulationResult, build_replica, simulate
+from costmodel.serving.capacity import (
+    CapacityResult,
+    capacity_for_replica,
+    zero_load_result,
+    zero_load_seconds,
+)
+from costmodel.serving.curve import CurvePoint, throughput_interactivity_curve
+from costmodel.serving.simulation import draw_lengths
+from costmodel.units import fmt_seconds
+
+
+def _serving_flags(parser: argparse.ArgumentParser, *, requests: int) -> None:
+    add_config_flags(parser, with_batch=False)
+    parser.add_argument("--prompt-sigma", type=float, default=0.0,
+                        help="lognormal sigma of prompt lengths around --prompt-tokens (mean); 0 = fixed")
+    parser.add_argument("--output-sigma", type=float, default=0.0,
+                        help="lognormal sigma of output lengths around --output-tokens (mean); 0 = fixed")
+    parser.add_argument("--requests", type=int, default=requests, help="requests to simulate")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--burstiness", type=float, default=1.0, help="gamma shape of arrival gaps (1 = Poisson)")
+    parser.add_argument("--prefix-cached-fraction", type=float, default=0.0,
+                        help="share of each prompt already in the KV cache (shared prefix), 0..1")
+    parser.add_argument("--slo-ttft-p90", type=float, help="p90 TTFT limit, s")
+    parser.add_argument("--slo-tpot-p90", type=float, help="p90 TPOT limit, s")
+    parser.add_argument("--max-num-seqs", type=int, default=MAX_NUM_SEQS, help="running sequences at most")
+    parser.add_argument("--max-batched-tokens", type=int, default=MAX_BATCHED_TOKENS, help="token budget per step")
+    parser.add_argument("--kv-policy", choices=("preempt", "reserve"), default="preempt",
+                        help="KV full: preempt and recompute (vLLM) or reserve prompt+output at admission (TRT-LLM)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `simulate` and `capacity`."""
+    sim = subparsers.add_parser("simulate", help="continuous-batching simulation: TTFT/TPOT/E2E percentiles, goodput")
+    _serving_flags(sim, requests=1000)
+    sim.add_argument("--rate", type=float, help="arrival rate, requests/s (Poisson, or gamma with --burstiness)")
+    sim.add_argument("--arrivals", type=Path, help="replay arrival times: a JSON list or one number (s) per line")
+    sim.set_defaults(handler=run_simulate)
+
+    cap = subparsers.add_parser("capacity", help="highest arrival rate per replica meeting the SLO")
+    _serving_flags(cap, requests=2000)
+    cap.add_argument("--curve", action="store_true", help="add the throughput-vs-interactivity curve")
+    cap.set_defaults(handler=run_capacity)
+
+
+def _distribution(flag: str, mean: int, sigma: float) -> TokenDistribution:
+    if mean < 1:
+        raise CostmodelError(f"{flag} must be >= 1 token (got {mean})")
+    try:
+        return FixedTokens(tokens=mean) if sigma == 0 else LognormalTokens(mean_tokens=mean, sigma=sigma)
+    except ValidationError as exc:
+        raise CostmodelError(f"{flag.replace('tokens', 'sigma')} {sigma}: must be in (0, 3] ({exc.errors()[0]['msg']})") from exc
+
+
+def _limits(args: argparse.Namespace) -> list[SloLimit]:
+    limits = []
+    for metric, value in (("ttft", args.slo_ttft_p90), ("tpot", args.slo_tpot_p90)):
+        if value is None:
+            continue
+        if not (math.isfinite(value) and value > 0):
+            raise CostmodelError(f"--slo-{metric}-p90 must be a positive number of seconds (got {value})")
+        limits.append(SloLimit(metric, 90, value))  # type: ignore[arg-type]
+    return limits
+
+
+def _replica(args: argparse.Namespace) -> Replica:
+    calibration = load_calibration(args.calibration) if args.calibration else None
+    return build_replica(args.model, args.hardware, gpus=args.gpus, weight_dtype=args.weight_dtype,
+                         kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens)
+
+
+def _read_arrivals(path: Path) -> list[float]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CostmodelError(f"--arrivals {path}: cannot read ({exc.strerror})") from exc
+    try:
+        values = json.loads(text) if text.lstrip().startswith("[") else [float(x) for x in text.split()]
+        return [float(v) for v in values]
+    except (ValueError, TypeError) as exc:
+        raise CostmodelError(f"--arrivals {path}: expected a JSON list of seconds or one number per line") from exc
+
+
+def check_slo_physical(replica: Replica, args: argparse.Namespace, limits: list[SloLimit], prompt: TokenDistribution,
+                       output: TokenDistribution) -> None:
+    """Refuse a limit below what the replica does with no queueing at all (each request alone)."""
+    prompts, outputs = draw_lengths(prompt_tokens=prompt, output_tokens=output, requests=min(args.requests, 2000),
+                                    seed=args.seed)
+    alone = zero_load_result(replica, prompts=prompts, outputs=outputs,
+                             prefix_cached_fraction=args.prefix_cached_fraction, kv_policy=args.kv_policy)
+    for limit in limits:
+        minimum = zero_load_seconds(alone, limit)
+        if minimum > limit.limit_seconds:
+            what = "a prefill" if limit.metric == "ttft" else "a decode step"
+            raise CostmodelError(
+                f"--slo-{limit.metric}-p90 {limit.limit_seconds:g} s is below the physical minimum: with no queueing "
+                f"at all, p90 {limit.metric.upper()} is {minimum:.4g} s ({what} at batch 1 on {replica.gpus} x "
+                f"{replica.hardware_id}); raise the limit, shorten the prompts, or use more/faster GPUs"
+            )
+
+
+def _table(result: SimulationResult) -> list[str]:
+    lines = [f"  {'':8s}{'p50':>11s}{'p90':>11s}{'p99':>11s}{'mean':>11s}"]
+    for name, summary in (("TTFT", result.ttft), ("TPOT", result.tpot), ("E2E", result.e2e), ("queue", result.queue)):
+        cells = [summary.p50_seconds, summary.p90_seconds, summary.p99_seconds, summary.mean_seconds]
+        lines.append(f"  {name:8s}" + "".join(f"{fmt_seconds(v) if np.isfinite(v) else 'n/a':>11s}" for v in cells))
+    return lines
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    prompt = _distribution("--prompt-tokens", args.prompt_tokens, args.prompt_sigma)
+    output = _distribution("--output-tokens", args.output_tokens, args.output_sigma)
+    limits = _limits(args)
+    replay = _read_arrivals(args.arrivals) if args.arrivals else None
+    if replay is None and args.rate is None:
+        raise CostmodelError("give --rate R (requests/s) or --arrivals FILE")
+    replica = _replica(args)
+    if limits and replica.fits:
+        check_slo_physical(replica, args, limits, prompt, output)
+    result = simulate(
+        replica, prompt_tokens=prompt, output_tokens=output, rate_per_second=args.rate, requests=args.requests,
+        seed=args.seed, burstiness=args.burstiness, replay_seconds=replay,
+        prefix_cached_fraction=args.prefix_cached_fraction, slo=limits, kv_policy=args.kv_policy,
+        max_num_seqs=args.max_num_seqs,
+    )
+    arrivals = f"at {args.rate:g} req/s" if replay is None else f"replayed from {args.arrivals}"
+    lines = [
+        f"{result.model_id} on {result.gpus} x {result.hardware_id}  weights {result.weight_dtype}, KV {result.kv_dtype};"
+        f" {result.requests} requests {arrivals}, prompt {args.prompt_tokens}, output {args.output_tokens} tokens",
+        *_table(result),
+        f"  throughput {result.output_tokens_per_second:,.0f} output tokens/s ({result.total_tokens_per_second:,.0f} total),"
+        f" {result.requests_per_second:.3g} requests/s over {result.duration_seconds:,.1f} s",
+        f"  batch      mean {result.mean_batch:.1f} running, max {result.max_running}; preemptions {result.preemptions};"
+        f" rejected {result.rejected}; KV holds {result.kv_capacity_tokens:,} tokens",
+    ]
+    if limits and result.goodput_requests_per_second is not None:
+        verdict = "met" if result.meets_slo else "NOT met"
+        names = ", ".join(f"{lim.metric.upper()} p90 <= {fmt_seconds(lim.limit_seconds)}" for lim in limits)
+        lines.append(f"  goodput    {result.goodput_requests_per_second:.3g} requests/s within {names}"
+                     f" ({result.slo_attainment:.1%} of requests); SLO {verdict}")
+    emit(result.contract(), as_json=args.json, text="\n".join(lines))
+    return 0
+
+
+def capacity_payload(result: CapacityResult, curve: tuple[CurvePoint, ...]) -> dict[str, Any]:
+    """The `costmodel capacity --json` object."""
+    run = result.at_capacity
+    payload: dict[str, Any] = {
+        "feasible": result.feasible,
+        "reason": result.reason,
+        "max_rate_requests_per_second": result.max_rate_requests_per_second,
+        "output_tokens_per_second": result.output_tokens_per_second,
+        "output_tokens_per_second_per_gpu": result.output_tokens_per_second_per_gpu,
+        "gpus": result.gpus,
+        "saturation_rate_requests_per_second": result.saturation_rate_requests_per_second,
+        "saturation_bound": result.saturation_bound,
+        "simulations": result.simulations,
+        "requests_per_simulation": result.requests_per_simulation,
+        **{f"zero_load_{key}": value for key, value in result.zero_load_seconds.items()},
+        **{f"slo_{lim.key}": lim.limit_seconds for lim in result.slo_limits},
+    }
+    if run is not None:
+        for name in ("ttft", "tpot", "e2e"):
+            for pct in (50, 90, 99):
+                payload[f"{name}_p{pct}_seconds"] = getattr(getattr(run, name), f"p{pct}_seconds")
+        payload["goodput_requests_per_second"] = run.goodput_requests_per_second
+    if curve:
+        payload["curve"] = [vars(point) for point in curve]
+    return payload
+
+
+def run_capacity(args: argparse.Namespace) -> int:
+    prompt = _distribution("--prompt-tokens", args.prompt_tokens, args.prompt_sigma)
+    output = _distribution("--output-tokens", args.output_tokens, args.output_sigma)
+    limits = _limits(args)
+    if not limits:
+        raise CostmodelError("give at least one of --slo-ttft-p90 S and --slo-tpot-p90 S")
+    if not 1 <= args.requests <= 200_000:
+        raise CostmodelError(f"--requests must be between 1 and 200,000 for capacity (got {args.requests})")
+    replica = _replica(args)
+    result = capacity_for_replica(
+        replica, prompt_tokens=prompt, output_tokens=output, slo=limits, prefix_cached_fraction=args.prefix_cached_fraction,
+        seed=args.seed, requests=args.requests, burstiness=args.burstiness, kv_policy=args.kv_policy,
+        max_num_seqs=args.max_num_seqs,
+    )
+    curve: tuple[CurvePoint, ...] = ()
+    if args.curve and replica.fits:
+        curve = throughput_interactivity_curve(replica, prompt_tokens=prompt, output_tokens=output, seed=args.seed,
+                                               prefix_cached_fraction=args.prefix_cached_fraction, kv_policy=args.kv_policy)
+    head = f"{replica.model_id} on {replica.gpus} x {replica.hardware_id}  weights {replica.weight_dtype}, KV {replica.kv_dtype}"
+    if not result.feasible:
+        lines = [head, f"  infeasible: {result.reason}"]
+    else:
+        run = result.at_capacity
+        assert run is not None
+        bound = " (throughput-bound: the SLO holds even at saturation)" if result.saturation_bound else ""
+        lines = [
+            head,
+            f"  capacity   {result.max_rate_requests_per_second:.3g} requests/s per replica{bound}",
+            f"  throughput {result.output_tokens_per_second:,.0f} output tokens/s per replica, "
+            f"{result.output_tokens_per_second_per_gpu:,.0f} per GPU",
+            f"  there      TTFT p90 {fmt_seconds(run.ttft.p90_seconds)}, TPOT p90 {fmt_seconds(run.tpot.p90_seconds)}"
+            f" (saturation {result.saturation_rate_requests_per_second:.3g} requests/s; {result.simulations} simulations"
+            f" of {result.requests_per_simulation} requests)",
+        ]
+    if curve:
+        lines.append(f"  {'users':>6s} {'tok/s/GPU':>10s} {'tok/s/user':>11s} {'TPOT p50':>9s}")
+        lines += [f"  {p.concurrency:6d} {p.output_tokens_per_second_per_gpu:10,.0f} {p.output_tokens_per_second_per_user:11.1f}"
+                  f" {fmt_seconds(p.tpot_p50_seconds):>9s}" for p in curve]
+    emit(capacity_payload(result, curve), as_json=args.json, text="\n".join(lines))
+    return 0
