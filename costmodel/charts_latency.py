@@ -17,7 +17,7 @@ from costmodel.scenario import SelfHostOption, Slo, SloLimit, Workload
 from costmodel.serving.capacity import capacity_for_replica
 from costmodel.serving.curve import DEFAULT_CONCURRENCY, CurvePoint, throughput_interactivity_curve
 from costmodel.serving.replica import build_replica
-from costmodel.serving.simulate import simulate
+from costmodel.serving.simulation import simulate
 
 # Arrival rates as fractions of the saturation rate (all requests at once), 10% .. 100%.
 DEFAULT_LOAD_FRACTIONS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)

@@ -10,7 +10,7 @@ from costmodel.charts_latency import interactivity_floor, option_latency, self_h
 from costmodel.errors import CostmodelError
 from costmodel.scenario import Scenario, SelfHostOption, Slo
 from costmodel.serving.replica import build_replica
-from costmodel.serving.simulate import simulate
+from costmodel.serving.simulation import simulate
 
 REQUESTS = 120  # small runs keep the test fast; the simulator is seeded, so results are exact repeats
 
