@@ -1,0 +1,176 @@
+"""`costmodel probe` (time a model on this machine) and `costmodel calibrate` (fit efficiencies to it).
+
+The probe needs torch, so `probes` is imported inside the handler only (costmodel stays torch-free).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from costmodel.calibrate_fit import CalibrationFit, calibration_from_fit, fit_calibration
+from costmodel.cli import emit
+from costmodel.errors import CostmodelError
+from costmodel.fileio import atomic_write_text
+from costmodel.probe_result import ProbeResult, batch1_decode_mbu, load_probe_result
+
+INTERRUPTED_EXIT_CODE = 130
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `probe` and `calibrate`."""
+    probe = subparsers.add_parser("probe", help="time prefill/decode of a catalog model on this machine")
+    probe.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    probe.add_argument("--model", help="catalog model id (default: qwen2.5-0.5b on CPU, llama-3.1-8b on CUDA)")
+    probe.add_argument("--quick", action="store_true", help="fewer points (CPU: 2 layers, ~1 minute)")
+    probe.add_argument("--out", type=Path, required=True, help="probe result JSON to write")
+    probe.add_argument("--dtype", choices=("fp32", "bf16", "fp16"),
+                       help="default: bf16 on GPUs and CPUs with native bf16, else fp32")
+    probe.add_argument("--threads", type=int, help="CPU threads (default: physical cores)")
+    probe.add_argument("--layers", type=int, help="probe only the first N layers (plus embedding and lm_head)")
+    probe.add_argument("--cuda-graphs", action=argparse.BooleanOptionalAction, default=None,
+                       help="replay decode steps from CUDA graphs (default: on for dense models on CUDA)")
+    probe.add_argument("--compile", action="store_true", help="torch.compile the model (recorded in the result)")
+    probe.add_argument("--hardware", help="catalog accelerator id to record (default: 'cpu', or from the GPU name)")
+    probe.add_argument("--seed", type=int, default=0)
+    probe.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    probe.add_argument("--json", action="store_true", help="print one JSON object")
+    probe.set_defaults(handler=run_probe_command)
+
+    cal = subparsers.add_parser("calibrate", help="fit eff_compute, eff_memory and overhead to a probe result")
+    cal.add_argument("probe_file", type=Path, metavar="FILE", help="probe result JSON from `costmodel probe`")
+    cal.add_argument("--out", type=Path, required=True, help="calibration JSON to write (--calibration FILE)")
+    cal.add_argument("--hardware", help="catalog accelerator id, if the probe did not record one")
+    cal.add_argument("--json", action="store_true", help="print one JSON object")
+    cal.set_defaults(handler=run_calibrate_command)
+
+
+def run_probe_command(args: argparse.Namespace) -> int:
+    try:
+        from probes.runner import ProbeRequest, run_probe
+    except ImportError as exc:
+        raise CostmodelError(
+            f"the probe needs torch ({exc}); install it with: pip install -e '.[probes]'"
+        ) from exc
+    for flag, value in (("--threads", args.threads), ("--layers", args.layers)):
+        if value is not None and value < 1:
+            raise CostmodelError(f"{flag} must be >= 1 (got {value})")
+    request = ProbeRequest(
+        out=args.out, device=args.device, model_id=args.model, quick=args.quick, dtype=args.dtype,
+        threads=args.threads, layers=args.layers, cuda_graphs=args.cuda_graphs, torch_compile=args.compile,
+        hardware_id=args.hardware, seed=args.seed, show_progress=not args.no_progress,
+    )
+    result = run_probe(request)
+    emit(probe_summary(result, out=args.out), as_json=args.json, text=probe_text(result, out=args.out))
+    if not result.complete:
+        sys.stderr.write(
+            f"costmodel: interrupted: the {len(result.points)} point(s) measured so far are saved in {args.out}\n"
+        )
+        return INTERRUPTED_EXIT_CODE
+    return 0
+
+
+def probe_summary(result: ProbeResult, *, out: Path) -> dict[str, Any]:
+    """The `costmodel probe --json` object."""
+    env, settings = result.environment, result.settings
+    return {
+        "out": str(out),
+        "complete": result.complete,
+        "device": env.device,
+        "device_name": env.device_name,
+        "hardware_id": env.hardware_id,
+        "dtype": env.dtype,
+        "threads": env.threads,
+        "model": settings.model_id,
+        "layers_probed": settings.layers_probed,
+        "layers_total": settings.layers_total,
+        "slice_reason": settings.slice_reason,
+        "copy_bytes_per_s": result.copy_bytes_per_s,
+        "peak_flops_per_s_by_dtype": result.peak_flops_per_s_by_dtype,
+        "points_ok": len(result.ok_points),
+        "points_does_not_fit": sum(p.status == "does_not_fit" for p in result.points),
+        "points_failed": sum(p.status == "failed" for p in result.points),
+        "batch1_decode_mbu": batch1_decode_mbu(result),
+        "wall_seconds": result.wall_seconds,
+    }
+
+
+def probe_text(result: ProbeResult, *, out: Path) -> str:
+    env, settings = result.environment, result.settings
+    peaks = ", ".join(f"{k} {v / 1e9:.1f} GFLOP/s" for k, v in result.peak_flops_per_s_by_dtype.items())
+    threads = f", {env.threads} threads" if env.threads else ""
+    lines = [
+        f"{settings.model_id}: {settings.layers_probed}/{settings.layers_total} layers on {env.device_name} "
+        f"({env.device}, {env.dtype}{threads})",
+        f"  copy {result.copy_bytes_per_s / 1e9:.1f} GB/s; matmul {peaks}",
+    ]
+    if settings.slice_reason:
+        lines.append(f"  slice: {settings.slice_reason}; full_model_seconds scales by the roofline ratio")
+    lines.append(f"  {'phase':8s} {'B':>4s} {'T':>5s} {'C':>6s} {'measured':>10s} {'spread':>7s} {'roofline':>10s}")
+    for p in result.points:
+        measured = f"{p.seconds_median * 1e3:8.1f}ms" if p.seconds_median else f"{p.status:>10s}"
+        spread = f"{p.spread:6.0%}" if p.spread is not None else ""
+        lines.append(f"  {p.phase:8s} {p.batch:4d} {p.new_tokens:5d} {p.context_tokens:6d} {measured:>10s} "
+                     f"{spread:>7s} {p.predicted_seconds * 1e3:8.1f}ms")
+    mbu = batch1_decode_mbu(result)
+    if mbu is not None:
+        lines.append(f"  batch-1 decode MBU {mbu:.0%} of the measured copy bandwidth")
+    lines.append(f"  saved {out} ({result.wall_seconds:.0f} s); next: costmodel calibrate {out} --out calibration.json")
+    return "\n".join(lines)
+
+
+def run_calibrate_command(args: argparse.Namespace) -> int:
+    result = load_probe_result(args.probe_file)
+    fit = fit_calibration(result)
+    calibration = calibration_from_fit(result, fit, source=args.probe_file.name, hardware_id=args.hardware)
+    atomic_write_text(args.out, calibration.model_dump_json(indent=2) + "\n")
+    eff = fit.efficiency
+    payload = {
+        "out": str(args.out),
+        "hardware_id": calibration.hardware_id,
+        "holdout_median_abs_error": fit.holdout_median_abs_error,
+        "holdout_max_abs_error": fit.holdout_max_abs_error,
+        "fit_median_abs_error": fit.fit_median_abs_error,
+        "fit_max_abs_error": fit.fit_max_abs_error,
+        "eff_compute": eff.eff_compute,
+        "eff_memory": eff.eff_memory,
+        "overhead_seconds_per_step": eff.overhead_seconds_per_step,
+        "compute_half_saturation_tokens": eff.compute_half_saturation_tokens,
+        "peak_flops_per_s": calibration.peak_flops_per_s,
+        "hbm_bytes_per_s": calibration.hbm_bytes_per_s,
+        "points_fit": fit.points_fit,
+        "points_holdout": fit.points_holdout,
+        "points": [
+            {"phase": p.phase, "batch": p.batch, "new_tokens": p.new_tokens, "context_tokens": p.context_tokens,
+             "measured_seconds": p.measured_seconds, "roofline_seconds": p.roofline_seconds,
+             "calibrated_seconds": p.calibrated_seconds, "holdout": p.holdout}
+            for p in fit.points
+        ],
+    }
+    text = "\n".join([
+        f"calibration for '{calibration.hardware_id}' ({calibration.device_name}) -> {args.out}",
+        f"  eff_compute {eff.eff_compute:.3f}  eff_memory {eff.eff_memory:.3f}  overhead "
+        f"{eff.overhead_seconds_per_step * 1e3:.2f} ms/step  half-saturation {eff.compute_half_saturation_tokens:.1f} rows",
+        f"  held-out error: median {fit.holdout_median_abs_error:.1%}, max {fit.holdout_max_abs_error:.1%} "
+        f"({fit.points_holdout} points; fit on {fit.points_fit})",
+        fit_table_markdown(fit),
+    ])
+    emit(payload, as_json=args.json, text=text)
+    return 0
+
+
+def fit_table_markdown(fit: CalibrationFit) -> str:
+    """Measured vs predicted per point, as a Markdown table (docs/probes.md embeds the example's)."""
+    rows = [
+        "| phase | B | T | C | measured ms | roofline ms | calibrated ms | error | held out |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|:---:|",
+    ]
+    for p in fit.points:
+        rows.append(
+            f"| {p.phase} | {p.batch} | {p.new_tokens} | {p.context_tokens} | {p.measured_seconds * 1e3:.1f} | "
+            f"{p.roofline_seconds * 1e3:.1f} | {p.calibrated_seconds * 1e3:.1f} | {p.abs_error:.1%} | "
+            f"{'yes' if p.holdout else ''} |"
+        )
+    return "\n".join(rows)

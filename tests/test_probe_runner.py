@@ -1,0 +1,189 @@
+"""The probe runner on CPU with tiny-test and a tiny sweep: result schema, saving, Ctrl-C, out of memory, NVML.
+
+No timing is asserted (the machine may be shared); only structure, bookkeeping and predictions.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from costmodel.cli import main  # noqa: E402
+from costmodel.errors import CostmodelError  # noqa: E402
+from costmodel.probe_result import load_probe_result, predict_point, sliced_shape  # noqa: E402
+from probes import environment, points  # noqa: E402
+from probes.runner import ProbeRequest, run_probe  # noqa: E402
+from probes.sweeps import Sweep, default_sweep  # noqa: E402
+
+TINY_SWEEP = Sweep(
+    prefill_prompt_tokens=(8, 16),
+    prefill_batch=1,
+    decode_batches=(1, 2),
+    decode_context_tokens=(16, 32),
+    rounds=2,
+    warmup=1,
+    warmup_later=0,
+    repeats=1,
+    max_repeats=1,
+    point_budget_seconds=1.0,
+    quick_layers=None,
+    microbench_repeats=2,
+    copy_buffer_bytes=2**20,
+    matmul_sizes=(32, 64),
+    matmul_max_call_seconds=1.0,
+    matmul_dtypes=("fp32",),
+)
+
+
+def _request(tmp_path: Path, **update: object) -> ProbeRequest:
+    request = ProbeRequest(out=tmp_path / "probe.json", device="cpu", model_id="tiny-test", threads=1,
+                           show_progress=False, sweep=TINY_SWEEP)
+    return replace(request, **update)
+
+
+def test_cpu_probe_writes_a_valid_result_with_predictions(tmp_path: Path) -> None:
+    result = run_probe(_request(tmp_path, layers=2))
+    saved = load_probe_result(tmp_path / "probe.json")
+    assert saved == result and result.complete
+    env = result.environment
+    assert (env.device, env.dtype, env.threads, env.timer, env.hardware_id) == ("cpu", "fp32", 1, "perf_counter", "cpu")
+    assert "no native bf16" in env.dtype_reason or "native bf16" in env.dtype_reason
+    assert env.nvml == "not an NVIDIA device" and not env.cuda_graphs
+    assert (result.settings.layers_probed, result.settings.layers_total) == (2, 4)
+    assert result.settings.slice_reason == "--layers 2"
+    kinds = {(b.kind, b.dtype) for b in result.microbenchmarks}
+    assert kinds == {("copy", "fp32"), ("matmul", "fp32")}
+    # 2 prefill + 2 batches x 2 contexts, each timed once per round.
+    assert [(p.phase, p.batch, p.new_tokens, p.context_tokens) for p in result.points] == [
+        ("prefill", 1, 8, 0), ("prefill", 1, 16, 0),
+        ("decode", 1, 1, 16), ("decode", 1, 1, 32), ("decode", 2, 1, 16), ("decode", 2, 1, 32),
+    ]
+    shape = sliced_shape("tiny-test", layers=2)
+    for p in result.points:
+        assert p.status == "ok" and p.repeats == 2 and p.seconds_median and p.seconds_median > 0
+        assert p.peak_memory_bytes and p.peak_memory_bytes > 0
+        predicted, flops, bytes_ = predict_point(
+            shape, batch=p.batch, new_tokens=p.new_tokens, context_tokens=p.context_tokens, dtype="fp32",
+            peak_flops_per_s=result.peak_flops_per_s, hbm_bytes_per_s=result.copy_bytes_per_s,
+        )
+        assert (p.predicted_seconds, p.flops, p.bytes) == (predicted, flops, bytes_)
+        # A slice reports the full-model time scaled by the roofline's all-layers / probed-layers ratio.
+        full, _, _ = predict_point(
+            sliced_shape("tiny-test", layers=4), batch=p.batch, new_tokens=p.new_tokens,
+            context_tokens=p.context_tokens, dtype="fp32", peak_flops_per_s=result.peak_flops_per_s,
+            hbm_bytes_per_s=result.copy_bytes_per_s,
+        )
+        assert p.full_model_seconds == pytest.approx(p.seconds_median * full / predicted)
+
+
+def test_ctrl_c_keeps_the_points_measured_so_far(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    measure = points.PointRunner._measure
+    calls = {"n": 0}
+
+    def interrupt_third(self: points.PointRunner, record: points.PointRecord, *, warmup: int) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        measure(self, record, warmup=warmup)
+
+    monkeypatch.setattr(points.PointRunner, "_measure", interrupt_third)
+    result = run_probe(_request(tmp_path))
+    assert not result.complete and len(result.points) == 2
+    assert load_probe_result(tmp_path / "probe.json") == result
+
+
+def test_out_of_memory_point_does_not_fit_and_the_sweep_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    setup = points.Transformer.setup_cache
+
+    def no_room_for_batch_2(self: points.Transformer, *, batch: int, max_tokens: int) -> None:
+        if batch == 2:
+            raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 1 bytes")
+        setup(self, batch=batch, max_tokens=max_tokens)
+
+    monkeypatch.setattr(points.Transformer, "setup_cache", no_room_for_batch_2)
+    result = run_probe(_request(tmp_path))
+    statuses = [(p.batch, p.phase, p.status) for p in result.points]
+    assert statuses.count((2, "decode", "does_not_fit")) == 2
+    assert all(s == "ok" for b, _, s in statuses if b == 1)
+    assert all("can't allocate memory" in p.message for p in result.points if p.status == "does_not_fit")
+
+
+def test_cuda_without_a_gpu_is_a_clear_error_and_nvml_failures_are_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(CostmodelError, match="--device cuda"):
+        environment.resolve_device("cuda")
+    assert environment.resolve_device("auto").type == "cpu"
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml -> ImportError
+    handle, why = environment.open_nvml(torch.device("cuda"))
+    assert handle is None and "nvidia-ml-py is not installed" in why
+
+
+def test_missing_nvidia_driver_is_reported_not_raised() -> None:
+    pynvml = pytest.importorskip("pynvml")
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError_LibraryNotFound:
+        handle, why = environment.open_nvml(torch.device("cuda"))
+        assert handle is None and "no NVIDIA driver" in why
+    else:
+        pynvml.nvmlShutdown()
+        pytest.skip("an NVIDIA driver is present")
+
+
+def test_cpu_dtype_choice_follows_native_bf16() -> None:
+    cpu = environment.cpu_info()
+    avx2_only = replace(cpu, flags=("avx2", "fma"))
+    with_amx = replace(cpu, flags=("avx2", "avx512f", "amx_bf16"))
+    cpu_device = torch.device("cpu")
+    assert environment.choose_dtype(cpu_device, None, avx2_only)[0] == "fp32"
+    assert environment.choose_dtype(cpu_device, None, with_amx)[0] == "bf16"
+    assert environment.choose_dtype(cpu_device, "bf16", avx2_only) == ("bf16", "chosen with --dtype")
+
+
+def test_quick_cpu_sweep_slices_and_default_points() -> None:
+    quick = default_sweep("cpu", quick=True)
+    assert quick.quick_layers == 2 and quick.rounds >= 3
+    assert len(quick.points()) == len(quick.prefill_prompt_tokens) + len(quick.decode_batches) * len(
+        quick.decode_context_tokens
+    )
+
+
+@pytest.mark.cuda
+def test_cuda_probe_with_graphs_and_nvml(tmp_path: Path) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    result = run_probe(_request(tmp_path, device="cuda", threads=None))
+    env = result.environment
+    assert env.timer == "cuda_events" and env.cuda_graphs and env.dtype in ("bf16", "fp16")
+    assert all(p.status == "ok" for p in result.points)
+
+
+def test_probe_cli_json_and_calibrate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    bigger = replace(TINY_SWEEP, prefill_prompt_tokens=(8, 16, 32, 64), decode_context_tokens=(16, 32, 64),
+                     quick_layers=2)
+    monkeypatch.setattr("probes.runner.default_sweep", lambda device_type, quick: bigger)
+    out = tmp_path / "p.json"
+    code = main(["probe", "--device", "cpu", "--model", "tiny-test", "--quick", "--threads", "1",
+                 "--out", str(out), "--no-progress", "--json"])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["complete"] and summary["points_ok"] == 10 and summary["layers_probed"] == 2
+    assert summary["slice_reason"].startswith("--quick")
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", str(out), "--out", str(cal), "--json"]) == 0
+    fit = json.loads(capsys.readouterr().out)
+    for key in ("holdout_median_abs_error", "holdout_max_abs_error", "eff_compute", "eff_memory",
+                "overhead_seconds_per_step", "compute_half_saturation_tokens"):
+        assert key in fit
+    assert 0 <= fit["holdout_median_abs_error"] <= fit["holdout_max_abs_error"]
+    assert (fit["points_fit"], fit["points_holdout"]) == (8, 2)
+    assert main(["estimate", "--model", "tiny-test", "--hardware", "cpu", "--calibration", str(cal), "--json"]) == 0
+    assert "calibrated from p.json" in json.loads(capsys.readouterr().out)["efficiency_source"]
