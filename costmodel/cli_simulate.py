@@ -213,7 +213,7 @@ def run_capacity(args: argparse.Namespace) -> int:
     else:
         run = result.at_capacity
         assert run is not None
-        bound = " (throughput-bound: the SLO holds even at saturation)" if result.saturation_bound else ""
+        bound = " (throughput-bound: the SLO holds up to saturation)" if result.saturation_bound else ""
         lines = [
             head,
             f"  capacity   {result.max_rate_requests_per_second:.3g} requests/s per replica{bound}",
