@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from app.colors import option_colors
 from app.figures_compare import breakdown_figure, traffic_figure, utilization_figure, volume_figure
+from costmodel.calibrate_fit import CalibrationFit, fit_calibration
 from costmodel.calibration import Calibration
 from costmodel.catalog import accelerators, models
 from costmodel.charts_compare import CompareView, compare_view
@@ -21,6 +22,7 @@ from costmodel.charts_data import RooflineView, roofline_view
 from costmodel.charts_latency import OptionLatency, option_latency
 from costmodel.errors import CostmodelError
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
+from costmodel.probe_result import ProbeResult
 from costmodel.scenario import Scenario, SelfHostOption, Slo, Workload
 
 
@@ -168,3 +170,9 @@ def cached_option_latency(option_json: str, workload_json: str, slo_json: str, c
         SelfHostOption.model_validate_json(option_json), Workload.model_validate_json(workload_json),
         Slo.model_validate_json(slo_json), calibration=calibration, requests=requests, seed=seed,
     )
+
+
+@st.cache_data(show_spinner="Fitting the calibration...", max_entries=16)
+def cached_fit(probe_json: str) -> CalibrationFit:
+    """`costmodel.calibrate_fit.fit_calibration` of a probe result (JSON text)."""
+    return fit_calibration(ProbeResult.model_validate_json(probe_json))

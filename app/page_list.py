@@ -22,5 +22,6 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("views/compare.py", "Compare", "compare", charts=4),
     PageSpec("views/roofline.py", "Roofline", "roofline", charts=3),
     PageSpec("views/latency.py", "Latency", "latency", charts=3),
+    PageSpec("views/probes.py", "Probes", "probes", charts=0),
     PageSpec("views/prices.py", "Prices", "prices", charts=0),
 )

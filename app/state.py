@@ -144,6 +144,22 @@ def roofline_defaults() -> RooflineDefaults:
     )
 
 
+def set_calibration(calibration_json: str, *, hardware_id: str, source: str) -> None:
+    """Use a calibration (JSON text of costmodel.calibration.Calibration) on every page, this session."""
+    st.session_state[CALIBRATION_KEY] = {"json": calibration_json, "hardware_id": hardware_id, "source": source}
+
+
+def calibration() -> dict[str, str] | None:
+    """The calibration in use: {"json", "hardware_id", "source"}, or None."""
+    payload = st.session_state.get(CALIBRATION_KEY)
+    return dict(payload) if payload else None
+
+
+def clear_calibration() -> None:
+    """Back to the datasheet defaults."""
+    st.session_state.pop(CALIBRATION_KEY, None)
+
+
 def calibration_json() -> str | None:
     """The calibration applied on the Probes page (JSON text), if any; decide uses it for its hardware."""
     payload = st.session_state.get(CALIBRATION_KEY)
