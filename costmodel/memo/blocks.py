@@ -60,10 +60,10 @@ Block = Heading | Para | Bullets | Table | Figure | Code | PageBreak
 
 
 def money(usd: float | None) -> str:
-    """'$2,952' ('n/a' when not finite); cents below $100: '$42.50'."""
+    """Whole dollars as `costmodel compare` prints them: '$2,952' ('n/a' when not finite)."""
     if usd is None or not math.isfinite(usd):
         return "n/a"
-    return f"${usd:,.0f}" if abs(usd) >= 100 else f"${usd:,.2f}"
+    return f"${usd:,.0f}"
 
 
 def per_mtok(usd: float | None) -> str:
