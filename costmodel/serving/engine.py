@@ -21,46 +21,16 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from costmodel.errors import CostmodelError
+from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, runaway_error
 from costmodel.serving.steptime import StepTimer
 
-KvPolicy = Literal["preempt", "reserve"]
+__all__ = ["EngineLimits", "EngineTrace", "KvPolicy", "run_engine"]
+
 _PREFILL, _DECODE = 1, 2
-
-
-@dataclass(frozen=True)
-class EngineLimits:
-    """Scheduler settings of the simulated engine."""
-
-    max_batched_tokens: int  # token budget per step (decode tokens + prefill chunks)
-    max_num_seqs: int  # running sequences at most
-    kv_capacity_bytes: float  # per GPU, for the requests' own KV (shared prefix pool already taken out)
-    kv_bytes_per_token: float  # per GPU
-    kv_bytes_per_sequence: float  # per GPU, charged once per running sequence (sliding-window layers)
-    kv_policy: KvPolicy
-    max_events: int  # loop iterations before giving up
-
-
-@dataclass(frozen=True)
-class EngineTrace:
-    """Per-request times (s, NaN when it never happened) and engine totals."""
-
-    admitted_seconds: np.ndarray  # first time the request was scheduled
-    first_token_seconds: np.ndarray
-    finish_seconds: np.ndarray
-    preemptions: int
-    steps: int
-    events: int
-    busy_seconds: float
-    sequence_seconds: float  # integral of running sequences over time (mean batch = this / busy)
-    series_seconds: np.ndarray  # event times
-    series_waiting: np.ndarray  # waiting requests at each event
-    series_running: np.ndarray  # running sequences at each event
 
 
 def run_engine(
@@ -118,11 +88,7 @@ def run_engine(
     while done < n:
         events += 1
         if events > limits.max_events:
-            raise CostmodelError(
-                f"simulation stopped after {limits.max_events:,} engine events at {now:,.1f} simulated seconds with "
-                f"{done:,} of {n:,} requests finished: the replica is far past saturation or the requests are "
-                "extreme; lower --requests or --rate, or shorten the token lengths"
-            )
+            raise runaway_error(max_events=limits.max_events, now_seconds=now, done=done, requests=n)
         while arr[ia] <= now:
             ia += 1
         n_wait = ia - iw + (len(requeue) if requeue else 0)
@@ -331,15 +297,8 @@ def run_engine(
                 sb_off -= cjoin[rid] - gjoin[rid]
 
     return EngineTrace(
-        admitted_seconds=np.asarray(admitted),
-        first_token_seconds=np.asarray(first),
-        finish_seconds=np.asarray(finish),
-        preemptions=preemptions,
-        steps=g,
-        events=events,
-        busy_seconds=busy,
-        sequence_seconds=seq_area,
-        series_seconds=np.asarray(s_time, dtype=np.float64),
-        series_waiting=np.asarray(s_wait, dtype=np.int64),
+        admitted_seconds=np.asarray(admitted), first_token_seconds=np.asarray(first), finish_seconds=np.asarray(finish),
+        preemptions=preemptions, steps=g, events=events, busy_seconds=busy, sequence_seconds=seq_area,
+        series_seconds=np.asarray(s_time, dtype=np.float64), series_waiting=np.asarray(s_wait, dtype=np.int64),
         series_running=np.asarray(s_run, dtype=np.int64),
     )

@@ -1,0 +1,51 @@
+"""Inputs and outputs of the serving engine loop (`costmodel.serving.engine.run_engine`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from costmodel.errors import CostmodelError
+
+KvPolicy = Literal["preempt", "reserve"]
+
+
+@dataclass(frozen=True)
+class EngineLimits:
+    """Scheduler settings of the simulated engine."""
+
+    max_batched_tokens: int  # token budget per step (decode tokens + prefill chunks)
+    max_num_seqs: int  # running sequences at most
+    kv_capacity_bytes: float  # per GPU, for the requests' own KV (shared prefix pool already taken out)
+    kv_bytes_per_token: float  # per GPU
+    kv_bytes_per_sequence: float  # per GPU, charged once per running sequence (sliding-window layers)
+    kv_policy: KvPolicy
+    max_events: int  # loop iterations before giving up
+
+
+@dataclass(frozen=True)
+class EngineTrace:
+    """Per-request times (s, NaN when it never happened) and engine totals."""
+
+    admitted_seconds: np.ndarray  # first time the request was scheduled
+    first_token_seconds: np.ndarray
+    finish_seconds: np.ndarray
+    preemptions: int
+    steps: int
+    events: int
+    busy_seconds: float
+    sequence_seconds: float  # integral of running sequences over time (mean batch = this / busy)
+    series_seconds: np.ndarray  # event times
+    series_waiting: np.ndarray  # waiting requests at each event
+    series_running: np.ndarray  # running sequences at each event
+
+
+def runaway_error(*, max_events: int, now_seconds: float, done: int, requests: int) -> CostmodelError:
+    """The message of a run stopped at its event bound."""
+    return CostmodelError(
+        f"simulation stopped after {max_events:,} engine events at {now_seconds:,.1f} simulated seconds with "
+        f"{done:,} of {requests:,} requests finished: the replica is far past saturation or the requests are "
+        "extreme; lower --requests or --rate, or shorten the token lengths"
+    )
