@@ -7,12 +7,19 @@ rest. The reference API for break-even is the cheapest API option that meets the
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from costmodel.calibration import Calibration, apply_calibration
 from costmodel.capacity import Capacity, roofline_capacity
-from costmodel.catalog import accelerators, derive_shape, load_accelerator, load_model, models
+from costmodel.catalog import (
+    AcceleratorSpec,
+    accelerators,
+    derive_shape,
+    load_accelerator,
+    load_model,
+    models,
+)
 from costmodel.decision_options import api_result, hybrid_result, self_host_result
 from costmodel.decision_types import Decision, OptionResult
 from costmodel.decision_warnings import scenario_warnings
@@ -20,8 +27,10 @@ from costmodel.economics import diurnal_profile
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload, check_scenario_ids
+from costmodel.serving import capacity_at_slo
 
-CapacityFn = Callable[..., Capacity]
+# Requests per bisection step: enough for a stable p90 (the SLO percentile) at ~0.1 s a simulation.
+SIMULATED_REQUESTS = 1000
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,7 @@ class Overrides:
     volume: float = 1.0
 
 
-def option_efficiency(option: SelfHostOption, calibration: Calibration | None) -> tuple[object, Efficiency]:
+def option_efficiency(option: SelfHostOption, calibration: Calibration | None) -> tuple[AcceleratorSpec, Efficiency]:
     """The option's accelerator and efficiencies: a matching calibration's, else datasheet defaults."""
     hardware = load_accelerator(option.hardware)
     if calibration is not None and calibration.hardware_id == hardware.id:
@@ -42,20 +51,56 @@ def option_efficiency(option: SelfHostOption, calibration: Calibration | None) -
     return hardware, Efficiency.from_accelerator(hardware)
 
 
+CapacityMethod = Literal["simulator", "roofline"]
+_CAPACITY_CACHE: dict[str, tuple[Capacity, str]] = {}
+_CAPACITY_CACHE_MAX = 256
+
+
+def _simulated_capacity(scenario: Scenario, option: SelfHostOption, hardware: AcceleratorSpec, eff: Efficiency,
+                        quick: Capacity) -> Capacity:
+    """Capacity at the SLO percentiles from the continuous-batching simulator (costmodel.serving)."""
+    workload = scenario.workload
+    result = capacity_at_slo(
+        option.model, hardware, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens,
+        slo=scenario.slo, gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype,
+        efficiency=eff, prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
+        rate_tolerance=0.03,
+    )
+    run = result.at_capacity
+    if not result.feasible or run is None:
+        return Capacity(False, result.reason or "no load meets the SLO", 0.0, 0, quick.ttft_seconds, quick.tpot_seconds,
+                        quick.prefill_time_fraction, quick.max_batch, "simulator")
+    reason = (f"meets the SLO at {result.max_rate_requests_per_second:.2f} requests/s per replica "
+              f"(simulated: TTFT p90 {run.ttft.p90_seconds:.3f} s, TPOT p90 {run.tpot.p90_seconds * 1e3:.1f} ms)")
+    return Capacity(True, reason, result.max_rate_requests_per_second, int(round(run.mean_batch)), run.ttft.p90_seconds,
+                    run.tpot.p90_seconds, quick.prefill_time_fraction, quick.max_batch, "simulator")
+
+
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
-                       efficiency_scale: float = 1.0) -> tuple[Capacity, str]:
-    """Capacity per replica at the SLO for a self-host option, with the efficiency provenance."""
+                       efficiency_scale: float = 1.0, method: CapacityMethod = "simulator") -> tuple[Capacity, str]:
+    """Capacity per replica at the SLO for a self-host option, with the efficiency provenance (cached)."""
     hardware, eff = option_efficiency(option, calibration)
     if efficiency_scale != 1.0:
-        eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale, eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
+        eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale,
+                      eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
     workload = scenario.workload
-    capacity = roofline_capacity(
-        derive_shape(load_model(option.model)), hardware,  # type: ignore[arg-type]
+    key = "|".join([method, option.model_dump_json(exclude={"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month"}),
+                    workload.model_dump_json(include={"prompt_tokens", "output_tokens", "cached_prompt_fraction"}),
+                    scenario.slo.model_dump_json(), repr(eff), hardware.model_dump_json()])
+    if key in _CAPACITY_CACHE:
+        return _CAPACITY_CACHE[key]
+    quick = roofline_capacity(
+        derive_shape(load_model(option.model)), hardware,
         gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, efficiency=eff,
         prompt_tokens=workload.mean_prompt_tokens(), output_tokens=workload.mean_output_tokens(),
         cached_prompt_fraction=workload.cached_prompt_fraction,
         ttft_limit_seconds=scenario.slo.ttft_p90_seconds, tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
     )
+    capacity = quick if method == "roofline" or not quick.feasible and "does not fit" in quick.reason else (
+        _simulated_capacity(scenario, option, hardware, eff, quick))
+    if len(_CAPACITY_CACHE) >= _CAPACITY_CACHE_MAX:
+        _CAPACITY_CACHE.clear()
+    _CAPACITY_CACHE[key] = (capacity, eff.source)
     return capacity, eff.source
 
 
@@ -67,6 +112,7 @@ def decide(
     gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
     today: dt.date | None = None,
     overrides: Overrides | None = None,
+    capacity_method: CapacityMethod = "simulator",
 ) -> Decision:
     """Evaluate every option of the scenario and rank them."""
     api_sheet = api_sheet or load_api_prices()
@@ -92,7 +138,7 @@ def decide(
     for option in scenario.options:
         if isinstance(option, SelfHostOption):
             capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
-                                                         efficiency_scale=over.efficiency)
+                                                         efficiency_scale=over.efficiency, method=capacity_method)
             # Break-even against an API serving the same open model when the scenario has one.
             same_model = [a for a in apis if open_models.get(a.name) == option.model]
             reference = _reference_api(same_model) or _reference_api(apis)
