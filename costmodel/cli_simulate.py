@@ -119,6 +119,10 @@ def check_slo_physical(replica: Replica, args: argparse.Namespace, limits: list[
             )
 
 
+def _describe(tokens: int, sigma: float) -> str:
+    return str(tokens) if sigma == 0 else f"mean {tokens} (lognormal sigma {sigma:g})"
+
+
 def _table(result: SimulationResult) -> list[str]:
     lines = [f"  {'':8s}{'p50':>11s}{'p90':>11s}{'p99':>11s}{'mean':>11s}"]
     for name, summary in (("TTFT", result.ttft), ("TPOT", result.tpot), ("E2E", result.e2e), ("queue", result.queue)):
@@ -144,9 +148,12 @@ def run_simulate(args: argparse.Namespace) -> int:
         max_num_seqs=args.max_num_seqs,
     )
     arrivals = f"at {args.rate:g} req/s" if replay is None else f"replayed from {args.arrivals}"
+    if replay is None and args.burstiness != 1.0:
+        arrivals += f" (gamma, burstiness {args.burstiness:g})"
     lines = [
         f"{result.model_id} on {result.gpus} x {result.hardware_id}  weights {result.weight_dtype}, KV {result.kv_dtype};"
-        f" {result.requests} requests {arrivals}, prompt {args.prompt_tokens}, output {args.output_tokens} tokens",
+        f" {result.requests} requests {arrivals}, prompt {_describe(args.prompt_tokens, args.prompt_sigma)},"
+        f" output {_describe(args.output_tokens, args.output_sigma)} tokens",
         *_table(result),
         f"  throughput {result.output_tokens_per_second:,.0f} output tokens/s ({result.total_tokens_per_second:,.0f} total),"
         f" {result.requests_per_second:.3g} requests/s over {result.duration_seconds:,.1f} s",
