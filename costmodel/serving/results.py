@@ -63,6 +63,16 @@ class RequestTrace:
         many = outputs > 1
         return (e2e[many] - ttft[many]) / (outputs[many] - 1)
 
+    def at_percentile(self, limit: SloLimit) -> float:
+        """The limit's metric at its percentile, a rejected request counting as an infinite latency."""
+        rejected = self.rejected if limit.metric != "tpot" else self.rejected & (self.output_tokens > 1)
+        values = np.concatenate((self.values(limit.metric), np.full(int(rejected.sum()), np.inf)))
+        if not values.size:
+            return 0.0
+        with np.errstate(invalid="ignore"):  # interpolating between two infinities gives NaN: a miss
+            value = float(np.percentile(values, limit.percentile))
+        return np.inf if np.isnan(value) else value
+
     def queue_seconds(self) -> np.ndarray:
         """Per completed request: arrival to first scheduled step."""
         done = self.completed
@@ -142,9 +152,7 @@ class SimulationResult:
     def failed_limits(self) -> tuple[tuple[SloLimit, float], ...]:
         """The limits that do not hold, with the simulated value."""
         return tuple(
-            (limit, value)
-            for limit in self.slo_limits
-            if not (value := self.percentile(limit.metric, limit.percentile)) <= limit.limit_seconds
+            (limit, value) for limit in self.slo_limits if not (value := self.trace.at_percentile(limit)) <= limit.limit_seconds
         )
 
     def contract(self) -> dict[str, float | int | bool | str | None]:

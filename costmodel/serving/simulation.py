@@ -174,7 +174,6 @@ def summarize(
     rate_per_second: float | None,
 ) -> SimulationResult:
     """Percentiles, throughput, goodput and SLO verdict of a finished run."""
-
     done = trace.completed
     start = float(trace.arrival_seconds.min())
     duration = max(float(np.nanmax(trace.finish_seconds)) - start, 1e-12)
@@ -182,19 +181,7 @@ def summarize(
     prompt_total = float(trace.prompt_tokens[done].sum())
     meets = trace.meets(slo) if slo else None
     summaries = {m: LatencySummary.of(trace.values(m)) for m in ("ttft", "tpot", "e2e")}
-    verdict = None
-    if slo:  # a rejected request counts as an infinite latency
-        def at(limit: SloLimit) -> float:
-            values = trace.values(limit.metric)
-            misses = int(trace.rejected.sum()) if limit.metric != "tpot" else int((trace.rejected & (trace.output_tokens > 1)).sum())
-            values = np.concatenate((values, np.full(misses, np.inf)))
-            if not values.size:
-                return 0.0
-            with np.errstate(invalid="ignore"):  # interpolating between two infinities gives NaN: a miss
-                value = float(np.percentile(values, limit.percentile))
-            return np.inf if np.isnan(value) else value
-
-        verdict = all(at(limit) <= limit.limit_seconds for limit in slo)
+    verdict = all(trace.at_percentile(limit) <= limit.limit_seconds for limit in slo) if slo else None
     return SimulationResult(
         model_id=replica.model_id, hardware_id=replica.hardware_id, gpus=replica.gpus,
         weight_dtype=replica.weight_dtype, kv_dtype=replica.kv_dtype, kv_policy=kv_policy,
