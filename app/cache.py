@@ -6,6 +6,7 @@ text), so reruns after a widget change reuse everything that did not change.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import plotly.graph_objects as go
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 
 from app.colors import option_colors
 from app.figures_compare import breakdown_figure, traffic_figure, utilization_figure, volume_figure
+from app.memo_preview import MemoFile, build_memo_file, page_images
 from costmodel.calibrate_fit import CalibrationFit, fit_calibration
 from costmodel.calibration import Calibration
 from costmodel.catalog import accelerators, models
@@ -176,3 +178,17 @@ def cached_option_latency(option_json: str, workload_json: str, slo_json: str, c
 def cached_fit(probe_json: str) -> CalibrationFit:
     """`costmodel.calibrate_fit.fit_calibration` of a probe result (JSON text)."""
     return fit_calibration(ProbeResult.model_validate_json(probe_json))
+
+
+@st.cache_data(show_spinner="Building the PDF memo (charts, sensitivity)...", max_entries=8)
+def cached_memo(scenario_json: str, calibration_json: str | None, today_iso: str) -> MemoFile:
+    """app.memo_preview.build_memo_file, cached by scenario, calibration and date."""
+    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
+    return build_memo_file(Scenario.model_validate_json(scenario_json), calibration=calibration,
+                           today=dt.date.fromisoformat(today_iso))
+
+
+@st.cache_data(show_spinner="Rendering the preview...", max_entries=8)
+def cached_page_images(pdf: bytes) -> list[bytes]:
+    """PNG previews of the memo's pages."""
+    return page_images(pdf)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import streamlit as st
 from pydantic import ValidationError
 
+from app.text import md
+
 
 def describe(exc: Exception) -> str:
     """One line per problem; pydantic errors name the field path ('workload.requests_per_month')."""
@@ -25,4 +27,4 @@ def show_error(where: str, exc: Exception, *, labels: dict[str, str] | None = No
     message = describe(exc)
     for flag, label in (labels or {}).items():
         message = message.replace(flag, f"'{label}'")
-    st.error(f"**{where}**: {message}")
+    st.error(f"**{md(where)}**: {md(message)}")

@@ -15,6 +15,7 @@ class PageSpec:
     title: str
     url_path: str
     charts: int  # plotly charts the page shows on the bundled default scenario (browser test waits for them)
+    ready: str = ""  # CSS selector of an element the page shows once rendered (browser test)
 
 
 PAGES: tuple[PageSpec, ...] = (
@@ -22,6 +23,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("views/compare.py", "Compare", "compare", charts=4),
     PageSpec("views/roofline.py", "Roofline", "roofline", charts=3),
     PageSpec("views/latency.py", "Latency", "latency", charts=3),
-    PageSpec("views/probes.py", "Probes", "probes", charts=0),
-    PageSpec("views/prices.py", "Prices", "prices", charts=0),
+    PageSpec("views/probes.py", "Probes", "probes", charts=0, ready='[data-testid="stFileUploader"]'),
+    PageSpec("views/prices.py", "Prices", "prices", charts=0, ready='[data-testid="stDataFrame"]'),
+    PageSpec("views/memo.py", "Memo", "memo", charts=0, ready='[data-testid="stDownloadButton"]'),
 )

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app import cache, state
+from app.text import md
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, parse_scenario
@@ -152,7 +153,7 @@ def add_pickers(scenario: Scenario) -> None:
     """Three small forms that add an API, a self-host or a hybrid option."""
     error = st.session_state.pop(ADD_ERROR_KEY, None)
     if error:
-        st.error(f"**Add option**: {error}")
+        st.error(f"**Add option**: {md(error)}")
     api_tab, self_tab, hybrid_tab = st.tabs(["Add an API option", "Add a self-host option", "Add a hybrid option"])
     with api_tab:
         rows = cache.api_price_rows()

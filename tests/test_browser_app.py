@@ -90,8 +90,11 @@ def test_every_page_renders_in_chromium(server_url: str) -> None:
                 if spec.charts:
                     charts = page.locator(".js-plotly-plot")
                     charts.nth(spec.charts - 1).wait_for(state="attached", timeout=TIMEOUT_MS)
-                # Let the script run finish (the status widget disappears) before looking for errors.
-                page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=TIMEOUT_MS)
+                # Let the script run finish before looking for errors (the memo takes a few seconds to build).
+                page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+                    state="attached", timeout=2 * TIMEOUT_MS)
+                if spec.ready:
+                    page.locator(spec.ready).first.wait_for(state="visible", timeout=TIMEOUT_MS)
                 page.screenshot(path=str(ARTIFACTS / f"page-{spec.url_path}.png"), full_page=True)
                 if page.get_by_text("Page not found").count():
                     problems.append(f"{spec.title}: Streamlit says 'Page not found' for /{path}")

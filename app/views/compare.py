@@ -8,6 +8,7 @@ import streamlit as st
 
 from app import cache, state
 from app.errors import show_error
+from app.text import md
 from costmodel.charts_compare import CompareView
 from costmodel.errors import CostmodelError
 from costmodel.scenario import parse_scenario
@@ -89,13 +90,13 @@ except CostmodelError as exc:
 
 decision = view.decision
 chosen = decision.option(decision.recommendation)
-headline = (f"Recommendation: **{chosen.name}** ({chosen.kind}), ${chosen.usd_per_month:,.0f}/month, "
-            f"${chosen.usd_per_mtok:.3f} per million tokens.")
+headline = md(f"Recommendation: **{chosen.name}** ({chosen.kind}), ${chosen.usd_per_month:,.0f}/month, "
+              f"${chosen.usd_per_mtok:.3f} per million tokens.")
 (st.success if decision.recommendation_meets_slo else st.error)(headline)
 for reason in decision.reasons:
-    st.markdown(f"- {reason}")
+    st.markdown(f"- {md(reason)}")
 for warning in decision.warnings:
-    st.warning(warning)
+    st.warning(md(warning))
 st.caption(f"{decision.requests_per_month:,.0f} requests and {decision.tokens_per_month / 1e9:,.2f}B tokens per "
            f"month; peak {decision.peak_requests_per_second:.2f} requests/s. Efficiencies: {decision.efficiency_source}.")
 
@@ -125,4 +126,4 @@ with st.expander("Price sources and notes"):
     st.dataframe(sources, hide_index=True, key="cmp_sources")
     for o in decision.options:
         for note in o.notes:
-            st.markdown(f"- **{o.name}**: {note}")
+            st.markdown(f"- **{md(o.name)}**: {md(note)}")

@@ -10,6 +10,7 @@ import streamlit as st
 
 from app import cache, state
 from app.errors import show_error
+from app.text import md
 from costmodel.errors import CostmodelError
 from costmodel.pricing.refresh import refresh_sheet
 from costmodel.scenario import ApiOption, SelfHostOption, parse_scenario
@@ -70,7 +71,7 @@ st.title("Prices")
 message = st.session_state.pop(MESSAGE_KEY, None)
 if message:
     kind, text = message
-    (st.success if kind == "success" else st.error)(text)
+    (st.success if kind == "success" else st.error)(md(text))
 
 api_sheet, gpu_sheet = cache.api_sheet(), cache.gpu_sheet()
 api_tab, gpu_tab, override_tab, refresh_tab = st.tabs(
@@ -121,7 +122,7 @@ with override_tab:
         option = next(o for o in self_hosts if o.name == name)
         current = (f"own price ${option.usd_per_gpu_hour:g}/GPU-hour" if option.usd_per_gpu_hour
                    else f"offering {option.offering}")
-        cols[0].caption(f"Now: {current}")
+        cols[0].caption(md(f"Now: {current}"))
         cols[1].number_input("$/GPU-hour", min_value=0.0, value=None, step=0.1, key="pr_ovr_gpu_price")
         cols[2].button("Apply", key="pr_ovr_gpu_apply", on_click=_apply_gpu_override)
         cols[3].button("Clear", key="pr_ovr_gpu_clear", on_click=_clear_gpu_override)
@@ -134,7 +135,7 @@ with override_tab:
         cols = st.columns([2, 1, 1, 1])
         price_id = cols[0].selectbox("API price row", sorted({o.price_id for o in api_options}), key="pr_ovr_api_row")
         row = cache.api_price_rows()[price_id]
-        cols[0].caption(f"Sheet: in ${row.input_usd_per_mtok:g}, out ${row.output_usd_per_mtok:g} per M tokens")
+        cols[0].caption(md(f"Sheet: in ${row.input_usd_per_mtok:g}, out ${row.output_usd_per_mtok:g} per M tokens"))
         new_in = cols[1].number_input("input $/M", min_value=0.0, value=None, key="pr_ovr_api_in")
         new_out = cols[2].number_input("output $/M", min_value=0.0, value=None, key="pr_ovr_api_out")
         if cols[3].button("Apply", key="pr_ovr_api_apply"):
