@@ -19,6 +19,7 @@ from test_memo_sample import sample_decision
 from costmodel.decision import decide
 from costmodel.memo.curves import peak_concurrency, quantile_tokens, traffic_curves, volume_range
 from costmodel.memo.sensitivity import Advantage, sensitivity
+from costmodel.memo.text import sensitivity_blocks
 from costmodel.memo.volume import cost_model
 from costmodel.scenario import FixedTokens, LognormalTokens, load_scenario
 
@@ -117,3 +118,14 @@ def test_traffic_is_mean_times_profile_against_replicas_times_capacity():
     assert sum(traffic.requests_per_second) / 24 == pytest.approx(decision.mean_requests_per_second)
     assert dict(traffic.provisioned) == {"llama-3.3-70b-h100-tp4": pytest.approx(6.2557),
                                          "llama-3.1-8b-l40s": pytest.approx(7.3646)}
+
+
+def test_growth_reaches_the_flip_in_about_ten_months(chat):
+    # docs/memo.md: 2.12103x at 8%/month growth is ln(2.12103) / ln(1.08) = 9.77 months, i.e. "about 10".
+    scenario, decision, result = chat
+    assert result.flip_above is not None
+    assert result.flip_above.tokens_per_month == pytest.approx(2.12103 * 200_000 * 30.4375 * 1850, rel=1e-5)
+    assert math.log(2.12103) / math.log(1.08) == pytest.approx(9.77, abs=0.01)
+    (para,) = sensitivity_blocks(decision, scenario, result)
+    assert "23.89B tokens/month (2.1x today)" in para.text
+    assert "about 10 months" in para.text

@@ -20,11 +20,11 @@ import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 from PIL import Image
 
 from costmodel.memo.content import ChartData
-from costmodel.memo.curves import KvPanel
 
 DPI = 200
 WIDTH_INCHES = 6.8  # the PDF's text width (A4 less 2 x 18 mm)
@@ -44,6 +44,7 @@ RC: dict[str, Any] = {
     "path.simplify": True,
 }
 LABEL_CHARS = 42
+LOW, HIGH = "#9bb7d4", "#1f5fa8"  # tornado: input scaled down, up
 
 
 def label(text: str) -> str:
@@ -183,31 +184,31 @@ def interactivity_chart(data: ChartData) -> Image.Image:
         return _png(fig)
 
 
-def _kv_panel(ax: Any, panel: KvPanel) -> None:
-    gb = 1e9
-    for index, (context, row) in enumerate(zip(panel.contexts_tokens, panel.total_bytes_per_gpu, strict=True)):
-        ax.plot(panel.batches, np.asarray(row) / gb, color=PALETTE[index], linewidth=1.3,
-                label=f"context {context:,} tokens (fits {panel.max_batch[index]})")
-    ax.axhline(panel.hbm_bytes_per_gpu / gb, color="black", linewidth=1.0)
-    ax.annotate("HBM", (0.0, panel.hbm_bytes_per_gpu / gb), xycoords=("axes fraction", "data"), xytext=(2, 2),
-                textcoords="offset points", fontsize=6.5)
-    if panel.peak_concurrency is not None:
-        ax.axvline(panel.peak_concurrency, color="#b0303a", linestyle="--", linewidth=1.0)
-        ax.annotate(f"peak ~{panel.peak_concurrency:.0f}", (panel.peak_concurrency, 0.02),
-                    xycoords=("data", "axes fraction"), xytext=(3, 0), textcoords="offset points", fontsize=6.5,
-                    color="#b0303a")
-    ax.set_ylim(0, panel.hbm_bytes_per_gpu / gb * 1.3)
-    ax.set_xlim(0, panel.batches[-1])
-    ax.set_title(label(panel.name), fontsize=7.5)
-    ax.set_xlabel("concurrent sequences per replica")
-    ax.legend(loc="lower right", frameon=False, fontsize=6)
-
-
 def kv_chart(data: ChartData) -> Image.Image:
-    with _figure(0.36, ncols=len(data.kv)) as (fig, axes):
-        for ax, panel in zip(axes, data.kv, strict=True):
-            _kv_panel(ax, panel)
-        axes[0].set_ylabel("GB per GPU")
+    """One axes for every option: memory per GPU as a share of its HBM, so different GPUs compare."""
+    color = option_colors(data)
+    with _figure(0.38) as (fig, axes):
+        ax = axes[0]
+        for panel in data.kv:
+            for index, (context, row) in enumerate(zip(panel.contexts_tokens, panel.total_bytes_per_gpu, strict=True)):
+                share = 100.0 * np.asarray(row) / panel.hbm_bytes_per_gpu
+                tail = index > 0
+                ax.plot(panel.batches, share, color=color[panel.name], linewidth=1.3, linestyle="--" if tail else "-",
+                        label=f"{label(panel.name)}: {'p99' if tail else 'mean'} context {context:,} tokens "
+                              f"(fits {panel.max_batch[index]})")
+            if panel.peak_concurrency is not None:
+                at = float(np.interp(panel.peak_concurrency, panel.batches,
+                                     100.0 * np.asarray(panel.total_bytes_per_gpu[0]) / panel.hbm_bytes_per_gpu))
+                ax.plot([panel.peak_concurrency], [at], marker="v", markersize=7, color=color[panel.name],
+                        markeredgecolor="black", linestyle="none")
+        ax.axhline(100.0, color="black", linewidth=1.0)
+        ax.annotate("HBM full", (0.0, 100.0), xycoords=("axes fraction", "data"), xytext=(2, 2),
+                    textcoords="offset points", fontsize=6.5)
+        ax.set_ylim(0, 135)
+        ax.set_xlim(0, max(p.batches[-1] for p in data.kv))
+        ax.set_xlabel("concurrent sequences per replica (triangles: estimated peak-hour concurrency)")
+        ax.set_ylabel("% of HBM per GPU")
+        ax.legend(loc="lower right", frameon=True, framealpha=0.85, edgecolor="none", fontsize=6)
         return _png(fig)
 
 
@@ -220,12 +221,14 @@ def tornado_chart(data: ChartData) -> Image.Image:
         rows = np.arange(len(bars))[::-1]
         for row, bar in zip(rows, bars, strict=True):
             # Two half-height bars per input (low above, high below) so neither hides the other.
-            for value, color, offset in ((bar.low.usd_per_month, "#9bb7d4", 0.17), (bar.high.usd_per_month, "#1f5fa8", -0.17)):
+            for value, color, offset in ((bar.low.usd_per_month, LOW, 0.17), (bar.high.usd_per_month, HIGH, -0.17)):
                 ax.barh(row + offset, value - base, left=base, color=color, height=0.34)
+            if bar.swing_usd_per_month < 1.0 and abs(bar.low.usd_per_month - base) < 1.0:
+                ax.annotate("no change", (base, row), xytext=(4, -3), textcoords="offset points", fontsize=6.5,
+                            color="#555555")
         fraction = data.sensitivity.fraction
-        ax.barh([], [], color="#9bb7d4", label=f"input -{fraction:.0%}")
-        ax.barh([], [], color="#1f5fa8", label=f"input +{fraction:.0%}")
-        ax.legend(loc="lower left", frameon=True, framealpha=0.85, edgecolor="none")
+        ax.legend(handles=[Patch(color=LOW, label=f"input -{fraction:.0%}"), Patch(color=HIGH, label=f"input +{fraction:.0%}")],
+                  loc="lower left", frameon=True, framealpha=0.85, edgecolor="none")
         ax.axvline(base, color="black", linewidth=1.0)
         ax.axvline(0.0, color="#b0303a", linewidth=1.0, linestyle="--")
         ax.annotate("decision flips", (0.0, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -10),

@@ -87,10 +87,10 @@ def _chart_blocks(charts: ChartData) -> list[Block]:
             "point in the decision (roofline capacity at the SLO)."))
     if charts.kv:
         blocks.append(Figure(
-            "kv", "Figure 4. Memory per GPU (weights + workspace + reserve + KV) against concurrent sequences, at "
-            "the mean context and at the p99 prompt + p99 output context. The horizontal line is HBM; the "
-            "vertical line is the estimated number of sequences in flight per replica in the peak hour.",
-            height_fraction=0.36))
+            "kv", "Figure 4. Memory per GPU (weights + workspace + reserve + KV) as a share of HBM against concurrent "
+            "sequences per replica: solid at the mean context, dashed at the p99 prompt + p99 output context. "
+            "Where a line crosses 100% is the concurrency ceiling; triangles mark the estimated sequences in "
+            "flight per replica in the peak hour (Little's law).", height_fraction=0.38))
     if not charts.interactivity:
         blocks.append(Para("No self-hosted option can meet the SLO here, so there is no throughput or memory chart."))
     return blocks
