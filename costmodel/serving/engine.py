@@ -134,7 +134,7 @@ def run_engine(
                 size = min(pre[rid] - pdone[rid], budget)
                 chunks.append((rid, size))
                 budget -= size
-            while budget > 0 and n_dec + len(prefilling) < seq_cap and (requeue or iw < ia):
+            while (iw < ia or requeue) and budget > 0 and n_dec + len(prefilling) < seq_cap:
                 rid = requeue[0] if requeue else iw
                 need = kvs + kvt * (pre[rid] + (left[rid] if reserve else 0))
                 if (kv_off if reserve else kv_off + kvt * n_dec * (g + 1)) + need > cap:
