@@ -17,6 +17,7 @@ from costmodel.fileio import atomic_write_text
 from costmodel.probe_result import ProbeResult, batch1_decode_mbu, load_probe_result
 
 INTERRUPTED_EXIT_CODE = 130
+BUSY_WARNING = 0.2  # background CPU share above which the probe warns
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -94,6 +95,7 @@ def probe_summary(result: ProbeResult, *, out: Path) -> dict[str, Any]:
         "points_failed": sum(p.status == "failed" for p in result.points),
         "batch1_decode_mbu": batch1_decode_mbu(result),
         "wall_seconds": result.wall_seconds,
+        "background_cpu_fraction": result.background_cpu_fraction,
     }
 
 
@@ -117,6 +119,10 @@ def probe_text(result: ProbeResult, *, out: Path) -> str:
     mbu = batch1_decode_mbu(result)
     if mbu is not None:
         lines.append(f"  batch-1 decode MBU {mbu:.0%} of the measured copy bandwidth")
+    busy = result.background_cpu_fraction
+    if busy is not None and busy > BUSY_WARNING:
+        lines.append(f"  warning: other processes used {busy:.0%} of the CPUs during the probe; timings are "
+                     "unreliable, rerun on a quiet machine")
     lines.append(f"  saved {out} ({result.wall_seconds:.0f} s); next: costmodel calibrate {out} --out calibration.json")
     return "\n".join(lines)
 
@@ -174,3 +180,29 @@ def fit_table_markdown(fit: CalibrationFit) -> str:
             f"{'yes' if p.holdout else ''} |"
         )
     return "\n".join(rows)
+
+
+def example_markdown(result: ProbeResult, fit: CalibrationFit) -> str:
+    """The measured-example block of docs/probes.md (a test regenerates it from examples/probe-cpu.json)."""
+    env, settings, eff = result.environment, result.settings, fit.efficiency
+    peaks = ", ".join(f"{k} {v / 1e9:.1f} GFLOP/s" for k, v in result.peak_flops_per_s_by_dtype.items())
+    mbu = batch1_decode_mbu(result)
+    busy = result.background_cpu_fraction
+    lines = [
+        f"- Machine: {env.device_name}, {env.cpu_physical_cores} cores, {env.threads} torch threads, "
+        f"flags {', '.join(env.cpu_flags)}; torch {env.torch_version}; dtype {env.dtype} ({env.dtype_reason.split(':')[0]}).",
+        f"- Model: {settings.model_id}, {settings.layers_probed} of {settings.layers_total} layers plus embedding and "
+        f"lm_head ({settings.slice_reason}); {len(result.ok_points)} points, {settings.rounds} rounds each.",
+        f"- Microbenchmarks: copy {result.copy_bytes_per_s / 1e9:.1f} GB/s; matmul {peaks}.",
+        f"- Batch-1 decode at the longest context: {mbu:.0%} of the copy bandwidth (MBU)." if mbu is not None else "",
+        f"- Probe wall time {result.wall_seconds:.0f} s"
+        + (f"; other processes used {busy:.0%} of the CPUs meanwhile." if busy is not None else "."),
+        f"- Fit: eff_compute {eff.eff_compute:.3f}, eff_memory {eff.eff_memory:.3f}, overhead "
+        f"{eff.overhead_seconds_per_step * 1e3:.2f} ms/step, half-saturation {eff.compute_half_saturation_tokens:.1f} rows.",
+        f"- Held-out error ({fit.points_holdout} points): median {fit.holdout_median_abs_error:.1%}, max "
+        f"{fit.holdout_max_abs_error:.1%}; on the {fit.points_fit} fitted points: median "
+        f"{fit.fit_median_abs_error:.1%}, max {fit.fit_max_abs_error:.1%}.",
+        "",
+        fit_table_markdown(fit),
+    ]
+    return "\n".join(line for line in lines[:-2] if line) + "\n\n" + lines[-1]

@@ -160,6 +160,11 @@ class ProbeResult(_Frozen):
     points: list[ProbePoint]
     started_at: dt.datetime
     wall_seconds: float = Field(ge=0)
+    background_cpu_fraction: float | None = Field(
+        default=None,
+        description="share of all CPU cores' time other processes used during the run (Linux /proc/stat); "
+        "above ~0.2 a CPU probe's timings are unreliable",
+    )
     complete: bool
 
     @property

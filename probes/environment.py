@@ -77,6 +77,38 @@ def cpu_info() -> CpuInfo:
     )
 
 
+@dataclass(frozen=True)
+class CpuTimes:
+    """Cumulative CPU seconds: all cores busy, all cores in total (busy + idle), and this process."""
+
+    busy_seconds: float
+    total_seconds: float
+    own_seconds: float
+
+
+def cpu_times() -> CpuTimes | None:
+    """From /proc/stat's first line (Linux); None elsewhere."""
+    first = _proc_text("/proc/stat").split("\n", 1)[0].split()
+    if not first or first[0] != "cpu":
+        return None
+    ticks = [float(v) for v in first[1:9]]  # user nice system idle iowait irq softirq steal
+    per_second = float(os.sysconf("SC_CLK_TCK"))
+    own = os.times()
+    return CpuTimes(
+        busy_seconds=(sum(ticks) - ticks[3] - ticks[4]) / per_second,
+        total_seconds=sum(ticks) / per_second,
+        own_seconds=own.user + own.system,
+    )
+
+
+def background_cpu_fraction(start: CpuTimes | None, end: CpuTimes | None) -> float | None:
+    """Share of all cores' time that other processes used between two readings (0 = a quiet machine)."""
+    if start is None or end is None or end.total_seconds <= start.total_seconds:
+        return None
+    others = (end.busy_seconds - start.busy_seconds) - (end.own_seconds - start.own_seconds)
+    return min(max(others / (end.total_seconds - start.total_seconds), 0.0), 1.0)
+
+
 def resolve_device(requested: str) -> torch.device:
     """auto -> cuda when torch sees a GPU, else cpu; cuda without one is a user error with the fix."""
     if requested not in ("auto", "cpu", "cuda"):
@@ -146,15 +178,15 @@ def open_nvml(device: torch.device) -> tuple[NvmlDevice | None, str]:
         return None, "NVML library not found (no NVIDIA driver on this machine): power, energy and clocks not recorded"
     except pynvml.NVMLError as exc:
         return None, f"NVML failed to start ({exc}): power, energy and clocks not recorded"
-    try:
-        props = torch.cuda.get_device_properties(device)
-        uuid = getattr(props, "uuid", None)
-        if uuid is not None:
-            handle = pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
-        else:
-            handle = pynvml.nvmlDeviceGetHandleByIndex(device.index or 0)
-    except pynvml.NVMLError as exc:
-        return None, f"NVML could not find the CUDA device ({exc})"
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
+    try:  # by UUID: CUDA_VISIBLE_DEVICES may renumber devices; NVML indices ignore it
+        handle = pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
+    except (pynvml.NVMLError, TypeError):
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        except pynvml.NVMLError as exc:
+            return None, f"NVML could not find CUDA device {index} ({exc}): power, energy and clocks not recorded"
     return NvmlDevice(pynvml=pynvml, handle=handle), "ok"
 
 

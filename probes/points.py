@@ -134,12 +134,9 @@ class PointRunner:
                     fn = cuda_graph(fn)
                 for _ in range(warmup):
                     fn()
-                energy_before = self.nvml.energy_joules() if self.nvml else None
-                wall_before = time.perf_counter()
                 timing = measure(fn, self.device, warmup=0, repeats=self.sweep.repeats,
                                  max_repeats=self.sweep.max_repeats, budget_seconds=self.sweep.point_budget_seconds)
-                wall = time.perf_counter() - wall_before
-                energy_after = self.nvml.energy_joules() if self.nvml else None
+                energy = self._energy(fn) if self.nvml else None
         except (RuntimeError, MemoryError) as exc:
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()
@@ -151,6 +148,26 @@ class PointRunner:
             return
         record.times.extend(timing.times)
         record.peak_memory_bytes = max(record.peak_memory_bytes, peak_memory_bytes(self.device))
-        if energy_before is not None and energy_after is not None:
-            record.energy_joules += energy_after - energy_before
-            record.energy_seconds += wall
+        if energy is not None:
+            record.energy_joules += energy[0]
+            record.energy_seconds += energy[1]
+
+    def _energy(self, fn: Callable[[], object]) -> tuple[float, float] | None:
+        """(joules, seconds) of back-to-back calls for at least sweep.energy_seconds (NVML counter).
+
+        The counter updates every few tens of ms, so a window much longer than one step is needed.
+        """
+        assert self.nvml is not None
+        if self.sweep.energy_seconds <= 0:
+            return None
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        before, started = self.nvml.energy_joules(), time.perf_counter()
+        while time.perf_counter() - started < self.sweep.energy_seconds:
+            fn()
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
+        after, seconds = self.nvml.energy_joules(), time.perf_counter() - started
+        if before is None or after is None:
+            return None
+        return after - before, seconds

@@ -18,6 +18,7 @@ from costmodel.catalog.loader import load_model
 from costmodel.catalog.schema import ModelSpec
 from costmodel.errors import CostmodelError
 from costmodel.probe_result import (
+    Microbenchmark,
     ProbeEnvironment,
     ProbePoint,
     ProbeResult,
@@ -30,8 +31,11 @@ from probes import microbench
 from probes.environment import (
     TORCH_DTYPES,
     CpuInfo,
+    CpuTimes,
+    background_cpu_fraction,
     choose_dtype,
     cpu_info,
+    cpu_times,
     environment_fields,
     open_nvml,
     resolve_device,
@@ -70,12 +74,13 @@ class _State:
 
     settings: ProbeSettings
     environment: ProbeEnvironment
-    benches: list = field(default_factory=list)  # list[Microbenchmark]
+    benches: list[Microbenchmark] = field(default_factory=list)
     peaks: dict[str, float] = field(default_factory=dict)
     copy_bytes_per_s: float = 0.0
     points: list[ProbePoint] = field(default_factory=list)
     started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     started_clock: float = field(default_factory=time.perf_counter)
+    started_cpu: CpuTimes | None = field(default_factory=cpu_times)
 
     def result(self, *, complete: bool) -> ProbeResult:
         return ProbeResult(
@@ -88,6 +93,7 @@ class _State:
             points=self.points,
             started_at=self.started_at,
             wall_seconds=time.perf_counter() - self.started_clock,
+            background_cpu_fraction=background_cpu_fraction(self.started_cpu, cpu_times()),
             complete=complete,
         )
 

@@ -24,6 +24,7 @@ class Sweep:
     repeats: int  # timed calls per point per round
     max_repeats: int  # per round, while the spread is wide
     point_budget_seconds: float  # stop adding repeats past this much timed time per point
+    energy_seconds: float  # NVML energy window per point (back-to-back calls); 0 = none
     quick_layers: int | None  # layers probed in --quick mode (None: as many as fit)
     microbench_repeats: int
     copy_buffer_bytes: int
@@ -63,6 +64,7 @@ def default_sweep(device_type: str, *, quick: bool) -> Sweep:
             repeats=1,
             max_repeats=1,
             point_budget_seconds=3.0 if quick else 20.0,
+            energy_seconds=0.0,
             quick_layers=2 if quick else None,
             microbench_repeats=5,
             copy_buffer_bytes=256 * 2**20,  # 8x a 32 MiB L3
@@ -81,6 +83,7 @@ def default_sweep(device_type: str, *, quick: bool) -> Sweep:
         repeats=10,
         max_repeats=30,
         point_budget_seconds=2.0 if quick else 10.0,
+        energy_seconds=0.5 if quick else 2.0,
         quick_layers=None,
         microbench_repeats=10,
         copy_buffer_bytes=2 * 2**30,

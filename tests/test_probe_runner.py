@@ -32,6 +32,7 @@ TINY_SWEEP = Sweep(
     repeats=1,
     max_repeats=1,
     point_budget_seconds=1.0,
+    energy_seconds=0.2,
     quick_layers=None,
     microbench_repeats=2,
     copy_buffer_bytes=2**20,
@@ -187,3 +188,68 @@ def test_probe_cli_json_and_calibrate(tmp_path: Path, monkeypatch: pytest.Monkey
     assert (fit["points_fit"], fit["points_holdout"]) == (8, 2)
     assert main(["estimate", "--model", "tiny-test", "--hardware", "cpu", "--calibration", str(cal), "--json"]) == 0
     assert "calibrated from p.json" in json.loads(capsys.readouterr().out)["efficiency_source"]
+
+
+class _FakeNvmlError(Exception):
+    pass
+
+
+class _FakePynvml:
+    """Just enough of pynvml's API (nvidia-ml-py) for open_nvml and nvml_fields; energy in mJ, power in mW."""
+
+    NVMLError = _FakeNvmlError
+    NVMLError_LibraryNotFound = type("NVMLError_LibraryNotFound", (_FakeNvmlError,), {})
+    NVML_CLOCK_SM, NVML_CLOCK_MEM = 1, 2
+
+    def __init__(self) -> None:
+        self.energy_mj = 1_000_000
+        self.uuid_asked: list[str] = []
+
+    def nvmlInit(self) -> None: ...
+    def nvmlDeviceGetHandleByUUID(self, uuid: str) -> str:
+        self.uuid_asked.append(uuid)
+        return "handle"
+    def nvmlDeviceGetName(self, handle: str) -> str:
+        return "NVIDIA H200"
+    def nvmlSystemGetDriverVersion(self) -> str:
+        return "570.86"
+    def nvmlDeviceGetMemoryInfo(self, handle: str) -> object:
+        return type("Memory", (), {"total": 150_754_820_096})()
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle: str) -> int:
+        return 700_000
+    def nvmlDeviceGetClockInfo(self, handle: str, kind: int) -> int:
+        return 1980 if kind == 1 else 3201
+    def nvmlDeviceGetMaxClockInfo(self, handle: str, kind: int) -> int:
+        return 1980
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle: str) -> int:
+        self.energy_mj += 350  # each read: 0.35 J later
+        return self.energy_mj
+    def nvmlDeviceGetPowerUsage(self, handle: str) -> int:
+        raise _FakeNvmlError("not supported")
+
+
+def test_nvml_fields_and_energy_bookkeeping_with_a_fake_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _FakePynvml()
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: type("P", (), {"uuid": "abc-123"})())
+    handle, status = environment.open_nvml(torch.device("cuda"))
+    assert status == "ok" and handle is not None and fake.uuid_asked == ["GPU-abc-123"]
+    fields = environment.nvml_fields(handle)
+    assert fields == {
+        "driver_version": "570.86", "sm_clock_mhz": 1980, "max_sm_clock_mhz": 1980, "memory_clock_mhz": 3201,
+        "power_limit_watts": 700.0, "device_name": "NVIDIA H200", "accelerator_memory_bytes": 150_754_820_096.0,
+    }
+    assert environment.NVML_NAME_TO_HARDWARE_ID[fields["device_name"]] == "h200"
+    assert handle.power_watts() is None  # an NVMLError becomes "not recorded", not a traceback
+    # Energy per token = (joules / seconds of the energy window) x median step seconds / tokens of the step.
+    runner = points.PointRunner(model=None, forward=lambda tokens, start: tokens, device=torch.device("cpu"),  # type: ignore[arg-type]
+                                sweep=TINY_SWEEP, graphs=False, nvml=handle, fits=lambda b, c, t: None)
+    record = points.PointRecord(base={"phase": "decode", "batch": 4, "new_tokens": 1, "context_tokens": 8,
+                                      "predicted_seconds": 1.0, "flops": 1.0, "bytes": 1.0},
+                                tokens=torch.zeros(4, 1, dtype=torch.long), full_ratio=None)
+    runner._measure(record, warmup=0)
+    point = record.point()
+    assert record.energy_joules == pytest.approx(0.35) and record.energy_seconds >= TINY_SWEEP.energy_seconds
+    assert point.power_watts == pytest.approx(0.35 / record.energy_seconds)
+    assert point.energy_joules_per_token == pytest.approx(point.power_watts * point.seconds_median / 4)
