@@ -40,7 +40,7 @@ def _serving_flags(parser: argparse.ArgumentParser, *, requests: int) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--burstiness", type=float, default=1.0, help="gamma shape of arrival gaps (1 = Poisson)")
     parser.add_argument("--prefix-cached-fraction", type=float, default=0.0,
-                        help="share of each prompt already in the KV cache (shared prefix), 0..1")
+                        help="share of each prompt already in the KV cache (shared prefix), 0..1 (the last token is always computed)")
     parser.add_argument("--slo-ttft-p90", type=float, help="p90 TTFT limit, s")
     parser.add_argument("--slo-tpot-p90", type=float, help="p90 TPOT limit, s")
     parser.add_argument("--max-num-seqs", type=int, default=MAX_NUM_SEQS, help="running sequences at most")

@@ -74,6 +74,11 @@ def test_prefix_cache_skips_that_share_of_prefill(replica) -> None:  # noqa: ANN
                       rate_per_second=1e-4, requests=3, prefix_cached_fraction=0.75)
     prefill = step(replica.shape, replica.hardware, batch=1, new_tokens=500, context_tokens=1500)
     np.testing.assert_allclose(result.trace.values("ttft"), prefill.step_seconds, rtol=1e-9)
+    # A fully cached prompt still computes its last token, whose logits give the first output token.
+    whole = simulate(replica, prompt_tokens=FixedTokens(tokens=2000), output_tokens=FixedTokens(tokens=10),
+                     rate_per_second=1e-4, requests=1, prefix_cached_fraction=1.0)
+    last = step(replica.shape, replica.hardware, batch=1, new_tokens=1, context_tokens=1999)
+    np.testing.assert_allclose(whole.trace.values("ttft"), last.step_seconds, rtol=1e-9)
 
 
 def test_latency_percentiles_never_fall_as_the_rate_rises(replica) -> None:  # noqa: ANN001
@@ -160,7 +165,7 @@ def test_throughput_rises_and_interactivity_falls_with_concurrency(replica) -> N
         ({"rate_per_second": 0.0}, "--rate must be a positive number"),
         ({"rate_per_second": 1.0, "requests": 0}, "--requests must be between"),
         ({"rate_per_second": 1.0, "burstiness": 0.0}, "--burstiness must be > 0"),
-        ({"rate_per_second": 1.0, "prefix_cached_fraction": 1.0}, "--prefix-cached-fraction"),
+        ({"rate_per_second": 1.0, "prefix_cached_fraction": 1.5}, "--prefix-cached-fraction"),
         ({"rate_per_second": 1.0, "max_num_seqs": 0}, "--max-num-seqs"),
     ],
 )

@@ -117,8 +117,8 @@ def simulate_requests(
         raise CostmodelError(replica.memory.message)
     if np.any(prompt_tokens < 1) or np.any(output_tokens < 1):
         raise CostmodelError("every request needs >= 1 prompt token and >= 1 output token (--prompt-tokens, --output-tokens)")
-    if not 0.0 <= prefix_cached_fraction < 1.0:
-        raise CostmodelError(f"--prefix-cached-fraction must be in [0, 1) (got {prefix_cached_fraction})")
+    if not 0.0 <= prefix_cached_fraction <= 1.0:
+        raise CostmodelError(f"--prefix-cached-fraction must be in [0, 1] (got {prefix_cached_fraction})")
     if not 1 <= max_num_seqs <= replica.max_batched_tokens:
         raise CostmodelError(
             f"--max-num-seqs must be between 1 and the token budget {replica.max_batched_tokens} (got {max_num_seqs})"
