@@ -64,7 +64,7 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, hardware: Ac
         option.model, hardware, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens,
         slo=scenario.slo, gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype,
         efficiency=eff, prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
-        rate_tolerance=0.03,
+        rate_tolerance=0.05,
     )
     run = result.at_capacity
     if not result.feasible or run is None:
