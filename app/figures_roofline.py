@@ -120,7 +120,8 @@ def memory_figure(grid: MemoryGrid) -> go.Figure:
     ))
     fig.update_layout(
         xaxis={"type": "log", "title": "batch (concurrent sequences)"},
-        yaxis={"type": "log", "title": "memory per GPU (GB)"},
+        # Linear and capped at twice the HBM: what matters is where each line crosses the limit.
+        yaxis={"title": "memory per GPU (GB)", "range": [0, 2 * grid.hbm_bytes_per_gpu / GIGA]},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=420,
     )
     return fig

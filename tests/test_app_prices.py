@@ -69,7 +69,7 @@ def test_gpu_override_without_a_price_is_an_inline_error() -> None:
     at = _prices()
     at.button(key="pr_ovr_gpu_apply").click().run()
     assert not at.exception
-    assert any("enter a $/GPU-hour" in e.value for e in at.error)
+    assert any("enter a \\$/GPU-hour" in e.value for e in at.error)  # "$" escaped for Markdown
 
 
 def test_api_override_reaches_the_compare_page() -> None:

@@ -9,13 +9,16 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from app.page_list import PAGES
+from app.page_list import PAGES, PageSpec
+from app.scenario_io import load_example
+from app.state import encode_token
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -73,6 +76,26 @@ def server_url() -> Iterator[str]:
                 proc.kill()
 
 
+def _check_page(page: object, spec: PageSpec, problems: list[str], *, how: str) -> None:
+    """Wait for the page's heading, charts and script run; screenshot it; collect exception boxes."""
+    heading = page.locator("h1", has_text=spec.title).first  # type: ignore[attr-defined]
+    heading.wait_for(state="visible", timeout=TIMEOUT_MS)
+    if spec.charts:
+        charts = page.locator(".js-plotly-plot")  # type: ignore[attr-defined]
+        charts.nth(spec.charts - 1).wait_for(state="attached", timeout=TIMEOUT_MS)
+    # Let the script run finish before looking for errors (the memo takes a few seconds to build).
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(  # type: ignore[attr-defined]
+        state="attached", timeout=2 * TIMEOUT_MS)
+    if spec.ready:
+        page.locator(spec.ready).first.wait_for(state="visible", timeout=TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.screenshot(path=str(ARTIFACTS / f"page-{spec.url_path}.png"), full_page=True)  # type: ignore[attr-defined]
+    if page.get_by_text("Page not found").count():  # type: ignore[attr-defined]
+        problems.append(f"{spec.title} ({how}): Streamlit says 'Page not found'")
+    exceptions = page.locator('[data-testid="stException"]')  # type: ignore[attr-defined]
+    if exceptions.count():
+        problems.append(f"{spec.title} ({how}): {exceptions.first.inner_text()[:500]}")
+
+
 def test_every_page_renders_in_chromium(server_url: str) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -81,26 +104,25 @@ def test_every_page_renders_in_chromium(server_url: str) -> None:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            for index, spec in enumerate(PAGES):
-                # The default (first) page lives at the root URL.
-                path = "" if index == 0 else spec.url_path
-                page.goto(f"{server_url}/{path}", wait_until="domcontentloaded")
-                heading = page.locator("h1", has_text=spec.title).first
-                heading.wait_for(state="visible", timeout=TIMEOUT_MS)
-                if spec.charts:
-                    charts = page.locator(".js-plotly-plot")
-                    charts.nth(spec.charts - 1).wait_for(state="attached", timeout=TIMEOUT_MS)
-                # Let the script run finish before looking for errors (the memo takes a few seconds to build).
-                page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
-                    state="attached", timeout=2 * TIMEOUT_MS)
-                if spec.ready:
-                    page.locator(spec.ready).first.wait_for(state="visible", timeout=TIMEOUT_MS)
-                page.screenshot(path=str(ARTIFACTS / f"page-{spec.url_path}.png"), full_page=True)
-                if page.get_by_text("Page not found").count():
-                    problems.append(f"{spec.title}: Streamlit says 'Page not found' for /{path}")
-                exceptions = page.locator('[data-testid="stException"]')
-                if exceptions.count():
-                    problems.append(f"{spec.title}: {exceptions.first.inner_text()[:500]}")
+            # The default page at the root URL, then every other page through the sidebar (one session, as
+            # a user clicks), then one page by its own URL (a shared link lands there).
+            page.goto(server_url, wait_until="domcontentloaded")
+            _check_page(page, PAGES[0], problems, how="/")
+            for spec in PAGES[1:]:
+                page.locator('[data-testid="stSidebarNav"] a', has_text=spec.title).first.click()
+                _check_page(page, spec, problems, how="sidebar")
+                url = urllib.parse.urlparse(page.url)
+                if url.path.rstrip("/") != f"/{spec.url_path}":
+                    problems.append(f"{spec.title}: the sidebar link led to {url.path}")
+                if "s" not in urllib.parse.parse_qs(url.query):
+                    problems.append(f"{spec.title}: no scenario in the address bar (?s=...)")
+            # A shared link straight to a page, holding another bundled example.
+            direct = next(p for p in PAGES if p.url_path == "compare")
+            token = encode_token(load_example("batch-summarizer.yaml"))
+            page.goto(f"{server_url}/{direct.url_path}?s={token}", wait_until="domcontentloaded")
+            _check_page(page, direct, problems, how="shared link")
+            if not page.get_by_text("batch-summarizer", exact=False).count():
+                problems.append("shared link: the batch-summarizer scenario is not shown")
         finally:
             browser.close()
-    assert not problems, "Streamlit exception boxes:\n" + "\n".join(problems)
+    assert not problems, "problems in the browser:\n" + "\n".join(problems)
