@@ -12,7 +12,7 @@ from test_memo_sample import sample_decision
 from costmodel.decision import Overrides, decide
 from costmodel.economics import HOURS_PER_MONTH
 from costmodel.memo.sensitivity import model_advantage
-from costmodel.memo.volume import Scaling, cost_model, throttled, usd_per_month
+from costmodel.memo.volume import Scaling, cost_model, serves, throttled, usd_per_month
 from costmodel.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,3 +97,18 @@ def test_flip_volume_is_where_the_second_l40s_replica_costs_less_than_the_api():
     replica = 1.5484 * HOURS_PER_MONTH
     crossing = (2 * replica + 4000) / 2952.4375
     assert math.isclose(crossing, 2.12103, rel_tol=1e-5)
+
+
+def test_capacity_factors_scale_one_option_and_zero_removes_it():
+    # Half the 8B's 7.3646 req/s is 3.6823 < the 4.2735 req/s peak: two L40S replicas (2 x $1,131.11 + $4,000).
+    scenario, decision = sample_decision()
+    model = cost_model(decision, scenario)
+    half = Scaling(capacity_factors=(("llama-3.1-8b-l40s", 0.5),))
+    assert usd_per_month(model, "llama-3.1-8b-l40s", half) == pytest.approx(2 * 1.5484 * HOURS_PER_MONTH + 4000)
+    assert usd_per_month(model, "llama-3.3-70b-h100-tp4", half) == pytest.approx(4 * 3.99 * HOURS_PER_MONTH + 8000)
+    gone = Scaling(capacity_factors=(("llama-3.1-8b-l40s", 0.0),))
+    assert not serves(model, "llama-3.1-8b-l40s", gone)
+    # Without the 8B the best alternative to deepinfra is gpt-4.1-mini: $5,965.75 - $2,952.44.
+    advantage = model_advantage(model, gone, strict=True)
+    assert advantage.alternative == "gpt-4.1-mini"
+    assert advantage.usd_per_month == pytest.approx(6_087_500 * (0.000980 - 0.000485))

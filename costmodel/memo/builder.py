@@ -48,7 +48,6 @@ FONT_FILES = {  # bundled with matplotlib, so a machine without Debian's fonts s
     "DejaVuSans": "DejaVuSans.ttf",
     "DejaVuSans-Bold": "DejaVuSans-Bold.ttf",
     "DejaVuSans-Oblique": "DejaVuSans-Oblique.ttf",
-    "DejaVuSans-BoldOblique": "DejaVuSans-BoldOblique.ttf",
     "DejaVuSansMono": "DejaVuSansMono.ttf",
 }
 CELL_CHARS = 90  # longer user text in a table cell is cut (the full text is in the notes below the table)
@@ -65,7 +64,7 @@ def register_fonts() -> None:
     for name, file in FONT_FILES.items():
         pdfmetrics.registerFont(TTFont(name, str(folder / file)))
     pdfmetrics.registerFontFamily("DejaVuSans", normal="DejaVuSans", bold="DejaVuSans-Bold",
-                                  italic="DejaVuSans-Oblique", boldItalic="DejaVuSans-BoldOblique")
+                                  italic="DejaVuSans-Oblique", boldItalic="DejaVuSans-Bold")
 
 
 def clean(text: str, *, limit: int | None = None) -> str:

@@ -115,8 +115,9 @@ def assumption_items(sensitivity: Sensitivity) -> Bullets:
         "is assumed, not verified.",
         "Hybrid options keep k replicas for the base load and send each hour's overflow to the API; k minimizes "
         "$/month over the day's load-duration curve.",
-        f"Sensitivity moves one input at a time by +-{sensitivity.fraction:.0%}; GPU price, API price, volume and "
-        "efficiency re-run the whole decision, token counts re-run the economics only (first order). Flip "
+        f"Sensitivity moves one input at a time by +-{sensitivity.fraction:.0%}; GPU price, API price and volume "
+        "re-run the whole decision; efficiency scales each self-hosted capacity by the roofline's capacity ratio "
+        "and token counts re-run the economics (first order). Flip "
         f"volumes are searched from 1/{10 ** FLIP_SEARCH_DECADES:.0f}x to {10 ** FLIP_SEARCH_DECADES:.0f}x today.",
     ), style="small")
 

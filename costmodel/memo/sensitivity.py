@@ -6,10 +6,14 @@ Advantage = (cheapest eligible alternative's $/month) - (recommended option's $/
 are not throttled (all others when the recommendation misses the SLO to begin with), except a hybrid that
 keeps 0 base replicas next to its own API (the same plan).
 
-Each input is scaled by (1 - X) and (1 + X) alone (a tornado). GPU price, API price, efficiency and volume
-re-run `decide` with `Overrides` (the roofline capacity included); the prompt and output token counts
-re-run the economics through `costmodel.memo.volume` (first order, no override exists for them). The flip
-volumes come from a sweep of `costmodel.memo.volume` (same economics as `decide`, checked by tests).
+Each input is scaled by (1 - X) and (1 + X) alone (a tornado). GPU price, API price and volume re-run
+`decide` with `Overrides`. Efficiency and the prompt and output token counts re-run the economics through
+`costmodel.memo.volume` (first order): efficiency scales each self-hosted option's capacity at the SLO by
+the ratio of its roofline capacities (`decision.self_host_capacity(method="roofline")`) at the scaled and
+the given efficiencies, 0 when the roofline says the SLO can no longer be met (re-running the simulator
+for each end would cost about a second); token counts scale API cost by its prompt/output price split
+and capacity by the prefill/decode time split. The flip volumes come from a sweep of
+`costmodel.memo.volume` (the same economics as `decide`, checked against it by tests).
 """
 
 from __future__ import annotations
@@ -23,26 +27,36 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from costmodel.calibration import Calibration
-from costmodel.decision import Overrides, decide
+from costmodel.decision import Overrides, decide, self_host_capacity
 from costmodel.decision_types import Decision
-from costmodel.memo.volume import CostModel, Scaling, same_plan, throttled, usd_per_month
-from costmodel.scenario import HybridOption, Scenario
+from costmodel.memo.volume import (
+    CostModel,
+    Scaling,
+    same_plan,
+    serves,
+    step_volumes,
+    throttled,
+    usd_per_month,
+)
+from costmodel.scenario import HybridOption, Scenario, SelfHostOption
 
 # (field, label, how): field of `Overrides` (how="decide") or of `Scaling` (how="economics").
 FACTORS: tuple[tuple[str, str, str], ...] = (
     ("gpu_price", "GPU price ($/GPU-hour)", "decide"),
     ("api_price", "API price ($/M tokens)", "decide"),
     ("volume", "Volume (utilization at fixed replicas)", "decide"),
-    ("efficiency", "Efficiency (eff_compute, eff_memory)", "decide"),
+    ("efficiency", "Efficiency (eff_compute, eff_memory)", "economics"),
     ("prompt_tokens", "Prompt tokens per request", "economics"),
     ("output_tokens", "Output tokens per request", "economics"),
 )
 DEFAULT_FRACTION = 0.2  # +-20%
+SIMPLICITY = {"api": 0, "self-host": 1, "hybrid": 2}
 # Flip search: 1/100x .. 100x the scenario's volume, 10 points per decade, then bisection on the bracketing
 # pair (self-host cost is a step function of volume, so the flip can sit on a jump).
 FLIP_SEARCH_DECADES = 2.0
 FLIP_GRID_PER_DECADE = 10
 FLIP_BISECTIONS = 40
+STEP_SIDE = 1e-9  # relative offset of the samples on either side of a cost step
 
 
 @dataclass(frozen=True)
@@ -126,28 +140,35 @@ def decision_advantage(decision: Decision, scenario: Scenario, *, recommendation
 def model_advantage(model: CostModel, scaling: Scaling, *, strict: bool) -> Advantage:
     """Advantage of the model's recommendation under `scaling`, from the economics alone."""
     chosen = model.recommendation
-    best_name, best_usd = None, math.inf
+    best_name, best_key, best_usd = None, (math.inf, 0), math.inf
     for option in model.options:
         if option.name == chosen or same_plan(model, option.name, chosen, scaling):
             continue
-        if strict and (not option.meets_slo or throttled(model, option.name, scaling)):
+        if strict and (not option.meets_slo or throttled(model, option.name, scaling)
+                       or not serves(model, option.name, scaling)):
             continue
         usd = usd_per_month(model, option.name, scaling)
-        if usd < best_usd:
-            best_name, best_usd = option.name, usd
-    fails = strict and throttled(model, chosen, scaling)
+        key = (round(usd, 2), SIMPLICITY[option.kind])  # ties go to the simpler option, as `decide` ranks
+        if key < best_key:
+            best_name, best_key, best_usd = option.name, key, usd
+    fails = strict and (throttled(model, chosen, scaling) or not serves(model, chosen, scaling))
     chosen_usd = usd_per_month(model, chosen, scaling)
     return Advantage(best_usd - chosen_usd if best_name else math.inf, best_name, fails)
 
 
-def first_volume(happens: Callable[[float], bool], *, upward: bool) -> float | None:
+def first_volume(happens: Callable[[float], bool], *, upward: bool, steps: tuple[float, ...] = ()) -> float | None:
     """The volume multiple nearest 1 (above or below) at which `happens` turns true, within the search range;
-    None if it is already true at 1 or never within the range."""
+    None if it is already true at 1 or never within the range. `steps` are volumes where costs jump
+    (`volume.step_volumes`): the scan samples just below and above each, so a window between two steps is
+    never skipped; between samples costs are continuous and bisection is exact."""
     if happens(1.0):
         return None
-    steps = int(FLIP_SEARCH_DECADES * FLIP_GRID_PER_DECADE)
-    exponents = np.linspace(0.0, FLIP_SEARCH_DECADES if upward else -FLIP_SEARCH_DECADES, steps + 1)
-    scales = [float(10.0**e) for e in exponents]
+    count = int(FLIP_SEARCH_DECADES * FLIP_GRID_PER_DECADE)
+    exponents = np.linspace(0.0, FLIP_SEARCH_DECADES if upward else -FLIP_SEARCH_DECADES, count + 1)
+    low, high = 10.0**-FLIP_SEARCH_DECADES, 10.0**FLIP_SEARCH_DECADES
+    points = {float(10.0**e) for e in exponents}
+    points |= {s * f for s in steps for f in (1 - STEP_SIDE, 1 + STEP_SIDE) if low <= s * f <= high}
+    scales = sorted((p for p in points if (p >= 1.0 if upward else p <= 1.0)), reverse=not upward)
     for holds, scale in itertools.pairwise(scales):
         if happens(scale):
             flipped = scale
@@ -159,7 +180,8 @@ def first_volume(happens: Callable[[float], bool], *, upward: bool) -> float | N
 
 
 def _flip(model: CostModel, *, strict: bool, upward: bool) -> FlipVolume | None:
-    scale = first_volume(lambda s: model_advantage(model, Scaling(volume=s), strict=strict).flips, upward=upward)
+    scale = first_volume(lambda s: model_advantage(model, Scaling(volume=s), strict=strict).flips, upward=upward,
+                         steps=step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES))
     if scale is None:
         return None
     after = model_advantage(model, Scaling(volume=scale), strict=strict)
@@ -170,8 +192,23 @@ def overtakes_at(model: CostModel, name: str, *, against: str) -> float | None:
     """Smallest volume multiple above 1 at which option `name` costs no more than `against` (None: not by 100x)."""
     return first_volume(
         lambda s: usd_per_month(model, name, Scaling(volume=s)) <= usd_per_month(model, against, Scaling(volume=s)),
-        upward=True,
+        upward=True, steps=step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES),
     )
+
+
+def efficiency_factors(scenario: Scenario, decision: Decision, *, scale: float,
+                       calibration: Calibration | None) -> tuple[tuple[str, float], ...]:
+    """Per self-hosted option: roofline capacity at `scale` x efficiency over roofline capacity as given."""
+    factors = []
+    for option in scenario.options:
+        if not isinstance(option, SelfHostOption) or not decision.option(option.name).capacity_requests_per_second:
+            continue
+        base, _ = self_host_capacity(scenario, option, calibration=calibration, method="roofline")
+        scaled, _ = self_host_capacity(scenario, option, calibration=calibration, method="roofline",
+                                       efficiency_scale=scale)
+        ratio = scaled.requests_per_second / base.requests_per_second if base.requests_per_second > 0 else 1.0
+        factors.append((option.name, ratio if scaled.feasible else 0.0))
+    return tuple(factors)
 
 
 def sensitivity(
@@ -197,8 +234,12 @@ def sensitivity(
                 again = decide(scenario, calibration=calibration, today=today,
                                overrides=replace(Overrides(), **{field: scale}))
                 ends.append(decision_advantage(again, scenario, recommendation=recommendation, strict=strict))
+            elif field == "efficiency":
+                factors = efficiency_factors(scenario, decision, scale=scale, calibration=calibration)
+                ends.append(model_advantage(model, Scaling(capacity_factors=factors), strict=strict))
             else:
-                ends.append(model_advantage(model, replace(Scaling(), **{field: scale}), strict=strict))
+                tokens = Scaling(prompt_tokens=scale) if field == "prompt_tokens" else Scaling(output_tokens=scale)
+                ends.append(model_advantage(model, tokens, strict=strict))
         bars.append(SensitivityBar(field, label, method, 1.0 - fraction, 1.0 + fraction, ends[0], ends[1]))
     order = sorted(range(len(bars)), key=lambda i: (-bars[i].swing_usd_per_month, i))
     return Sensitivity(

@@ -205,8 +205,9 @@ def sensitivity_table(sensitivity: Sensitivity) -> Table:
         widths=(0.27, 0.31, 0.31, 0.11), align=("l", "l", "l", "l"), font_size=7.5,
         caption=(f"Advantage = best eligible alternative's $/month minus {sensitivity.recommendation}'s; today "
                  f"{_advantage_cell(sensitivity.base)}. A value \u2264 0 means the decision flips. Method: decide = "
-                 "the whole decision re-run with the input scaled; 1st order = the economics re-run with capacity "
-                 "and API cost scaled by the token counts."),
+                 "the whole decision re-run with the input scaled; 1st order = the economics re-run with each "
+                 "self-hosted capacity scaled (by the roofline's capacity ratio for efficiency, by GPU time per "
+                 "request for token counts) and API cost scaled by its prompt/output price split."),
     )
 
 

@@ -27,6 +27,8 @@ from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
 from costmodel.pricing.api_cost import api_option_cost
 from costmodel.scenario import ApiOption, HybridOption, Scenario
 
+MAX_STEPS = 400  # replica steps listed per option (beyond them the search falls back to its grid)
+
 
 @dataclass(frozen=True)
 class Scaling:
@@ -38,6 +40,7 @@ class Scaling:
     throughput: float = 1.0  # capacity per replica at the SLO (efficiency)
     prompt_tokens: float = 1.0  # mean prompt tokens per request
     output_tokens: float = 1.0  # mean output tokens per request
+    capacity_factors: tuple[tuple[str, float], ...] = ()  # (self-host option, capacity multiplier); 0 = infeasible
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,14 @@ def _capacity(option: OptionCost, scaling: Scaling) -> float:
     """Requests/s per replica: throughput scale over the GPU time per request relative to month 0."""
     time_per_request = (option.prefill_time_fraction * scaling.prompt_tokens
                         + (1.0 - option.prefill_time_fraction) * scaling.output_tokens)
-    return option.capacity_requests_per_second * scaling.throughput / time_per_request
+    factor = dict(scaling.capacity_factors).get(option.base or option.name, 1.0)
+    return option.capacity_requests_per_second * scaling.throughput * factor / time_per_request
+
+
+def serves(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:
+    """False when a self-hosted option's capacity at the SLO is 0 under `scaling` (it cannot meet the SLO)."""
+    option = model.option(name)
+    return option.kind != "self-host" or _capacity(option, scaling) > 0
 
 
 def _peak_replicas(model: CostModel, capacity: float, scaling: Scaling) -> int:
@@ -203,6 +213,21 @@ def throttled(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool
     # Requests/min scale with volume; tokens/min with volume x tokens per request (check_rate_limits: demand > limit).
     return (scaling.volume > option.requests_limit_volume_scale
             or scaling.volume * tokens_scale > option.tokens_limit_volume_scale)
+
+
+def step_volumes(model: CostModel, *, up_to: float) -> tuple[float, ...]:
+    """Volume multiples (<= up_to) where some option's cost or eligibility jumps: a self-hosted replica is
+    added (k x capacity / peak) or an API's per-minute limit is reached. Between them every option's $/month
+    is continuous in volume, so a search that samples both sides of each step misses no crossing."""
+    steps: set[float] = set()
+    for option in model.options:
+        if option.kind == "api":
+            steps.update(s for s in (option.requests_limit_volume_scale, option.tokens_limit_volume_scale) if s <= up_to)
+        elif option.capacity_requests_per_second > 0 and option.kind == "self-host":
+            per_replica = option.capacity_requests_per_second / model.peak_requests_per_second
+            count = min(int(up_to / per_replica), MAX_STEPS)
+            steps.update(k * per_replica for k in range(1, count + 1))
+    return tuple(sorted(steps))
 
 
 def same_plan(model: CostModel, first: str, second: str, scaling: Scaling = Scaling()) -> bool:
