@@ -236,18 +236,31 @@ class Transformer(nn.Module):
         return self.output(self.norm(x[:, -1:, :]))
 
 
+RANDOM_BLOCK = 1_000_003  # values in the tiled random block; prime, so rows of power-of-two width differ
+
+
 def build_model(cfg: ProbeModelConfig, *, dtype: torch.dtype, device: torch.device, seed: int = 0) -> Transformer:
-    """Allocate the model on `device` without a CPU copy and fill it with N(0, 0.02) weights."""
+    """Allocate the model on `device` without a CPU copy and fill it with N(0, 0.02) weights.
+
+    Large matrices are tiled from one random block (a copy runs ~20x faster than normal_ on a CPU, and
+    the values do not change the timing); routers get their own draws so routing stays uniform.
+    """
     with torch.device("meta"):
         model = Transformer(cfg).to(dtype)  # meta tensors: no memory, no copy
     model = model.to_empty(device=device)
     if cfg.tie_embeddings:  # to_empty gives the tied pair two tensors; tie them again
         model.output.weight = model.tok_embeddings
     generator = torch.Generator(device=device).manual_seed(seed)
+    block = torch.empty(RANDOM_BLOCK, dtype=dtype, device=device).normal_(0.0, 0.02, generator=generator)
     with torch.no_grad():
         for name, param in model.named_parameters():
+            flat = param.view(-1)
             if name.endswith("norm.weight"):
                 param.fill_(1.0)
-            else:
+            elif "router" in name or flat.numel() <= RANDOM_BLOCK:
                 param.normal_(0.0, 0.02, generator=generator)
+            else:
+                for start in range(0, flat.numel(), RANDOM_BLOCK):
+                    chunk = flat[start : start + RANDOM_BLOCK]
+                    chunk.copy_(block[: chunk.numel()])
     return model.eval().requires_grad_(False)
