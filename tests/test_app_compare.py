@@ -109,3 +109,34 @@ def test_traffic_chart_shows_the_hourly_profile() -> None:
     decision = decide(load_example("chat-assistant.yaml"))
     assert max(_array(bars["y"])) == pytest.approx(decision.peak_requests_per_second)
     assert any("replica" in t.get("name", "") for t in fig["data"])
+
+
+def test_volume_edited_on_the_scenario_page_reaches_compare() -> None:
+    at = _compare()
+    at.switch_page("views/scenario.py").run()
+    at.number_input(key="sc_requests_per_day").set_value(50_000.0).run()
+    at.switch_page("views/compare.py").run()
+    assert at.number_input(key="cmp_requests_per_day").value == 50_000.0
+    scaled = load_example("chat-assistant.yaml")
+    scaled = scaled.model_copy(update={"workload": scaled.workload.model_copy(update={"requests_per_day": 5e4})})
+    assert list(at.dataframe[0].value["option"]) == [o.name for o in decide(scaled).options]
+
+
+def test_tokens_per_month_scenarios_get_a_tokens_box() -> None:
+    from app.state import encode_token
+
+    scenario = load_example("batch-summarizer.yaml")
+    data = scenario.model_dump(mode="json")
+    data["workload"].pop("requests_per_day")
+    data["workload"]["tokens_per_month"] = 6.7e9
+    tokens = Scenario.model_validate(data)
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.query_params["s"] = encode_token(tokens)
+    at.run()
+    at.switch_page("views/compare.py").run()
+    assert not at.exception
+    box = at.number_input(key="cmp_tokens_per_month")
+    assert box.value == 6.7e9 and box.label.startswith("Tokens per month")
+    box.set_value(6.7e10).run()
+    assert at.session_state["scenario"].workload.tokens_per_month == 6.7e10
+    assert f"**{decide(at.session_state['scenario']).recommendation}**" in at.success[0].value

@@ -161,3 +161,15 @@ def test_renaming_an_api_option_used_by_a_hybrid_names_the_problem() -> None:
     at.run()
     assert not at.exception
     assert any("hybrid option" in e.value and "llama-3.3-70b-deepinfra" in e.value for e in at.error)
+
+
+def test_editing_the_hourly_profile() -> None:
+    at = _app()
+    editor = next(e.key for e in at.data_editor if e.key and e.key.startswith("sc_hourly_"))
+    at.session_state[editor] = {"edited_rows": {3: {"weight": 30.0}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception and not at.error
+    weights = at.session_state["scenario"].workload.hourly_traffic_weights
+    expected = list(load_example("chat-assistant.yaml").workload.hourly_traffic_weights)
+    expected[3] = 30.0
+    assert weights == expected
