@@ -54,7 +54,8 @@ def label(text: str) -> str:
 
 
 @contextmanager
-def _figure(height_fraction: float, ncols: int = 1, *, left_inches: float = 0.62) -> Iterator[tuple[Any, Any]]:
+def _figure(height_fraction: float, ncols: int = 1, *, left_inches: float = 0.62,
+            bottom_inches: float = 0.42) -> Iterator[tuple[Any, Any]]:
     height = WIDTH_INCHES * height_fraction
     with matplotlib.rc_context(RC), warnings.catch_warnings():  # type: ignore[arg-type]
         warnings.simplefilter("ignore")  # missing glyphs (e.g. CJK) render as boxes; not an error
@@ -63,7 +64,7 @@ def _figure(height_fraction: float, ncols: int = 1, *, left_inches: float = 0.62
         axes = fig.subplots(1, ncols, squeeze=False)
         # Fixed margins (inches) instead of tight_layout, which costs a second full draw.
         fig.subplots_adjust(left=left_inches / WIDTH_INCHES, right=1 - 0.12 / WIDTH_INCHES,
-                            bottom=0.42 / height, top=1 - (0.25 if ncols > 1 else 0.1) / height, wspace=0.28)
+                            bottom=bottom_inches / height, top=1 - (0.25 if ncols > 1 else 0.1) / height, wspace=0.28)
         yield fig, axes[0]
 
 
@@ -97,7 +98,8 @@ def _tokens_axis(value: float, _: int) -> str:
 def volume_chart(data: ChartData) -> Image.Image:
     curves = data.volume
     color = option_colors(data)
-    with _figure(0.42) as (fig, axes):
+    legend_inches = 0.17 * math.ceil(len(curves.series) / 2) + 0.08  # two columns under the axes
+    with _figure((2.55 + legend_inches) / WIDTH_INCHES, bottom_inches=0.42 + legend_inches) as (fig, axes):
         ax = axes[0]
         x = np.asarray(curves.tokens_per_month)
         for series in curves.series:
@@ -129,7 +131,9 @@ def volume_chart(data: ChartData) -> Image.Image:
         ax.yaxis.set_major_formatter(FuncFormatter(_usd_axis))
         ax.set_xlabel("prompt + output tokens per month")
         ax.set_ylabel("USD per month")
-        ax.legend(loc="upper left", frameon=True, framealpha=0.85, edgecolor="none", ncol=1)
+        # Under the axes: inside, the legend would hide the lines it names.
+        fig.legend(*ax.get_legend_handles_labels(), loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2,
+                   frameon=False)
         return _png(fig)
 
 
