@@ -62,12 +62,14 @@ def test_options_and_figures_match_costmodel_compare(path, capsys):
         util = "-" if option["utilization"] is None else f"{option['utilization']:.0%}"
         verdict = ("yes" if slo == "yes" else "NO") + (", throttled" if option["throttled"] else "")
         if option["ttft_p90_seconds"] is None or option["tpot_p90_seconds"] is None:
+            assert option["kind"] != "self-host" and option["meets_slo"]  # the examples: unmeasured APIs only
             latency = "(assumed; not measured)"
         else:  # whole milliseconds below a second, as compare prints them; seconds with 2 decimals above
             latency = ": " + " / ".join(f"{v * 1e3:.0f} ms" if v < 1 else f"{v:.2f} s"
                                          for v in (option["ttft_p90_seconds"], option["tpot_p90_seconds"]))
         # The memo's options table row, cell by cell: rank, name, kind, $/month, $/M tok, SLO, GPUs, utilization.
-        row_text = squeeze(f"{rank} {name} {kind} {usd_month} ${usd_mtok} {verdict}{latency} {option['gpus']} {util}")
+        mtok = usd_mtok if usd_mtok == "n/a" else f"${usd_mtok}"
+        row_text = squeeze(f"{rank} {name} {kind} {usd_month} {mtok} {verdict}{latency} {option['gpus']} {util}")
         assert row_text in text, f"row {rank} of the options table does not read {row_text!r}"
     # The decision's reasons are quoted verbatim.
     for reason in contract["reasons"]:

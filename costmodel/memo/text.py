@@ -71,6 +71,8 @@ def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | N
                 f"({name}), {times(scale)} today's {tokens(decision.tokens_per_month)}"), scale
     if rivals:
         return "no self-hosted option costs less than it at up to 100x today's volume", None
+    if any(r.kind == "self-host" for r in decision.options):
+        return "no self-hosted option meets the SLO, so none competes with it", None
     return (f"its blended price of {per_mtok(chosen.usd_per_mtok)} per million tokens (no self-host option "
             "compared)"), None
 
@@ -143,7 +145,9 @@ def _slo_cell(result: OptionResult) -> str:
     if result.throttled:
         verdict += ", throttled"
     if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
-        return f"{verdict} (assumed; not measured)"
+        if result.kind == "self-host":
+            return f"{verdict} (no load meets it)" if not result.meets_slo else f"{verdict} (see notes)"
+        return f"{verdict} (assumed; not measured)" if result.meets_slo else f"{verdict} (not measured)"
     return f"{verdict}: {latency(result.ttft_p90_seconds)} / {latency(result.tpot_p90_seconds)}"
 
 

@@ -1,0 +1,71 @@
+"""Memos for the unusual scenarios: a calibration, API options only, nothing meeting the SLO."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+pypdf = pytest.importorskip("pypdf")
+pytest.importorskip("reportlab")
+pytest.importorskip("matplotlib")
+
+from costmodel.calibration import Calibration  # noqa: E402
+from costmodel.memo import build_memo  # noqa: E402
+from costmodel.memo.blocks import Figure  # noqa: E402
+from costmodel.scenario import load_scenario, parse_scenario  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TODAY = dt.date(2026, 12, 1)
+
+
+def text_of(pdf: bytes) -> str:
+    return re.sub(r"\s+", " ", "\n".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pdf)).pages))
+
+
+def chat_data() -> dict:
+    return load_scenario(ROOT / "examples" / "chat-assistant.yaml").model_dump()
+
+
+def test_calibration_provenance_names_the_probe_and_its_held_out_error():
+    calibration = Calibration(
+        hardware_id="h100-sxm", device_name="NVIDIA H100 80GB HBM3", eff_compute=0.61, eff_memory=0.78,
+        overhead_seconds_per_step=0.00035, holdout_median_abs_error=0.043, holdout_max_abs_error=0.118,
+        points_fit=24, points_holdout=8, source="probe-h100-2026-11-20.json",
+        created=dt.datetime(2026, 11, 20, 9, 30, tzinfo=dt.UTC),
+    )
+    memo = build_memo(load_scenario(ROOT / "examples" / "chat-assistant.yaml"), calibration=calibration, today=TODAY)
+    text = text_of(memo.pdf)
+    assert "calibrated from probe probe-h100-2026-11-20.json on NVIDIA H100 80GB HBM3 (h100-sxm)" in text
+    assert "eff_compute 0.61, eff_memory 0.78, overhead 0.35 ms/step, fitted on 24 points" in text
+    assert "Held-out error on 8 points: median 4.3%, max 11.8%" in text
+    assert "Uncalibrated efficiencies" not in text
+
+
+def test_api_only_scenario_has_no_self_host_charts_and_no_flip():
+    data = chat_data()
+    data["options"] = [o for o in data["options"] if o["kind"] == "api"]
+    memo = build_memo(parse_scenario(data), today=TODAY)
+    keys = {b.key for b in memo.content.blocks if isinstance(b, Figure)}
+    assert keys == {"volume", "traffic", "tornado"}
+    text = text_of(memo.pdf)
+    assert "No self-hosted option can meet the SLO here" in text
+    # API costs are all proportional to volume, so their order never changes with it.
+    assert "The decision does not flip anywhere from" in text
+    assert memo.pages >= 3
+
+
+def test_nothing_meets_the_slo_opens_with_a_warning():
+    data = chat_data()
+    data["slo"] = {"ttft_p90_seconds": 0.001, "tpot_p90_seconds": 0.001}  # 1 ms: no GPU, no API
+    for option in data["options"]:
+        if option["kind"] == "api":
+            option["ttft_p90_seconds"], option["tpot_p90_seconds"] = 0.4, 0.02
+    memo = build_memo(parse_scenario(data), today=TODAY)
+    assert not memo.content.decision.recommendation_meets_slo
+    text = text_of(memo.pdf)
+    assert "Warning. No option meets the SLO without throttling." in text
+    assert memo.pages >= 3
