@@ -12,6 +12,7 @@ from pathlib import Path
 
 MAIN = Path(__file__).resolve().parents[1] / "app" / "main.py"
 RERUNS = 15
+FRESH_PROCESSES = 3
 
 # Runs in a fresh interpreter so imports and caches are cold, as for a user opening the app.
 _FIRST_RENDER = """
@@ -61,11 +62,14 @@ def _compare_reruns() -> tuple[list[float], list[float]]:
 
 def run() -> list[str]:
     """Measure and return the printed lines."""
-    first = _first_render()
+    # Median of three fresh processes: a cold start is noisy on a shared 2-core machine.
+    colds = [_first_render() for _ in range(FRESH_PROCESSES)]
+    first = {key: statistics.median(c[key] for c in colds) for key in colds[0]}
     fresh, cached = _compare_reruns()
     return [
-        f"first render of the Scenario page, fresh process: {(first['first'] - first['imports']) * 1e3:.0f} ms "
-        f"after importing streamlit (target < 3000 ms); {first['first'] * 1e3:.0f} ms with the import",
+        f"first render of the Scenario page, fresh process (median of {FRESH_PROCESSES}): "
+        f"{(first['first'] - first['imports']) * 1e3:.0f} ms after importing streamlit (target < 3000 ms); "
+        f"{first['first'] * 1e3:.0f} ms with the import",
         f"first render of the Compare page (decide + charts, cold cache): {first['compare'] * 1e3:.0f} ms",
         f"Compare rerun after a volume change, new value: median {statistics.median(fresh) * 1e3:.0f} ms, "
         f"max {max(fresh) * 1e3:.0f} ms over {RERUNS} (target median < 300 ms)",

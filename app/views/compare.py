@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import cache, state
+from app import cache_compare, state
 from app.errors import show_error
 from app.text import md
 from costmodel.charts_compare import CompareView
@@ -82,8 +82,8 @@ keys = (scenario.model_dump_json(), state.calibration_json(), state.api_override
 if keys[2]:
     st.info(f"API price overrides from the Prices page are in effect (this session only): {keys[2]}")
 try:
-    view = cache.cached_compare_view(*keys)
-    figures = cache.cached_compare_figures(*keys)
+    view = cache_compare.cached_compare_view(*keys)
+    figures = cache_compare.cached_compare_figures(*keys)
 except CostmodelError as exc:
     show_error("Scenario", exc)
     st.stop()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import cache, state
+from app import cache_latency, state
 from app.colors import option_colors
 from app.errors import show_error
 from app.figures_latency import interactivity_figure, load_figure
@@ -42,7 +42,7 @@ for option in options:
     if option.name not in chosen:
         continue
     try:
-        results.append(cache.cached_option_latency(
+        results.append(cache_latency.cached_option_latency(
             option.model_dump_json(), scenario.workload.model_dump_json(), scenario.slo.model_dump_json(),
             state.calibration_json(), requests=int(requests), seed=int(seed)))
     except CostmodelError as exc:

@@ -7,7 +7,7 @@ import datetime as dt
 
 import streamlit as st
 
-from app import cache, state
+from app import cache_memo, state
 from app.errors import show_error
 from app.memo_preview import can_render_pages
 from app.scenario_io import file_stem
@@ -27,7 +27,7 @@ if state.api_overrides():
                     "(Prices page) are not in it.")
 
 try:
-    memo = cache.cached_memo(scenario.model_dump_json(), state.calibration_json(), today.isoformat())
+    memo = cache_memo.cached_memo(scenario.model_dump_json(), state.calibration_json(), today.isoformat())
 except CostmodelError as exc:
     show_error("Memo", exc)
     st.stop()
@@ -39,7 +39,7 @@ st.caption(f"Recommendation in the memo: **{md(memo.recommendation)}**.")
 st.subheader("Preview")
 if can_render_pages():
     try:
-        images = cache.cached_page_images(memo.pdf)
+        images = cache_memo.cached_page_images(memo.pdf)
     except CostmodelError as exc:
         show_error("Preview", exc)
         images = []

@@ -8,7 +8,7 @@ import datetime as dt
 import pandas as pd
 import streamlit as st
 
-from app import cache, state
+from app import cache, cache_compare, state
 from app.errors import show_error
 from app.text import md
 from costmodel.errors import CostmodelError
@@ -61,7 +61,7 @@ def _refresh() -> None:
     except CostmodelError as exc:
         st.session_state[MESSAGE_KEY] = ("error", f"Refresh of the {kind} sheet failed: {exc}")
         return
-    cache.clear_price_caches()
+    cache_compare.clear_price_caches()
     st.session_state[MESSAGE_KEY] = ("success", (
         f"Refreshed {result.path} from {result.url}: {result.rows_before} -> {result.rows_after} rows, "
         f"{len(result.added)} added, {len(result.removed)} removed, {len(result.changed)} changed."))

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
-from app import cache, probe_runner, state
+from app import cache, cache_probes, probe_runner, state
 from app.errors import show_error
 from app.figures_probes import fit_figure
 from costmodel.calibrate_fit import calibration_from_fit
@@ -88,7 +88,7 @@ if probe:
                f"{env.device_name} ({env.device}, {env.dtype}); copy {result.copy_bytes_per_s / 1e9:.1f} GB/s, "
                f"matmul {result.peak_flops_per_s / 1e12:.2f} TFLOP/s; {len(result.ok_points)} points.")
     try:
-        fit = cache.cached_fit(probe["json"])
+        fit = cache_probes.cached_fit(probe["json"])
     except CostmodelError as exc:
         show_error("Calibration fit", exc)
         st.stop()
