@@ -22,18 +22,28 @@ def test_cli_start_up_does_not_import_the_pdf_stack():
     assert proc.stdout.strip() == ""
 
 
-def test_memo_json_reports_path_pages_seconds(tmp_path, capsys):
+def test_memo_json_reports_path_pages_seconds_and_unicode_names_render(tmp_path, capsys):
+    pypdf = pytest.importorskip("pypdf")
     pytest.importorskip("reportlab")
     pytest.importorskip("matplotlib")
+    scenario = tmp_path / "zurich.yaml"
+    text = CHAT.read_text(encoding="utf-8").replace("name: chat-assistant", "name: Support bot \u2013 Z\u00fcrich")
+    scenario.write_text(text.replace("description: >", "description: >\n  \u00c9t\u00e9 \u00b5s \u2264 \u20ac5."),
+                        encoding="utf-8")
     out = tmp_path / "memo.pdf"
-    assert main(["memo", str(CHAT), "--out", str(out), "--date", "2026-12-01", "--json"]) == 0
+    assert main(["memo", str(scenario), "--out", str(out), "--date", "2026-12-01", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["path"] == str(out)
     assert 3 <= payload["pages"] <= 8
     assert payload["seconds"] > 0
     assert payload["recommendation"]
     assert out.read_bytes().startswith(b"%PDF-")
-    assert [p.name for p in tmp_path.iterdir()] == ["memo.pdf"]  # the temp file was renamed over the target
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memo.pdf", "zurich.yaml"]  # no temp file left
+    pages = pypdf.PdfReader(out).pages
+    assert len(pages) == payload["pages"]
+    first = pages[0].extract_text()
+    assert "Support bot \u2013 Z\u00fcrich" in first
+    assert "\u00c9t\u00e9 \u00b5s \u2264 \u20ac5." in first
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -52,14 +52,6 @@ def test_markup_is_escaped_and_control_characters_dropped():
     assert clean("\ud800 lone surrogate") == "? lone surrogate"
 
 
-def test_unicode_scenario_name_renders_as_written():
-    scenario = renamed(name="Support bot \u2013 Z\u00fcrich", description="Z\u00fcrich \u2013 \u00e9t\u00e9 \u00b5s",
-                       option_names={})
-    text = text_of(build_memo(scenario, today=TODAY).pdf)
-    assert "Support bot \u2013 Z\u00fcrich" in text
-    assert "Z\u00fcrich \u2013 \u00e9t\u00e9 \u00b5s" in text
-
-
 def test_hostile_names_do_not_break_the_pdf(tmp_path):
     long_word = "R" * 600  # no space to break at
     scenario = renamed(
