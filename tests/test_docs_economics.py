@@ -6,7 +6,11 @@ the page does not break it) with values computed here and the format the page pr
 asserts that each formatted value lies in its snippet and that the snippet lies in the page. Where the
 page writes the arithmetic out, the same snippet carries two claims, the written-out arithmetic and the
 library's figure, so they must agree to the printed digits. Capacity at the SLO is read from
-`costmodel.decision.decide`'s OptionResult (whatever method the library uses), never recomputed here.
+`costmodel.decision.decide`'s OptionResult (the serving simulator), and the roofline closed form from
+`decide(..., capacity_method="roofline")`. `capacity_at_slo` is run once more here with the decision's own
+settings, for what the decision does not keep (the saturation rate, the number of simulations) and to
+check that it gives the decision's μ. `decide` caches capacity per configuration within a process, so the
+scenarios below that change only volume, prices or options reuse one simulation.
 `test_every_number_on_the_page_is_claimed` fails when a number is added to the page without a claim.
 
 Sources of the inputs written out below: prices are rows of pricing_data/api_prices.csv (LiteLLM 1.110.2,
@@ -37,7 +41,7 @@ from costmodel import decision as decision_module
 from costmodel.capacity import Capacity
 from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.cli import main
-from costmodel.decision import decide
+from costmodel.decision import SIMULATED_REQUESTS, decide, option_efficiency, self_host_capacity
 from costmodel.decision_types import Decision, OptionResult
 from costmodel.decision_warnings import scenario_warnings
 from costmodel.dtypes import BYTES_PER_ELEMENT
@@ -61,8 +65,9 @@ from costmodel.pricing.api_cost import (
     mean_request_usd,
 )
 from costmodel.pricing.schema import HOURS_PER_YEAR
-from costmodel.scenario import Scenario, parse_scenario
+from costmodel.scenario import Scenario, SelfHostOption, parse_scenario
 from costmodel.scenario.workload import DAYS_PER_MONTH, SECONDS_PER_DAY
+from costmodel.serving import capacity_at_slo
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "economics.md"
@@ -163,9 +168,24 @@ SCENARIO_10X = SCENARIO.model_copy(
 )
 DECISION_10X: Decision = decide(SCENARIO_10X, today=TODAY)
 
-# Capacity per replica at the SLO: from the library's decision, whatever its method (roofline or simulator).
+# Capacity per replica at the SLO: from the library's decision (the serving simulator).
 MU = SELF.capacity_requests_per_second or 0.0
 X_LIB = SELF.tokens_per_second_per_replica or 0.0
+# The roofline closed form, the decision's fast method (and its source of φ and the KV ceiling).
+ROOF: OptionResult = decide(SCENARIO, today=TODAY, capacity_method="roofline").option("h100-8b")
+ROOF_MU = ROOF.capacity_requests_per_second or 0.0
+ROOF_TP = ROOF.ttft_p90_seconds or 0.0  # the roofline's TTFT is t_p, the prefill of one request
+# capacity_at_slo with the settings costmodel.decision._simulated_capacity passes (its rate tolerance is
+# read from its source): the saturation rate and the number of simulations the decision drops.
+RATE_TOLERANCE = float(re.search(r"rate_tolerance=([\d.]+)",  # type: ignore[union-attr]
+                                 inspect.getsource(decision_module._simulated_capacity)).group(1))
+_SELF_OPTION = SCENARIO.option("h100-8b")
+assert isinstance(_SELF_OPTION, SelfHostOption)
+_HARDWARE, _EFFICIENCY = option_efficiency(_SELF_OPTION, None)
+SIM = capacity_at_slo(_SELF_OPTION.model, _HARDWARE, prompt_tokens=SCENARIO.workload.prompt_tokens,
+                      output_tokens=SCENARIO.workload.output_tokens, slo=SCENARIO.slo, gpus=1,
+                      efficiency=_EFFICIENCY, requests=SIMULATED_REQUESTS, rate_tolerance=RATE_TOLERANCE)
+SATURATION = SIM.saturation_rate_requests_per_second
 
 # The worked example's inputs, written out (the YAML block above; cerebras/llama-3.1-8b row of the sheet).
 REQUESTS_PER_DAY = 100_000
@@ -336,9 +356,36 @@ def build_self_host() -> None:
           ("capex", capex, fixed(4)), ("power", power, fixed(4)), ("colo", colo, fixed(4)),
           ("sum", capex + power + colo, usd(4)), ("lib", owned.all_in_usd_per_gpu_hour(), usd(4)))
     claim("input $/M = $/month x φ / (Q x E[T_in]) x 1e6, output $/M = $/month x (1 - φ) / (Q x E[T_out]) x 1e6.")
+    claim("At the roofline operating point prefill takes the share φ = μ(B) x t_p of the GPU's time.")
+    fact("φ is the roofline's μ(B) t_p, with the simulator setting μ",
+         math.isclose(SELF.usd_per_mtok_input * Q * PROMPT / 1e6 / SELF.usd_per_month, ROOF_MU * ROOF_TP, rel_tol=1e-9)
+         and math.isclose(SELF.usd_per_mtok_input, ROOF.usd_per_mtok_input, rel_tol=1e-12))
     method = next(n for n in SELF.notes if n.startswith("capacity method: "))
-    claim("(`capacity method: roofline` at the time of writing,", ("method", method, text))
+    claim("(`capacity method: simulator`)", ("method", method, text))
+    claim("The simulator replays 1,000 seeded requests with the workload's token distributions arriving as a Poisson "
+          "stream, and μ is the highest rate whose simulated TTFT p90 and TPOT p90 both meet the SLO's limits.",
+          ("requests", SIMULATED_REQUESTS, n0), ("requests sim", SIM.requests_per_simulation, n0))
+    # capacity_at_slo's default burstiness 1 is Poisson; the decision's μ is that run's.
+    fact("the decision's μ is capacity_at_slo's with Poisson arrivals", SIM.max_rate_requests_per_second == MU)
+    fact("the saturation rate counts as failing", MU < SATURATION)
+    claim("Between 0 and saturation it bisects until the bracket is within 5% of the rate, so μ is the highest rate "
+          "tried that meets the SLO and the true limit lies less than 5% above it.",
+          ("tolerance", RATE_TOLERANCE, pct(0)))
+    option = SCENARIO.option("h100-8b")
+    assert isinstance(option, SelfHostOption)
+    fact("capacity is cached per configuration: ten times the volume reuses the same result",
+         self_host_capacity(SCENARIO, option, calibration=None)[0]
+         is self_host_capacity(SCENARIO_10X, option, calibration=None)[0])
+    claim("(`costmodel/capacity.py`; `decide(..., capacity_method=\"roofline\")`) is the fast method.")
+    fact("capacity_method='roofline' names its method", "capacity method: roofline" in ROOF.notes)
     claim("μ(B) = 1 / (t_p + T_out x t_d(B) / B) and TPOT = t_d(B) / (1 - μ(B) t_p)")
+    big = option.model_copy(update={"model": "llama-3.1-70b"})
+    too_big = self_host_capacity(SCENARIO, big, calibration=None)[0]
+    fact("a model that does not fit is rejected by the roofline, before any simulation",
+         not too_big.feasible and too_big.method == "roofline" and "does not fit" in too_big.reason)
+    fact("the KV ceiling on the batch comes from the roofline's memory plan",
+         self_host_capacity(SCENARIO, option, calibration=None)[0].max_batch
+         == self_host_capacity(SCENARIO, option, calibration=None, method="roofline")[0].max_batch)
 
 
 def build_break_even() -> None:
@@ -363,6 +410,13 @@ def build_break_even() -> None:
                                api_usd_per_mtok=API_PER_M, ops_usd_per_month=ops, replicas=n),
         break_even_utilization(usd_per_gpu_hour=USD_PER_GPU_HOUR, gpus_per_replica=1, tokens_per_second_per_replica=X_LIB,
                                api_usd_per_mtok=API_PER_M) * (1 + ops / (n * REPLICA_MONTH)), rel_tol=1e-9))
+    claim("preferring an API that serves the same\nopen model as the self-host option when the scenario has one.")
+    data = yaml.safe_load(YAML_BLOCK)
+    # deepinfra/qwen2.5-7b: blended (1,000 x 0.04 + 200 x 0.10) / 1,200 = $0.050/M, cheaper than Cerebras's Llama.
+    data["options"].append({"kind": "api", "name": "qwen", "price_id": "deepinfra/qwen2.5-7b"})
+    mixed = decide(parse_scenario(data), today=TODAY)
+    fact("break-even prefers the API serving the self-host option's model over a cheaper other model",
+         mixed.option("qwen").usd_per_mtok < API.usd_per_mtok and mixed.option("h100-8b").break_even_against == "cerebras-8b")
     claim("Since u <= 1 / r when replicas are sized for the peak")
     fact("u <= 1 / r", (SELF.utilization or 0) <= 1 / PEAK_TO_MEAN)
     claim("k x R + O and carry volumes in ((k - 1) V_rep, k V_rep]; on that step the API costs V x p_api / 1e6,",
@@ -430,7 +484,10 @@ def build_ranking() -> None:
     infeasible = decide(strict, today=TODAY).option("h100-8b")
     fact("infeasible self-host: one replica, $/M infinite, misses the SLO with a reason",
          not infeasible.meets_slo and math.isinf(infeasible.usd_per_mtok)
-         and math.isclose(infeasible.usd_per_month, REPLICA_MONTH) and "TTFT limit" in infeasible.slo_reason)
+         and math.isclose(infeasible.usd_per_month, REPLICA_MONTH) and "no load meets it" in infeasible.slo_reason)
+    claim(f'With a 1 ms TTFT limit the worked example\'s h100-8b reads "{infeasible.slo_reason}".',
+          ("limit", strict.slo.ttft_p90_seconds, ms(0)), ("limit s", strict.slo.ttft_p90_seconds, fixed(3)),
+          ("prompt", PROMPT, text), ("prefill", ROOF_TP, fixed(3)))
     workload = SCENARIO.workload
 
     def warns(**update: object) -> tuple[str, ...]:
@@ -447,7 +504,7 @@ def build_ranking() -> None:
     fact("prefill-heavy at 8x, not at 7.99x",
          has(warns(prompt_tokens={"kind": "fixed", "tokens": 1600}), "Prefill-heavy")
          and not has(warns(prompt_tokens={"kind": "fixed", "tokens": 1598}), "Prefill-heavy"))
-    claim("| KV growth | a self-host replica runs at >= 80% of its KV-memory batch ceiling at the SLO |", ("kv", 0.8, pct(0)))
+    claim("| KV growth | a self-host replica's mean batch at μ is >= 80% of its KV-memory batch ceiling |", ("kv", 0.8, pct(0)))
 
     def kv_warns(batch: int) -> bool:
         cap = Capacity(True, "", 1.0, batch, 0.1, 0.01, 0.5, 100, "roofline")
@@ -511,64 +568,96 @@ def build_worked_example() -> None:
     claim("the peak minute is 138.9 requests and 166,667 tokens.",
           ("rpm", check.peak_requests_per_minute, fixed(1)), ("tpm", check.peak_tokens_per_minute, n0))
 
-    # Capacity (the library's, whatever the method)
+    # Capacity: the simulator's, as the decision reports it; the roofline closed form beside it
     batch = int(re.search(r"\(batch (\d+)\)", SELF.slo_reason).group(1))  # type: ignore[union-attr]
     shape = derive_shape(load_model("llama-3.1-8b"))
     h100 = load_accelerator("h100-sxm")
     memory = plan_memory(shape, hbm_bytes_per_gpu=h100.memory_bytes, gpus=1,
                          weight_bytes_per_param=BYTES_PER_ELEMENT["bf16"], kv_bytes_per_element=BYTES_PER_ELEMENT["bf16"],
                          context_tokens=PROMPT + OUTPUT)
-    claim("The library gives one H100 SXM μ = **21.392 requests/s** inside the SLO (decode batch 188, TTFT 27.0 ms, "
-          "TPOT 43.9 ms; KV memory holds at most 384 sequences of 1,200 tokens).",
-          ("mu", MU, fixed(3)), ("batch", batch, n0), ("ttft", SELF.ttft_p90_seconds or 0, ms(1)),
-          ("tpot", SELF.tpot_p90_seconds or 0, ms(1)), ("max batch", memory.max_batch, n0),
+    claim("The simulator gives one H100 SXM μ = **21.922 requests/s** inside the SLO.", ("mu", MU, fixed(3)))
+    fact("the worked example's capacity comes from the simulator", "capacity method: simulator" in SELF.notes)
+    run = SIM.at_capacity
+    assert run is not None
+    claim("At that rate the simulated TTFT p90 is 0.147 s and TPOT p90 33.7 ms, with 121 sequences running on average "
+          "(KV memory holds at most 384 sequences of 1,200 tokens).",
+          ("ttft", SELF.ttft_p90_seconds or 0, fixed(3, suffix=" s")), ("ttft sim", run.ttft.p90_seconds, fixed(3, suffix=" s")),
+          ("tpot", SELF.tpot_p90_seconds or 0, ms(1)), ("tpot sim", run.tpot.p90_seconds, ms(1)),
+          ("batch", batch, n0), ("mean batch sim", run.mean_batch, n0), ("max batch", memory.max_batch, n0),
           ("context", PROMPT + OUTPUT, n0))
     fact("the operating point fits in KV memory", batch <= memory.max_batch)
     fact("the operating point meets the SLO", (SELF.ttft_p90_seconds or 9) <= 1.0 and (SELF.tpot_p90_seconds or 9) <= 0.05)
-    claim("X = 21.392 x 1,200 = **25,670 tokens/s** per replica.",
-          ("mu", MU, fixed(3)), ("X", X, n0), ("X lib", X_LIB, n0), ("X napkin", 21.392 * 1200, n0))
+    steps = SIM.simulations - 2  # zero load and saturation come first
+    claim("Neither limit binds: the replica saturates at 22.630 requests/s, and the search took 7 simulations (zero "
+          "load, saturation, then 5 bisection steps, all passing) to stop at 21.922, 96.9% of saturation.",
+          ("saturation", SATURATION, fixed(3)), ("runs", SIM.simulations, n0), ("steps", steps, n0),
+          ("mu", MU, fixed(3)), ("share", MU / SATURATION, pct(1)))
+    # Every step passing: the bisection of [0, saturation) moved up each time, so μ = (1 - 2^-steps) x saturation.
+    fact("all bisection steps passed", math.isclose(MU, (1 - 0.5**steps) * SATURATION, rel_tol=1e-12))
+    claim("`capacity_at_slo` flags such a result `saturation_bound` (throughput-bound, not latency-bound);")
+    fact("the worked example is saturation-bound", SIM.saturation_bound)
+    fact("the decision sizes at μ as found", math.isclose(SELF.tokens_per_second_per_replica or 0, MU * 1200, rel_tol=1e-12))
+    claim("X = μ x 1,200 = 21.9225 x 1,200 = **26,307 tokens/s** per replica.",
+          ("mu", MU, fixed(4)), ("X", X, n0), ("X lib", X_LIB, n0), ("X napkin", 21.9225 * 1200, n0),
+          ("tokens", PROMPT + OUTPUT, n0))
+    roof_batch = int(re.search(r"\(batch (\d+)\)", ROOF.slo_reason).group(1))  # type: ignore[union-attr]
+    claim("The roofline closed form gives 21.392 requests/s, 2.4% less (decode batch 188, TTFT 27.0 ms, TPOT "
+          "43.9 ms):",
+          ("mu", ROOF_MU, fixed(3)), ("less", 1 - ROOF_MU / MU, pct(1)), ("batch", roof_batch, n0),
+          ("ttft", ROOF_TP, ms(1)), ("tpot", ROOF.tpot_p90_seconds or 0, ms(1)))
+    fact("the roofline's operating point fits in KV memory and meets the SLO",
+         roof_batch <= memory.max_batch and ROOF_TP <= 1.0 and (ROOF.tpot_p90_seconds or 9) <= 0.05)
+    claim("its TPOT charges each decode step for all prefill time, t_d(B) / (1 - φ), where the simulator's chunked "
+          "prefill puts prefill chunks and decode tokens in the same step.")
 
     # Self-host
-    claim("n = ceil(2.315 / 21.392) = ceil(0.108) = **1** replica.",
-          ("peak", LAM_PEAK, fixed(3)), ("ratio", LAM_PEAK / MU, fixed(3)), ("n", REPLICAS, n0), ("n lib", SELF.replicas, n0))
+    claim("n = ceil(2.315 / 21.922) = ceil(0.106) = **1** replica.",
+          ("peak", LAM_PEAK, fixed(3)), ("mu", MU, fixed(3)), ("ratio", LAM_PEAK / MU, fixed(3)), ("n", REPLICAS, n0),
+          ("n lib", SELF.replicas, n0))
     claim("$/month = 1 x 1 x $2.00 x 730.5 h = **$1,461.00**.",
           ("month", SELF_MONTH, usd(2)), ("month lib", SELF.usd_per_month, usd(2)), ("H", H, fixed(1)))
     claim("$/M = 1,461.00 / 3,652.5 = **$0.400**.",
           ("per M", SELF_MONTH / (V / 1e6), usd(3)), ("per M lib", SELF.usd_per_mtok, usd(3)))
-    claim("u = 1.157 / (1 x 21.392) = **5.4%**: the replica idles most of the day.",
-          ("u", U, pct(1)), ("u lib", SELF.utilization or 0, pct(1)), ("lam", LAM, fixed(3)))
+    claim("u = 1.157 / (1 x 21.922) = **5.3%**: the replica idles most of the day.",
+          ("u", U, pct(1)), ("u lib", SELF.utilization or 0, pct(1)), ("lam", LAM, fixed(3)), ("mu", MU, fixed(3)))
     full = size_self_host(mean_requests_per_second=LAM, peak_requests_per_second=LAM_PEAK, capacity_requests_per_second=MU,
                           tokens_per_request=PROMPT + OUTPUT, gpus_per_replica=1, usd_per_gpu_hour=USD_PER_GPU_HOUR)
-    claim("At full utilization its $/M would be 2.00 x 1 x 1e6 / (3,600 x 25,670) = $0.0216.",
-          ("full", USD_PER_GPU_HOUR * 1e6 / (3600 * X), usd(4)), ("full lib", full.usd_per_mtok_at_full_utilization, usd(4)))
+    claim("At full utilization its $/M would be 2.00 x 1 x 1e6 / (3,600 x 26,307) = $0.0211.",
+          ("full", USD_PER_GPU_HOUR * 1e6 / (3600 * X), usd(4)), ("full lib", full.usd_per_mtok_at_full_utilization, usd(4)),
+          ("X", X, n0))
     prompt_m, output_m = Q * PROMPT / 1e6, Q * OUTPUT / 1e6
     phi = SELF.usd_per_mtok_input * prompt_m / SELF.usd_per_month  # the library's φ, from its input $/M
-    claim("Prefill takes φ = 57.7% of its time, so input $/M = 1,461.00 x 0.577 / 3,043.75 M prompt tokens = $0.277 "
-          "and output $/M = 1,461.00 x 0.423 / 608.75 M output tokens = $1.015.",
+    claim("At the roofline operating point prefill takes φ = 21.392 x 0.02698 s = 57.7% of the GPU's time, so input "
+          "$/M = 1,461.00 x 0.577 / 3,043.75 M prompt tokens = $0.277 and output $/M = 1,461.00 x 0.423 / 608.75 M "
+          "output tokens = $1.015.",
+          ("mu roof", ROOF_MU, fixed(3)), ("t_p", ROOF_TP, fixed(5)), ("phi written", 21.392 * 0.02698, pct(1)),
           ("phi", phi, pct(1)), ("phi 3", phi, fixed(3)), ("1-phi", 1 - phi, fixed(3)), ("prompt M", prompt_m, fixed(2)),
           ("output M", output_m, fixed(2)), ("in", SELF_MONTH * phi / prompt_m, usd(3)),
           ("in lib", SELF.usd_per_mtok_input, usd(3)), ("out", SELF_MONTH * (1 - phi) / output_m, usd(3)),
           ("out lib", SELF.usd_per_mtok_output, usd(3)))
 
     # Break-even
-    claim("u* = 2.00 x 1 x 1e6 / (3,600 x 25,670 x 0.100) = **21.6%**, 4.00x the 5.4% the replica runs at.",
-          ("u*", U_STAR, pct(1)), ("u* lib", SELF.break_even_utilization or 0, pct(1)),
-          ("ratio", U_STAR / U, times(2)), ("u", U, pct(1)))
+    claim("u* = 2.00 x 1 x 1e6 / (3,600 x 26,307 x 0.100) = **21.1%**, 4.00x the 5.3% the replica runs at (the ratio "
+          "u* / u does not depend on μ while n = 1).",
+          ("u*", U_STAR, pct(1)), ("u* lib", SELF.break_even_utilization or 0, pct(1)), ("X", X, n0),
+          ("ratio", U_STAR / U, times(2)), ("u", U, pct(1)), ("n", SELF.replicas, n0))
+    fact("u* / u is the same with the roofline's μ", ROOF.replicas == 1 and math.isclose(
+        (ROOF.break_even_utilization or 0) / (ROOF.utilization or 1), U_STAR / U, rel_tol=1e-9))
     fact("break-even against the cheapest API", SELF.break_even_against == "cerebras-8b")
-    claim("One replica sized for the peak carries V_rep = 25,670 x 2,629,800 / 2 = 33.75B tokens/month.",
+    claim("One replica sized for the peak carries V_rep = 26,307 x 2,629,800 / 2 = 34.59B tokens/month.",
           ("V_rep", V_REP, billions(2)), ("S", S, n0), ("X", X, n0))
-    claim("The first step crosses at V_1 = (1 x 1,461.00 + 0) x 1e6 / 0.100 = 14.61B <= 33.75B, so "
+    claim("The first step crosses at V_1 = (1 x 1,461.00 + 0) x 1e6 / 0.100 = 14.61B <= 34.59B, so "
           "**V* = 14.61B tokens/month**, 4.00x today's 3.65B, or 400,000 requests/day.",
           ("V_1", V_STAR, billions(2)), ("V_rep", V_REP, billions(2)), ("V* lib", SELF.break_even_tokens_per_month or 0, billions(2)),
           ("times", V_STAR / V, times(2)), ("V", V, billions(2)), ("per day", V_STAR / (PROMPT + OUTPUT) / D, n0))
     fact("V* is on the first step", V_STAR <= V_REP)
-    claim("Check: 14.61B / (25,670 x 2,629,800) = 21.6% = u*.",
-          ("check", V_STAR / (X * S), pct(1)), ("V*", V_STAR, billions(2)))
+    claim("Check: 14.61B / (26,307 x 2,629,800) = 21.1% = u*.",
+          ("check", V_STAR / (X * S), pct(1)), ("V*", V_STAR, billions(2)), ("X", X, n0), ("S", S, n0))
 
     # Hybrid
     claim("With no base replica the hybrid costs the API's $365.25.", ("hybrid", HYBRID.usd_per_month, usd(2)))
     fact("hybrid keeps no base replica", HYBRID.replicas == 0)
-    claim("(the 2.315 requests/s peak is under 21.392), so it costs $1,461.00 + $0 of overflow. k = 0 wins.",
+    claim("(the 2.315 requests/s peak is under 21.922), so it costs $1,461.00 + $0 of overflow. k = 0 wins.",
           ("peak", LAM_PEAK, fixed(3)), ("mu", MU, fixed(3)), ("one", REPLICA_MONTH, usd(2)))
     fact("the peak fits one replica", LAM_PEAK < MU)
 
@@ -595,8 +684,9 @@ def build_worked_example() -> None:
           ("Q", q10, n0), ("Q lib", DECISION_10X.requests_per_month, n0), ("month", API_PER_REQUEST * q10, usd(2)),
           ("month lib", api10.usd_per_month, usd(2)))
     n10 = math.ceil(PEAK_TO_MEAN * lam10 / MU)
-    claim("- Self-host: λ = 11.574, λ_peak = 23.148 requests/s; n = ceil(23.148 / 21.392) = ceil(1.082) = 2 replicas, "
-          "$2,922.00, $/M = 2,922.00 / 36,525 = $0.0800, u = 11.574 / (2 x 21.392) = 27.1%.",
+    claim("- Self-host: λ = 11.574, λ_peak = 23.148 requests/s; n = ceil(23.148 / 21.922) = ceil(1.056) = 2 replicas, "
+          "$2,922.00, $/M = 2,922.00 / 36,525 = $0.0800, u = 11.574 / (2 x 21.922) = 26.4%.",
+          ("mu", MU, fixed(3)),
           ("lam", lam10, fixed(3)), ("peak", PEAK_TO_MEAN * lam10, fixed(3)), ("ratio", PEAK_TO_MEAN * lam10 / MU, fixed(3)),
           ("n", n10, n0), ("n lib", self10.replicas, n0), ("month", n10 * REPLICA_MONTH, usd(2)),
           ("month lib", self10.usd_per_month, usd(2)), ("V M", v10 / 1e6, n0),
@@ -608,26 +698,27 @@ def build_worked_example() -> None:
     excess = rates[over] - MU
     overflow_month = float(excess.sum()) * 3600 * D
     overflow_usd = overflow_month * API_PER_REQUEST
-    claim("- Hybrid with k = 1: three hours exceed μ = 21.392 requests/s: 13:00, 14:00 and 15:00 at 22.467, 23.148 "
+    claim("- Hybrid with k = 1: three hours exceed μ = 21.922 requests/s: 13:00, 14:00 and 15:00 at 22.467, 23.148 "
           "and 22.467.",
-          ("count", len(over), lambda v: {3: "three"}.get(int(v), str(v))), ("k", hyb10.replicas, n0),
+          ("mu", MU, fixed(3)), ("count", len(over), lambda v: {3: "three"}.get(int(v), str(v))), ("k", hyb10.replicas, n0),
           ("h1", over[0], hour), ("h2", over[1], hour), ("h3", over[2], hour),
           ("r1", rates[over[0]], fixed(3)), ("r2", rates[over[1]], fixed(3)), ("r3", rates[over[2]], fixed(3)))
-    claim("The overflow is 1.075 + 1.756 + 1.075 = 3.906 requests/s over one hour each, x 3,600 x 30.4375 = 428,034 "
-          "requests/month, 1.41% of all requests, billed 428,034 x $0.000120 = $51.36.",
+    claim("The overflow is 0.544 + 1.226 + 0.544 = 2.314 requests/s over one hour each, x 3,600 x 30.4375 = 253,584 "
+          "requests/month (from the unrounded rates), 0.83% of all requests, billed 253,584 x $0.000120 = $30.43.",
           ("e1", excess[0], fixed(3)), ("e2", excess[1], fixed(3)), ("e3", excess[2], fixed(3)),
           ("sum", excess.sum(), fixed(3)), ("month", overflow_month, n0),
           ("share", excess.sum() / rates.sum(), pct(2)), ("usd", overflow_usd, usd(2)),
-          ("usd lib", hyb10.breakdown.api_usd_per_month, usd(2)), ("D", D, fixed(4)))
+          ("usd lib", hyb10.breakdown.api_usd_per_month, usd(2)), ("D", D, fixed(4)),
+          ("per request", API_PER_REQUEST, usd(6)))
     fact("hybrid overflow share matches the library's note",
          any(f"{excess.sum() / rates.sum():.1%} of requests" in n for n in hyb10.notes))
-    claim("Total $1,461.00 + $51.36 = **$1,512.36**, against $2,922.00 for k = 2; the base replica runs at 53.3%.",
+    claim("Total $1,461.00 + $30.43 = **$1,491.43**, against $2,922.00 for k = 2; the base replica runs at 52.4%.",
           ("total", REPLICA_MONTH + overflow_usd, usd(2)), ("total lib", hyb10.usd_per_month, usd(2)),
           ("k2", 2 * REPLICA_MONTH, usd(2)), ("util", float(np.minimum(rates, MU).mean() / MU), pct(1)),
           ("util lib", hyb10.utilization or 0, pct(1)))
     fact("at ten times the volume the hybrid is recommended", DECISION_10X.recommendation == "h100-base-plus-cerebras")
     claim(f'- The hybrid is recommended: "{DECISION_10X.reasons[1]}"')
-    claim("It costs 48% less than the runner-up, h100-8b ($2,922/month).",
+    claim("It costs 49% less than the runner-up, h100-8b ($2,922/month).",
           ("saving", 1 - (REPLICA_MONTH + overflow_usd) / (2 * REPLICA_MONTH), pct(0)))
     claim("at 100,000 requests/day the API costs 25% of one mostly idle H100. Self-hosting breaks even at 4.00x the "
           "volume;", ("share", API.usd_per_month / SELF.usd_per_month, pct(0)), ("times", V_STAR / V, times(2)),
