@@ -191,7 +191,7 @@ def _costmodel_version() -> str:
 
 def _canvas_class(content: MemoContent, pages: list[int]) -> type:
     """A canvas that writes 'Page x of y' and the running header once the page count is known."""
-    header = markup(f"{content.title} \u00b7 {content.date.isoformat()}")
+    header = clean(f"{content.title} \u00b7 {content.date.isoformat()}", limit=HEADER_CHARS * 2)
     footer_name = clean(content.scenario_name, limit=HEADER_CHARS)
     stamp = content.date.strftime("D:%Y%m%d000000+00'00'")
 
@@ -220,7 +220,7 @@ def _canvas_class(content: MemoContent, pages: list[int]) -> type:
             self.setFont("DejaVuSans", 7.5)
             self.setFillColor(colors.HexColor("#666666"))
             if number > 1:
-                self.drawString(MARGIN, A4[1] - MARGIN + 6 * mm, clean(header))
+                self.drawString(MARGIN, A4[1] - MARGIN + 6 * mm, header)
             self.drawString(MARGIN, MARGIN - 9 * mm, footer_name)
             self.drawRightString(A4[0] - MARGIN, MARGIN - 9 * mm, f"Page {number} of {total}")
             self.restoreState()
