@@ -142,8 +142,9 @@ def traffic_chart(data: ChartData) -> Image.Image:
     color = option_colors(data)
     with _figure(0.36) as (fig, axes):
         ax = axes[0]
-        hours = np.arange(24)
-        ax.bar(hours, traffic.requests_per_second, color="#9bb7d4", width=0.8, label="demand (requests/s)")
+        # One stepped patch, not 24 bars: fewer artists, same picture.
+        ax.stairs(traffic.requests_per_second, np.arange(25) - 0.5, fill=True, color="#9bb7d4",
+                  label="demand (requests/s)")
         for name, provisioned in traffic.provisioned:
             ax.step(np.arange(25) - 0.5, [provisioned] * 25, where="post", color=color[name],
                     linewidth=1.5, label=f"{label(name)}: {provisioned:.2f} req/s provisioned")
@@ -171,10 +172,13 @@ def interactivity_chart(data: ChartData) -> Image.Image:
             color = color_of[curve.name]
             ax.plot(curve.tokens_per_second_per_user, curve.output_tokens_per_second_per_gpu, color=color,
                     linewidth=1.2, label=label(curve.name))
-            for users, x, y, ok in zip(curve.concurrency, curve.tokens_per_second_per_user,
-                                       curve.output_tokens_per_second_per_gpu, curve.meets_tpot_limit, strict=True):
-                ax.plot([x], [y], marker="o", markersize=3.5, color=color, markerfacecolor=color if ok else "white",
+            x_all = np.asarray(curve.tokens_per_second_per_user)
+            y_all = np.asarray(curve.output_tokens_per_second_per_gpu)
+            ok_all = np.asarray(curve.meets_tpot_limit, dtype=bool)
+            for mask, face in ((ok_all, color), (~ok_all, "white")):
+                ax.plot(x_all[mask], y_all[mask], marker="o", markersize=3.5, color=color, markerfacecolor=face,
                         linestyle="none")
+            for users, x, y in zip(curve.concurrency, x_all, y_all, strict=True):
                 if users in (1, 8, 64) or users == curve.concurrency[-1]:
                     ax.annotate(str(users), (x, y), xytext=(3, 2), textcoords="offset points", fontsize=6, color=color)
             if curve.operating_tokens_per_second_per_user is not None:
@@ -223,10 +227,12 @@ def tornado_chart(data: ChartData) -> Image.Image:
     with _figure(0.36, left_inches=2.3) as (fig, axes):
         ax = axes[0]
         rows = np.arange(len(bars))[::-1]
+        # Two half-height bars per input (low above, high below) so neither hides the other.
+        lows = np.asarray([b.low.usd_per_month for b in bars]) - base
+        highs = np.asarray([b.high.usd_per_month for b in bars]) - base
+        ax.barh(rows + 0.17, lows, left=base, color=LOW, height=0.34)
+        ax.barh(rows - 0.17, highs, left=base, color=HIGH, height=0.34)
         for row, bar in zip(rows, bars, strict=True):
-            # Two half-height bars per input (low above, high below) so neither hides the other.
-            for value, color, offset in ((bar.low.usd_per_month, LOW, 0.17), (bar.high.usd_per_month, HIGH, -0.17)):
-                ax.barh(row + offset, value - base, left=base, color=color, height=0.34)
             if bar.swing_usd_per_month < 1.0 and abs(bar.low.usd_per_month - base) < 1.0:
                 ax.annotate("no change", (base, row), xytext=(4, -3), textcoords="offset points", fontsize=6.5,
                             color="#555555")

@@ -84,7 +84,8 @@ def _chart_blocks(charts: ChartData) -> list[Block]:
             "GPU against tokens/s per user (1 / mean TPOT) as concurrent users grow (labels = users; closed loop, "
             "the scenario's prompt and output lengths, prefill included). Hollow points miss the p90 TPOT limit; "
             "left of the shaded line the SLO is missed whatever the throughput. Stars: each option's operating "
-            "point in the decision (roofline capacity at the SLO)."))
+            "point in the decision (its capacity at the SLO under Poisson arrivals, plotted at 1 / p90 TPOT), "
+            "which can sit off the closed-loop curve."))
     if charts.kv:
         blocks.append(Figure(
             "kv", "Figure 4. Memory per GPU (weights + workspace + reserve + KV) as a share of HBM against concurrent "
