@@ -31,6 +31,8 @@ from costmodel.serving import capacity_at_slo
 
 # Requests per bisection step: enough for a stable p90 (the SLO percentile) at ~0.1 s a simulation.
 SIMULATED_REQUESTS = 1000
+# Bisection stops when the bracket is within 5% of the rate: capacity is under-stated by < 5%.
+RATE_TOLERANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, hardware: Ac
         option.model, hardware, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens,
         slo=scenario.slo, gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype,
         efficiency=eff, prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
-        rate_tolerance=0.05,
+        rate_tolerance=RATE_TOLERANCE,
     )
     run = result.at_capacity
     if not result.feasible or run is None:
@@ -72,6 +74,9 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, hardware: Ac
                         quick.prefill_time_fraction, quick.max_batch, "simulator")
     reason = (f"meets the SLO at {result.max_rate_requests_per_second:.2f} requests/s per replica "
               f"(simulated: TTFT p90 {run.ttft.p90_seconds:.3f} s, TPOT p90 {run.tpot.p90_seconds * 1e3:.1f} ms)")
+    if result.saturation_bound:
+        reason += (f"; throughput-bound: the latency limits still hold near saturation "
+                   f"({result.saturation_rate_requests_per_second:.2f} requests/s), so this rate has no headroom")
     return Capacity(True, reason, result.max_rate_requests_per_second, int(round(run.mean_batch)), run.ttft.p90_seconds,
                     run.tpot.p90_seconds, quick.prefill_time_fraction, quick.max_batch, "simulator")
 

@@ -46,6 +46,12 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
                 f"{cap.max_batch} at {workload.mean_prompt_tokens() + workload.mean_output_tokens():.0f} tokens; "
                 "longer contexts at peak will preempt or queue."
             )
+        if "throughput-bound" in cap.reason:
+            warnings.append(
+                f"No headroom: {option.name} is sized at {cap.requests_per_second:.2f} requests/s per replica, next "
+                "to its saturation rate (the SLO limits do not bind); a burst above the peak hour queues without "
+                "bound. Keep ~15-20% headroom or an API overflow (hybrid)."
+            )
         if option.offering and "/spot" in option.offering:
             warnings.append(f"{option.name} uses spot capacity, which can be reclaimed: not for SLO-bound serving.")
     if workload.growth_per_month > 0:
