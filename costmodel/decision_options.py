@@ -17,6 +17,7 @@ from costmodel.economics import (
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.pricing.api_cost import api_option_cost, token_rates
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
+from costmodel.units import fmt_seconds
 
 MTOK = 1e6
 
@@ -33,9 +34,9 @@ def api_slo(option: ApiOption, scenario: Scenario) -> tuple[bool, str]:
                       "ttft_p90_seconds / tpot_p90_seconds); assumed to meet the SLO")
     problems = []
     if option.ttft_p90_seconds > slo.ttft_p90_seconds:
-        problems.append(f"TTFT p90 {option.ttft_p90_seconds:.2f} s > {slo.ttft_p90_seconds:.2f} s")
+        problems.append(f"TTFT p90 {fmt_seconds(option.ttft_p90_seconds)} > {fmt_seconds(slo.ttft_p90_seconds)}")
     if option.tpot_p90_seconds > slo.tpot_p90_seconds:
-        problems.append(f"TPOT p90 {option.tpot_p90_seconds * 1e3:.0f} ms > {slo.tpot_p90_seconds * 1e3:.0f} ms")
+        problems.append(f"TPOT p90 {fmt_seconds(option.tpot_p90_seconds)} > {fmt_seconds(slo.tpot_p90_seconds)}")
     if problems:
         return False, "misses the SLO: " + "; ".join(problems)
     return True, "meets the SLO (measured/published API latency)"
