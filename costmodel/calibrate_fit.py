@@ -18,6 +18,7 @@ import datetime as dt
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -30,7 +31,8 @@ from costmodel.roofline import Efficiency
 HOLDOUT_EVERY = 4  # points 3, 7, 11, ... (0-based, in measured order) are held out
 MIN_POINTS = 8
 MAX_EFFICIENCY = 1.5  # Calibration's bound: measured peaks can be beaten (a GEMV only reads; copy also writes)
-HALF_SATURATION_GRID = (0.0, *np.geomspace(0.5, 16384.0, 31).tolist())
+HALF_SATURATION_GRID = (0.0, *np.geomspace(1.0, 8192.0, 14).tolist())  # GEMM rows; 0 = no penalty
+WEIGHT_READS_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0)  # rows; 1 = weights read once
 HUGE = 1e30  # an efficiency so large that its side of the max vanishes
 
 
@@ -80,22 +82,22 @@ class _Data:
 
 
 def _op_seconds(result: ProbeResult, shape: ModelShape, arrays: dict[str, np.ndarray], *, eff_c: float,
-                eff_m: float, half: float) -> np.ndarray:
+                eff_m: float, half: float, reads: float) -> np.ndarray:
     raw = predict_arrays(
         shape, dtype=result.environment.dtype, peak_flops_per_s=result.peak_flops_per_s,
         hbm_bytes_per_s=result.copy_bytes_per_s,
         efficiency=Efficiency(eff_compute=eff_c, eff_memory=eff_m, overhead_seconds_per_step=0.0,
-                              compute_half_saturation_tokens=half),
+                              compute_half_saturation_tokens=half, weight_reads_max_rows=reads),
         **arrays,
     )
     return np.array([np.broadcast_to(s, arrays["batch"].shape) for s in raw.op_seconds], dtype=np.float64)
 
 
-def _data(result: ProbeResult, shape: ModelShape, arrays: dict[str, np.ndarray], half: float) -> _Data:
+def _data(result: ProbeResult, shape: ModelShape, arrays: dict[str, np.ndarray], half: float, reads: float) -> _Data:
     measured = np.array([p.seconds_median for p in result.ok_points], dtype=np.float64)
     return _Data(
-        compute=_op_seconds(result, shape, arrays, eff_c=1.0, eff_m=HUGE, half=half),
-        memory=_op_seconds(result, shape, arrays, eff_c=HUGE, eff_m=1.0, half=half),
+        compute=_op_seconds(result, shape, arrays, eff_c=1.0, eff_m=HUGE, half=half, reads=reads),
+        memory=_op_seconds(result, shape, arrays, eff_c=HUGE, eff_m=1.0, half=half, reads=reads),
         measured=measured,
     )
 
@@ -159,7 +161,7 @@ def _fit_linear(data: _Data, mask: np.ndarray) -> tuple[np.ndarray, float]:
     """Best (a, b, overhead) for fixed saturation, by alternating sides of each max (several starts)."""
     lower = np.array([1.0 / MAX_EFFICIENCY, 1.0 / MAX_EFFICIENCY, 0.0])
     best, best_loss = lower, np.inf
-    for start in ((1.0, 1.0), (1.0, 4.0), (4.0, 1.0), (10.0, 10.0), (30.0, 2.0)):
+    for start in ((1.0, 1.0), (1.0, 4.0), (4.0, 1.0), (10.0, 10.0)):
         params = np.array([*start, 0.0])
         for _ in range(50):
             compute_wins = params[0] * data.compute >= params[1] * data.memory
@@ -181,19 +183,18 @@ def _fit_linear(data: _Data, mask: np.ndarray) -> tuple[np.ndarray, float]:
     return best, best_loss
 
 
-def _search_half(
-    evaluate: Callable[[float], tuple[float, float, np.ndarray]], grid: tuple[float, ...]
-) -> tuple[float, float, np.ndarray]:
-    """Best half-saturation: a log grid (0 first), then golden-section search between the best's neighbours."""
-    trials = [evaluate(half) for half in grid]
-    index = min(range(len(trials)), key=lambda i: trials[i][0])
-    best = trials[index]
-    if index == 0 or len(grid) < 3:
-        return best  # no small-GEMM penalty, or no bracket to refine in
-    lo = np.log(grid[max(index - 1, 1)])
-    hi = np.log(grid[min(index + 1, len(grid) - 1)])
+Trial = tuple[float, tuple[float, float], np.ndarray]  # (loss, (half, reads), (a, b, overhead))
+
+
+def _refine(evaluate: Callable[[float], Trial], grid: tuple[float, ...], value: float, best: Trial) -> Trial:
+    """Golden-section search in log space between the grid neighbours of `value` (> 0)."""
+    positive = sorted(v for v in grid if v > 0)
+    if value <= 0 or len(positive) < 2:
+        return best
+    index = min(range(len(positive)), key=lambda i: abs(np.log(positive[i] / value)))
+    lo, hi = np.log(positive[max(index - 1, 0)]), np.log(positive[min(index + 1, len(positive) - 1)])
     ratio = (np.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(24):  # the bracket shrinks to 0.618^24 ~ 1e-5 of its log width
+    for _ in range(12):  # the bracket shrinks to 0.618^12 ~ 3e-3 of its log width
         left, right = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
         at_left, at_right = evaluate(float(np.exp(left))), evaluate(float(np.exp(right)))
         best = min((best, at_left, at_right), key=lambda trial: trial[0])
@@ -204,17 +205,39 @@ def _search_half(
     return best
 
 
+def _search(evaluate: Callable[[float, float], Trial], half_grid: tuple[float, ...],
+            reads_grid: tuple[float, ...]) -> Trial:
+    """Best (half-saturation, weight reads): the joint grid, then two passes of per-coordinate refinement."""
+    best = min((evaluate(half, reads) for half in half_grid for reads in reads_grid), key=lambda trial: trial[0])
+    for _ in range(2):
+        best = _refine(partial(_with_reads, evaluate, best[1][1]), half_grid, best[1][0], best)
+        best = _refine(partial(_with_half, evaluate, best[1][0]), reads_grid, best[1][1], best)
+    return best
+
+
+def _with_reads(evaluate: Callable[[float, float], Trial], reads: float, half: float) -> Trial:
+    return evaluate(half, reads)
+
+
+def _with_half(evaluate: Callable[[float, float], Trial], half: float, reads: float) -> Trial:
+    return evaluate(half, reads)
+
+
 def holdout_mask(count: int) -> np.ndarray:
     """True for held-out points: every HOLDOUT_EVERY-th, starting at index HOLDOUT_EVERY - 1."""
     return (np.arange(count) % HOLDOUT_EVERY) == HOLDOUT_EVERY - 1
 
 
 def fit_calibration(
-    result: ProbeResult, *, half_saturation_grid: tuple[float, ...] = HALF_SATURATION_GRID
+    result: ProbeResult,
+    *,
+    half_saturation_grid: tuple[float, ...] = HALF_SATURATION_GRID,
+    weight_reads_grid: tuple[float, ...] = WEIGHT_READS_GRID,
 ) -> CalibrationFit:
     """Least-squares fit of the efficiencies to the measured points of a probe (held-out error reported).
 
-    `half_saturation_grid=(0.0,)` fits without the small-GEMM term (to see what it buys).
+    `half_saturation_grid=(0.0,)` or `weight_reads_grid=(1.0,)` turns a small-GEMM term off (to see what
+    it buys).
     """
     points = result.ok_points
     if len(points) < MIN_POINTS:
@@ -231,16 +254,17 @@ def fit_calibration(
     held = holdout_mask(len(points))
     fit_mask = ~held
 
-    def evaluate(half: float) -> tuple[float, float, np.ndarray]:
-        params, loss = _fit_linear(_data(result, shape, arrays, half), fit_mask)
-        return loss, half, params
+    def evaluate(half: float, reads: float) -> Trial:
+        params, loss = _fit_linear(_data(result, shape, arrays, half, reads), fit_mask)
+        return loss, (half, reads), params
 
-    _, half, (a, b, overhead) = _search_half(evaluate, half_saturation_grid)
+    _, (half, reads), (a, b, overhead) = _search(evaluate, half_saturation_grid, weight_reads_grid)
     efficiency = Efficiency(
         eff_compute=float(1.0 / a),
         eff_memory=float(1.0 / b),
         overhead_seconds_per_step=float(overhead),
         compute_half_saturation_tokens=float(half),
+        weight_reads_max_rows=float(reads),
         source=f"fit to {len(points) - int(held.sum())} probe points",
     )
     calibrated = predict_arrays(
@@ -284,6 +308,7 @@ def calibration_from_fit(result: ProbeResult, fit: CalibrationFit, *, source: st
         eff_memory=min(eff.eff_memory, MAX_EFFICIENCY),
         overhead_seconds_per_step=eff.overhead_seconds_per_step,
         compute_half_saturation_tokens=eff.compute_half_saturation_tokens,
+        weight_reads_max_rows=eff.weight_reads_max_rows,
         peak_flops_per_s=result.peak_flops_per_s,
         hbm_bytes_per_s=result.copy_bytes_per_s,
         peak_flops_dtype=result.environment.dtype,

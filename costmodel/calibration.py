@@ -29,6 +29,9 @@ class Calibration(BaseModel):
     eff_memory: float = Field(gt=0, le=1.5, description="fraction of peak bytes/s")
     overhead_seconds_per_step: float = Field(ge=0, description="fixed seconds per engine step")
     compute_half_saturation_tokens: float = Field(default=0.0, ge=0, description="GEMM rows at half eff_compute")
+    weight_reads_max_rows: float = Field(
+        default=1.0, ge=1.0, description="small GEMMs read their weights once per row up to this many rows"
+    )
     peak_flops_per_s: float | None = Field(default=None, gt=0, description="measured peak replacing the datasheet's")
     hbm_bytes_per_s: float | None = Field(default=None, gt=0, description="measured bandwidth replacing the datasheet's")
     peak_flops_dtype: str | None = Field(
@@ -92,6 +95,7 @@ def apply_calibration(hardware: AcceleratorSpec, calibration: Calibration) -> tu
         eff_memory=calibration.eff_memory,
         overhead_seconds_per_step=calibration.overhead_seconds_per_step,
         compute_half_saturation_tokens=calibration.compute_half_saturation_tokens,
+        weight_reads_max_rows=calibration.weight_reads_max_rows,
         source=(
             f"calibrated from {calibration.source} on {calibration.device_name}: held-out median error "
             f"{calibration.holdout_median_abs_error:.1%}, max {calibration.holdout_max_abs_error:.1%}"

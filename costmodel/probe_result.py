@@ -212,6 +212,7 @@ def predict_arrays(
         eff_memory=efficiency.eff_memory,
         overhead_seconds_per_step=efficiency.overhead_seconds_per_step,
         compute_half_saturation_tokens=efficiency.compute_half_saturation_tokens,
+        weight_reads_max_rows=efficiency.weight_reads_max_rows,
     )
 
 

@@ -40,6 +40,9 @@ class Efficiency:
     # for m >= 2 (a 1-row GEMV is exempt; see gemm_saturation). 0 keeps eff_compute constant (the
     # datasheet default); calibration fits it (CPU MKL, see docs/probes.md).
     compute_half_saturation_tokens: float = 0.0
+    # Small GEMMs that stream their weights once per row, up to this many rows (see weight_rereads);
+    # 1 = weights read once per step (GPUs, the default); calibration fits it (CPU MKL, docs/probes.md).
+    weight_reads_max_rows: float = 1.0
     source: str = "datasheet defaults"
 
     @classmethod
@@ -213,13 +216,29 @@ def gemm_saturation(*, gemm_rows: Any, half_saturation_tokens: Any) -> Any:
     """Share of eff_compute a weight GEMM with `gemm_rows` rows (tokens in the step) reaches.
 
     m / (m + half) for m >= 2: a fixed per-call cost (packing the weight panel, filling tiles) that only
-    many rows amortise; measured on CPU MKL, where a [151936 x 896] fp32 lm_head took 56 ms at 1 row,
-    125 ms at 2, 220 ms at 8, 573 ms at 64 (docs/probes.md). A single row is a GEMV: it streams the
-    weights once with no such cost, so it keeps the full eff_compute (it is memory-bound anyway).
-    half = 0 gives 1 everywhere (the datasheet default).
+    many rows amortise. A single row is a GEMV: it streams the weights once with no such cost, so it keeps
+    the full eff_compute (it is memory-bound anyway). half = 0 gives 1 everywhere (the datasheet default);
+    `costmodel calibrate` fits it (docs/probes.md).
     """
     rows = np.maximum(gemm_rows, 1.0)
     return np.where(rows <= 1.0, 1.0, rows / (rows + half_saturation_tokens))
+
+
+def op_gemm_rows(work: StepWork) -> tuple[Any, ...]:
+    """Rows of each op's weight GEMM, in OP_NAMES order: every new token goes through the projections,
+    MLP and experts; one row per sequence through the lm_head; attention multiplies no weights."""
+    tokens = work.tokens
+    return (tokens, 0.0 * tokens, tokens, tokens, tokens, work.logit_rows)
+
+
+def weight_rereads(*, gemm_rows: Any, weight_reads_max_rows: Any) -> Any:
+    """Extra passes over an op's weights: min(rows, R) - 1 (0 for R = 1, the default).
+
+    Some GEMM libraries run a GEMM of a few rows as one pass over the weights per row: on the project's
+    CPU (MKL, fp32, AMD Zen 3) decode at batch 2 and 4 costs about 2x and 4x batch 1, then levels off
+    (the decode rows of examples/probe-cpu.json, docs/probes.md). `costmodel calibrate` fits R.
+    """
+    return np.minimum(np.maximum(gemm_rows, 1.0), weight_reads_max_rows) - 1.0
 
 
 def step_arrays(
@@ -237,15 +256,22 @@ def step_arrays(
     eff_memory: Any,
     overhead_seconds_per_step: Any,
     compute_half_saturation_tokens: Any = 0.0,
+    weight_reads_max_rows: Any = 1.0,
 ) -> StepArrays:
     """Step time from the per-op roofline; every argument may be a float or a broadcastable array."""
-    flops, bytes_ = op_flops_and_bytes(
-        shape,
-        work,
-        weight_bytes_per_param=weight_bytes_per_param,
-        kv_bytes_per_element=kv_bytes_per_element,
-        gpus=gpus,
-    )
+    sizes = {
+        "weight_bytes_per_param": weight_bytes_per_param,
+        "kv_bytes_per_element": kv_bytes_per_element,
+        "gpus": gpus,
+    }
+    flops, bytes_ = op_flops_and_bytes(shape, work, **sizes)
+    if np.any(np.asarray(weight_reads_max_rows) > 1.0):
+        zero = 0.0 * work.tokens
+        _, weight_bytes = op_flops_and_bytes(shape, StepWork(zero, zero, zero, zero, zero, zero), **sizes)
+        bytes_ = tuple(
+            b + w * weight_rereads(gemm_rows=rows, weight_reads_max_rows=weight_reads_max_rows)
+            for b, w, rows in zip(bytes_, weight_bytes, op_gemm_rows(work), strict=True)
+        )
     tokens = work.tokens
     eff_c = eff_compute * gemm_saturation(gemm_rows=tokens, half_saturation_tokens=compute_half_saturation_tokens)
     flops_per_s = peak_flops_per_s * eff_c
@@ -324,6 +350,7 @@ def step_from_work(
         eff_memory=eff.eff_memory,
         overhead_seconds_per_step=eff.overhead_seconds_per_step,
         compute_half_saturation_tokens=eff.compute_half_saturation_tokens,
+        weight_reads_max_rows=eff.weight_reads_max_rows,
     )
     eff_c = eff.eff_compute * float(
         gemm_saturation(gemm_rows=work.tokens, half_saturation_tokens=eff.compute_half_saturation_tokens)

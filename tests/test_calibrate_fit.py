@@ -7,18 +7,22 @@ must return them (exactly without noise, within the noise with it). No torch nee
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import operator
 
 import numpy as np
 import pytest
 
 from costmodel.calibrate_fit import (
     HOLDOUT_EVERY,
+    CalibrationFit,
     calibration_from_fit,
     fit_calibration,
     holdout_mask,
 )
 from costmodel.calibration import apply_calibration
 from costmodel.catalog.loader import load_accelerator, load_model
+from costmodel.catalog.params import derive_shape
 from costmodel.errors import CostmodelError
 from costmodel.estimate import estimate
 from costmodel.probe_result import (
@@ -29,12 +33,13 @@ from costmodel.probe_result import (
     predict_point,
     sliced_shape,
 )
-from costmodel.roofline import Efficiency
+from costmodel.roofline import Efficiency, step
 
 PEAK_FLOPS = 100e9  # FLOP/s, a 2-core AVX2 CPU's fp32 GEMM
 COPY_BYTES = 18.5e9  # bytes/s
 MODEL, LAYERS = "qwen2.5-0.5b", 2
-TRUE = Efficiency(eff_compute=0.6, eff_memory=0.8, overhead_seconds_per_step=2e-3, compute_half_saturation_tokens=32.0)
+TRUE = Efficiency(eff_compute=0.6, eff_memory=0.8, overhead_seconds_per_step=2e-3, compute_half_saturation_tokens=4.0,
+                  weight_reads_max_rows=3.0)  # 4 and 3 are on the fit's grids, so recovery is exact
 PREFILL = (16, 32, 64, 128, 256, 512, 1024)
 DECODE = [(b, c) for b in (1, 2, 4, 8, 16) for c in (128, 512, 2048)]
 
@@ -51,6 +56,7 @@ def environment(**update: object) -> ProbeEnvironment:
     return ProbeEnvironment.model_validate(fields)
 
 
+@functools.cache
 def synthetic_result(
     *, efficiency: Efficiency = TRUE, noise: float = 0.0, seed: int = 0, hardware_id: str | None = "cpu"
 ) -> ProbeResult:
@@ -85,53 +91,70 @@ def synthetic_result(
     )
 
 
+@functools.cache
+def fitted(**kwargs: object) -> CalibrationFit:
+    return fit_calibration(synthetic_result(**kwargs))  # type: ignore[arg-type]
+
+
 def test_holdout_is_every_fourth_point() -> None:
     assert HOLDOUT_EVERY == 4
     assert np.flatnonzero(holdout_mask(10)).tolist() == [3, 7]
 
 
 def test_fit_recovers_the_efficiencies_that_generated_the_points() -> None:
-    fit = fit_calibration(synthetic_result())
+    fit = fitted()
     eff = fit.efficiency
     assert eff.eff_compute == pytest.approx(0.6, rel=1e-6)
     assert eff.eff_memory == pytest.approx(0.8, rel=1e-6)
     assert eff.overhead_seconds_per_step == pytest.approx(2e-3, rel=1e-6)
-    assert eff.compute_half_saturation_tokens == pytest.approx(32.0, rel=1e-4)
+    assert eff.compute_half_saturation_tokens == pytest.approx(4.0, rel=1e-4)
+    assert eff.weight_reads_max_rows == pytest.approx(3.0, rel=1e-4)
     assert fit.holdout_max_abs_error < 1e-6
     # 22 measured points (the does_not_fit one is skipped): 5 held out, 17 fitted.
     assert (fit.points_fit, fit.points_holdout) == (17, 5)
 
 
-def test_small_batch_gemm_penalty_is_captured_not_averaged_away() -> None:
-    # Without the half-saturation term the best fit leaves large errors on small-batch decode.
-    result = synthetic_result(efficiency=Efficiency(0.6, 0.8, 2e-3, compute_half_saturation_tokens=200.0))
-    fit = fit_calibration(result)
-    assert fit.efficiency.compute_half_saturation_tokens == pytest.approx(200.0, rel=1e-3)
-    assert fit.holdout_max_abs_error < 1e-3
-    decode_b2 = next(p for p in fit.points if p.phase == "decode" and p.batch == 2)
-    decode_b1 = next(p for p in fit.points if p.phase == "decode" and p.batch == 1)
-    assert decode_b2.measured_seconds > 2 * decode_b1.measured_seconds  # the effect is in the data...
-    assert decode_b2.abs_error < 1e-3  # ...and in the fit
-    # Forcing the term off (half = 0) averages the effect away: the small-batch decode errors are large.
-    flat = fit_calibration(result, half_saturation_grid=(0.0,))
-    assert flat.efficiency.compute_half_saturation_tokens == 0.0
-    assert max(p.abs_error for p in flat.points if p.phase == "decode" and p.batch in (2, 4)) > 0.2
+def test_small_batch_gemm_terms_capture_the_effect_instead_of_averaging_it_away() -> None:
+    result = synthetic_result()
+    decode = {p.batch: p for p in fitted().points if p.phase == "decode" and p.context_tokens == 128}
+    assert decode[2].measured_seconds > 1.5 * decode[1].measured_seconds  # the effect is in the data...
+    assert decode[2].abs_error < 1e-6  # ...and in the fit
+    # Turning both small-GEMM terms off averages it away: the small-batch decode errors are large.
+    flat = fit_calibration(result, half_saturation_grid=(0.0,), weight_reads_grid=(1.0,))
+    assert flat.efficiency.compute_half_saturation_tokens == 0.0 and flat.efficiency.weight_reads_max_rows == 1.0
+    assert max(p.abs_error for p in flat.points if p.phase == "decode" and p.batch in (2, 4)) > 0.15
+
+
+def test_weight_rereads_in_the_roofline_by_hand() -> None:
+    # tiny-test (bf16 weights, 2 B): per layer qkv 256 x (256 + 2 x 128) = 131,072, o 256 x 256 = 65,536,
+    # MLP 3 x 256 x 704 = 540,672 -> 737,280 params x 4 layers x 2 B = 5,898,240 B; lm_head 4,096 x 256
+    # x 2 B = 2,097,152 B. With R = 4, weights are read min(rows, 4) times.
+    shape = derive_shape(load_model("tiny-test"))
+    hw = load_accelerator("h100-sxm")
+    once = Efficiency(0.5, 0.7, 0.0)
+    rereads = Efficiency(0.5, 0.7, 0.0, weight_reads_max_rows=4.0)
+    decode_b2 = (step(shape, hw, batch=2, new_tokens=1, context_tokens=10, efficiency=e).bytes for e in (once, rereads))
+    assert -operator.sub(*decode_b2) == pytest.approx(1 * (5_898_240 + 2_097_152))  # 2 rows: one extra pass
+    prefill = (step(shape, hw, batch=1, new_tokens=16, context_tokens=0, efficiency=e).bytes for e in (once, rereads))
+    assert -operator.sub(*prefill) == pytest.approx(3 * 5_898_240)  # 16 rows -> 3 extra; lm_head: 1 row, none
+    decode_b1 = (step(shape, hw, batch=1, new_tokens=1, context_tokens=10, efficiency=e).bytes for e in (once, rereads))
+    assert operator.sub(*decode_b1) == 0.0
 
 
 def test_noisy_points_fit_within_the_noise() -> None:
     # 5% lognormal noise: the held-out error stays at the noise level. (eff_memory and the overhead trade
     # off against each other when every memory-bound point reads about the same bytes, so the test checks
     # predictions, not each factor.)
-    fit = fit_calibration(synthetic_result(noise=0.05, seed=3))
+    fit = fitted(noise=0.05, seed=3)
     assert fit.holdout_median_abs_error < 0.08
     assert 0.0 < fit.efficiency.eff_compute <= 1.5 and 0.0 < fit.efficiency.eff_memory <= 1.5
 
 
 def test_calibration_file_reproduces_the_fit_through_estimate() -> None:
     result = synthetic_result()
-    fit = fit_calibration(result)
+    fit = fitted()
     calibration = calibration_from_fit(result, fit, source="synthetic.json")
-    assert calibration.hardware_id == "cpu"
+    assert calibration.hardware_id == "cpu" and calibration.weight_reads_max_rows == pytest.approx(3.0, rel=1e-4)
     hardware, _ = apply_calibration(load_accelerator("cpu"), calibration)
     assert hardware.peak_flops_per_s == {"fp32": PEAK_FLOPS, "bf16": PEAK_FLOPS / 6}
     assert hardware.hbm_bytes_per_s == COPY_BYTES
@@ -150,5 +173,5 @@ def test_too_few_points_and_unknown_hardware_are_user_errors() -> None:
         fit_calibration(few)
     unknown = synthetic_result(hardware_id=None)
     with pytest.raises(CostmodelError, match="--hardware"):
-        calibration_from_fit(unknown, fit_calibration(unknown), source="x.json")
-    assert calibration_from_fit(unknown, fit_calibration(unknown), source="x.json", hardware_id="cpu").hardware_id == "cpu"
+        calibration_from_fit(unknown, fitted(), source="x.json")
+    assert calibration_from_fit(unknown, fitted(), source="x.json", hardware_id="cpu").hardware_id == "cpu"
