@@ -150,7 +150,7 @@ def test_cpu_dtype_choice_follows_native_bf16() -> None:
 
 def test_quick_cpu_sweep_slices_and_default_points() -> None:
     quick = default_sweep("cpu", quick=True)
-    assert quick.quick_layers == 2 and quick.rounds >= 3
+    assert quick.quick_layers == 1 and quick.rounds >= 3
     assert len(quick.points()) == len(quick.prefill_prompt_tokens) + len(quick.decode_batches) * len(
         quick.decode_context_tokens
     )
