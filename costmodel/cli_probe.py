@@ -144,6 +144,7 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
         "eff_memory": eff.eff_memory,
         "overhead_seconds_per_step": eff.overhead_seconds_per_step,
         "compute_half_saturation_tokens": eff.compute_half_saturation_tokens,
+        "weight_reads_max_rows": eff.weight_reads_max_rows,
         "peak_flops_per_s": calibration.peak_flops_per_s,
         "hbm_bytes_per_s": calibration.hbm_bytes_per_s,
         "points_fit": fit.points_fit,
@@ -158,7 +159,8 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
     text = "\n".join([
         f"calibration for '{calibration.hardware_id}' ({calibration.device_name}) -> {args.out}",
         f"  eff_compute {eff.eff_compute:.3f}  eff_memory {eff.eff_memory:.3f}  overhead "
-        f"{eff.overhead_seconds_per_step * 1e3:.2f} ms/step  half-saturation {eff.compute_half_saturation_tokens:.1f} rows",
+        f"{eff.overhead_seconds_per_step * 1e3:.2f} ms/step  half-saturation {eff.compute_half_saturation_tokens:.1f} rows  "
+        f"weight reads up to {eff.weight_reads_max_rows:.2f} rows",
         f"  held-out error: median {fit.holdout_median_abs_error:.1%}, max {fit.holdout_max_abs_error:.1%} "
         f"({fit.points_holdout} points; fit on {fit.points_fit})",
         fit_table_markdown(fit),
@@ -185,12 +187,14 @@ def fit_table_markdown(fit: CalibrationFit) -> str:
 def example_markdown(result: ProbeResult, fit: CalibrationFit) -> str:
     """The measured-example block of docs/probes.md (a test regenerates it from examples/probe-cpu.json)."""
     env, settings, eff = result.environment, result.settings, fit.efficiency
+    flat = fit_calibration(result, half_saturation_grid=(0.0,), weight_reads_grid=(1.0,))
+    half_only = fit_calibration(result, weight_reads_grid=(1.0,))
     peaks = ", ".join(f"{k} {v / 1e9:.1f} GFLOP/s" for k, v in result.peak_flops_per_s_by_dtype.items())
     mbu = batch1_decode_mbu(result)
     busy = result.background_cpu_fraction
     lines = [
         f"- Machine: {env.device_name}, {env.cpu_physical_cores} cores, {env.threads} torch threads, "
-        f"flags {', '.join(env.cpu_flags)}; torch {env.torch_version}; dtype {env.dtype} ({env.dtype_reason.split(':')[0]}).",
+        f"flags {', '.join(env.cpu_flags)}; torch {env.torch_version}; {env.dtype_reason}.",
         f"- Model: {settings.model_id}, {settings.layers_probed} of {settings.layers_total} layers plus embedding and "
         f"lm_head ({settings.slice_reason}); {len(result.ok_points)} points, {settings.rounds} rounds each.",
         f"- Microbenchmarks: copy {result.copy_bytes_per_s / 1e9:.1f} GB/s; matmul {peaks}.",
@@ -198,10 +202,14 @@ def example_markdown(result: ProbeResult, fit: CalibrationFit) -> str:
         f"- Probe wall time {result.wall_seconds:.0f} s"
         + (f"; other processes used {busy:.0%} of the CPUs meanwhile." if busy is not None else "."),
         f"- Fit: eff_compute {eff.eff_compute:.3f}, eff_memory {eff.eff_memory:.3f}, overhead "
-        f"{eff.overhead_seconds_per_step * 1e3:.2f} ms/step, half-saturation {eff.compute_half_saturation_tokens:.1f} rows.",
+        f"{eff.overhead_seconds_per_step * 1e3:.2f} ms/step, half-saturation h = {eff.compute_half_saturation_tokens:.1f} "
+        f"rows, weight reads up to R = {eff.weight_reads_max_rows:.2f} rows.",
         f"- Held-out error ({fit.points_holdout} points): median {fit.holdout_median_abs_error:.1%}, max "
         f"{fit.holdout_max_abs_error:.1%}; on the {fit.points_fit} fitted points: median "
         f"{fit.fit_median_abs_error:.1%}, max {fit.fit_max_abs_error:.1%}.",
+        f"- Without the small-GEMM terms (h = 0, R = 1) the held-out error is median "
+        f"{flat.holdout_median_abs_error:.1%}, max {flat.holdout_max_abs_error:.1%}; with h but R = 1, median "
+        f"{half_only.holdout_median_abs_error:.1%}, max {half_only.holdout_max_abs_error:.1%}.",
         "",
         fit_table_markdown(fit),
     ]

@@ -138,8 +138,8 @@ def choose_dtype(device: torch.device, requested: str | None, cpu: CpuInfo) -> t
     if native:
         return "bf16", f"bf16: the CPU has native bf16 matmuls ({', '.join(native)})"
     return "fp32", (
-        "fp32: the CPU has no native bf16 (no avx512_bf16/amx_bf16), where bf16 matmuls run emulated, 10-100x "
-        "slower than fp32; pass --dtype bf16 to measure them anyway"
+        "fp32: the CPU has no native bf16 matmuls (no avx512_bf16 or amx_bf16), so bf16 runs several times "
+        "slower than fp32 (see the matmul microbenchmarks); --dtype bf16 measures it anyway"
     )
 
 

@@ -143,7 +143,8 @@ def choose_layers(
             raise CostmodelError(f"--layers {request.layers}: {spec.id} has {spec.num_hidden_layers} layers")
         layers, reason = request.layers, f"--layers {request.layers}"
     elif sweep.quick_layers is not None and sweep.quick_layers < layers:
-        layers, reason = sweep.quick_layers, f"--quick probes {sweep.quick_layers} layers to stay fast"
+        layers = sweep.quick_layers
+        reason = f"--quick probes {layers} layer{'s' if layers > 1 else ''} to stay fast"
     if fit < layers:
         if fit < 1:
             raise CostmodelError(
