@@ -83,3 +83,16 @@ def test_capacity_infeasible_reports_reason(capsys: pytest.CaptureFixture[str]) 
     assert out["feasible"] is False and "> TTFT p90 limit 1 s" in out["reason"]
     assert main(["capacity", *BASE]) == 2
     assert "give at least one of --slo-ttft-p90" in capsys.readouterr().err
+
+
+def test_simulate_refuses_cpu_reread_calibration_clearly(capsys):
+    # The CPU calibration fits weight re-reads (R > 1), which the simulator's step tables cannot express.
+    from pathlib import Path
+
+    from costmodel.cli import main
+
+    calibration = Path(__file__).resolve().parents[1] / "examples" / "calibration-cpu.json"
+    code = main(["simulate", "--model", "tiny-test", "--hardware", "cpu", "--calibration", str(calibration),
+                 "--rate", "1"])
+    assert code == 2
+    assert "weight re-reads" in capsys.readouterr().err

@@ -88,6 +88,13 @@ def build_replica(
     if calibration is not None:
         hw, efficiency = apply_calibration(hw, calibration)
     eff = efficiency or Efficiency.from_accelerator(hw)
+    if eff.weight_reads_max_rows > 1.0:
+        # The simulator's fast step tables are linear in the lm_head's rows; the re-read term is not.
+        raise CostmodelError(
+            f"these efficiencies model small-GEMM weight re-reads (weight_reads_max_rows = "
+            f"{eff.weight_reads_max_rows:.1f}, fitted on a CPU), which the serving simulator does not support; "
+            "simulate with the datasheet defaults or a GPU calibration (estimate accepts this calibration)"
+        )
     shape = derive_shape(spec)
     memory = plan_memory(
         shape,
