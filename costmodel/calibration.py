@@ -9,11 +9,11 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from costmodel.catalog.loader import describe_validation_error
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.errors import CostmodelError
+from costmodel.fileio import load_json_model
 from costmodel.roofline import Efficiency
 
 
@@ -52,15 +52,7 @@ class Calibration(BaseModel):
 
 def load_calibration(path: str | Path) -> Calibration:
     """Read and validate a calibration JSON file."""
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CostmodelError(f"--calibration {file}: cannot read ({exc.strerror})") from exc
-    try:
-        return Calibration.model_validate_json(text)
-    except ValidationError as exc:
-        raise CostmodelError(describe_validation_error(exc, where=f"calibration {file}")) from exc
+    return load_json_model(path, Calibration, what="calibration")
 
 
 def calibrated_peaks(datasheet: dict[str, float], calibration: Calibration) -> dict[str, float]:

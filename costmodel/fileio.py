@@ -5,6 +5,13 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from costmodel.errors import CostmodelError
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -26,3 +33,18 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Text version of `atomic_write_bytes` (UTF-8)."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def load_json_model(path: str | Path, model: type[_M], *, what: str) -> _M:
+    """Read a JSON file and validate it as `model`; errors name the file, the field and the problem."""
+    from costmodel.catalog.loader import describe_validation_error  # the catalog imports this module
+
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CostmodelError(f"{what} {file}: cannot read ({exc.strerror})") from exc
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        raise CostmodelError(describe_validation_error(exc, where=f"{what} {file}")) from exc

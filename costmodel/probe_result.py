@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from costmodel.catalog.loader import describe_validation_error, load_model
+from costmodel.catalog.loader import load_model
 from costmodel.catalog.params import ModelShape, derive_shape
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
-from costmodel.errors import CostmodelError
-from costmodel.fileio import atomic_write_text
+from costmodel.fileio import atomic_write_text, load_json_model
 from costmodel.roofline import Efficiency, StepArrays, step_arrays, uniform_work
 
 PROBE_DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16")
@@ -258,12 +257,4 @@ def save_probe_result(result: ProbeResult, path: str | Path) -> None:
 
 def load_probe_result(path: str | Path) -> ProbeResult:
     """Read and validate a probe result JSON file."""
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CostmodelError(f"{file}: cannot read the probe result ({exc.strerror})") from exc
-    try:
-        return ProbeResult.model_validate_json(text)
-    except ValidationError as exc:
-        raise CostmodelError(describe_validation_error(exc, where=f"probe result {file}")) from exc
+    return load_json_model(path, ProbeResult, what="probe result")

@@ -152,3 +152,13 @@ def test_bad_catalog_files_name_file_row_field(tmp_path):
     syntax.write_text("accelerators: [\n")
     with pytest.raises(CostmodelError, match="not valid YAML"):
         loader.parse_accelerator_file(syntax)
+
+
+def test_bad_calibration_file_names_file_and_field(tmp_path, capsys):
+    missing = tmp_path / "none.json"
+    code, _, err = run_cli(capsys, "estimate", "--model", "tiny-test", "--hardware", "cpu", "--calibration", str(missing))
+    assert code == 2 and "calibration" in err and "cannot read" in err
+    broken = tmp_path / "cal.json"
+    broken.write_text(json.dumps({"hardware_id": "cpu", "eff_compute": -1}))
+    code, _, err = run_cli(capsys, "estimate", "--model", "tiny-test", "--hardware", "cpu", "--calibration", str(broken))
+    assert code == 2 and str(broken) in err and "eff_compute" in err
