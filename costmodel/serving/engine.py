@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, runaway_error
-from costmodel.serving.steptime import StepTimer
+from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, request_lists, runaway_error
+from costmodel.serving.steptime import NO_WINDOW, StepTimer
 
 __all__ = ["EngineLimits", "EngineTrace", "KvPolicy", "run_engine"]
 
@@ -44,29 +44,30 @@ def run_engine(
 ) -> EngineTrace:
     """Simulate the requests (sorted by arrival) to completion; each must fit in KV alone.
 
-    One flat loop over locals on purpose: it runs a few hundred thousand times per simulation.
+    One flat loop over locals on purpose: it runs a few hundred thousand times per simulation. Every
+    float expression keeps the operand order of the plain formulas, so results are bit-for-bit stable.
     """
     n = len(arrival_seconds)
-    arr = [float(t) for t in arrival_seconds] + [math.inf]
-    cached = [int(c) for c in cached_tokens]
-    pre = [int(p) - c for p, c in zip(prompt_tokens, cached, strict=True)]  # tokens the next prefill computes
-    left = [int(o) for o in output_tokens]  # tokens still to emit
+    # pre: tokens the next prefill computes; left: tokens still to emit.
+    arr, cached, pre, left = request_lists(timer, arrival_seconds=arrival_seconds, prompt_tokens=prompt_tokens,
+                                           cached_tokens=cached_tokens, output_tokens=output_tokens)
     pdone, gjoin, cjoin, state = [0] * n, [0] * n, [0] * n, [0] * n
-    epoch = [0] * (n + 1)  # heap entries carry the epoch they were pushed in; a bump invalidates them
     charge, below = [0.0] * n, [False] * n
     admitted, first, finish = [math.nan] * n, [math.nan] * n, [math.nan] * n
 
     budget_max, seq_cap, cap = limits.max_batched_tokens, limits.max_num_seqs, limits.kv_capacity_bytes
     kvt, kvs, reserve = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence, limits.kv_policy == "reserve"
+    max_events = limits.max_events
     window = timer.window_tokens
+    sliding = window < NO_WINDOW  # without a window no context ever crosses it: no crossing events
     static, per_flop, per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
-    # Per dynamic op: token tables, then FLOPs/bytes per (below seq, below ctx token, above seq, above ctx token).
+    # Per dynamic op: its FLOPs and bytes slots in a chunk cost row, token tables, then FLOPs/bytes per
+    # (below seq, below ctx token, above seq, above ctx token).
     mix_ops: list[tuple[Any, ...]] = [
-        (k, op.flops_by_tokens, op.bytes_by_tokens, *fc, *bc)
+        (2 * k, 2 * k + 1, op.flops_by_tokens, op.bytes_by_tokens, *fc, *bc)
         for k, (op, (fc, bc)) in enumerate(zip(timer.dynamic, timer.decode_coefficients, strict=True))
     ]
     dec_static, dec_lines = timer.decode_tables()
-    timer.warm_chunk_cache(new_tokens=np.asarray(pre), context_tokens=np.asarray(cached), emits=True)
     chunk_cache, chunk_cost = timer.chunk_cache, timer.chunk_cost
 
     now, g, events, preemptions, busy, seq_area = 0.0, 0, 0, 0, 0.0, 0.0
@@ -74,12 +75,17 @@ def run_engine(
     requeue: deque[int] = deque()
     prefilling: list[int] = []
     order: dict[int, None] = {}  # running requests in admission order (preemption victims from the end)
-    n_dec = n_below = 0
+    n_dec = n_below = n_run = 0  # decoding, of them below the window, running (decoding + prefilling)
     s_off = sb_off = 0  # sum over decoders of (context at join - step at join); below-window ones in sb_off
     kv_off = 0.0  # KV in use = kv_off + kvt * n_dec * g (preempt); = kv_off (reserve)
-    never = (1 << 62, n, 0)  # sentinel: a valid entry no step count reaches
-    fin_heap: list[tuple[int, int, int]] = [never]  # (step count at finish, request, epoch)
-    cross_heap: list[tuple[int, int, int]] = [never]  # (step count when the context reaches the window, ...)
+    grow = 0.0  # preempt: KV the next step's decode tokens add on top of kv_off
+    # Heap entries are ints (step count << shift | request): cheaper than tuples to build and compare, and
+    # ordered like (step, request). An entry is live while fin_key/cross_key of its request holds it;
+    # preemption and finishing clear the key, which invalidates what is left in the heaps.
+    shift, mask = n.bit_length(), (1 << n.bit_length()) - 1
+    never = (1 << 62) << shift | n  # sentinel (request n): a live entry no step count reaches
+    fin_key, cross_key = [-1] * n + [never], [-1] * n + [never]
+    fin_heap, cross_heap = [never], [never]  # finishes; contexts reaching the sliding window
     s_time: list[float] = []  # at every event: time, waiting requests, running sequences (flat lists: cheap)
     s_wait: list[int] = []
     s_run: list[int] = []
@@ -87,57 +93,58 @@ def run_engine(
     push, pop, sqrt, ceil = heapq.heappush, heapq.heappop, math.sqrt, math.ceil  # local names: hot loop
     while done < n:
         events += 1
-        if events > limits.max_events:
-            raise runaway_error(max_events=limits.max_events, now_seconds=now, done=done, requests=n)
+        if events > max_events:
+            raise runaway_error(max_events=max_events, now_seconds=now, done=done, requests=n)
         while arr[ia] <= now:
             ia += 1
         n_wait = ia - iw + (len(requeue) if requeue else 0)
-        if n_dec == 0 and not prefilling and n_wait == 0:
-            s_time.append(now)
-            s_wait.append(0)
-            s_run.append(0)
-            now = arr[ia]  # idle until the next arrival
-            continue
         s_time.append(now)
         s_wait.append(n_wait)
-        s_run.append(n_dec + len(prefilling))
+        s_run.append(n_run)
+        if n_run == 0 and n_wait == 0:
+            now = arr[ia]  # idle until the next arrival
+            continue
 
-        # Preempt (recompute) from the newest while the next step's decode tokens do not fit.
-        while not reserve and kv_off + kvt * n_dec * (g + 1) > cap and order:
-            rid = next(reversed(order))
-            del order[rid]
-            if state[rid] == _PREFILL:
-                prefilling.remove(rid)
-                kv_off -= charge[rid]
-            else:
-                off = cjoin[rid] - gjoin[rid]
-                n_dec -= 1
-                s_off -= off
-                if below[rid]:
-                    n_below -= 1
-                    sb_off -= off
-                kv_off -= kvs + kvt * (off - cached[rid])
-                epoch[rid] += 1
-                left[rid] -= g - gjoin[rid]
-                pre[rid] = off + g + 1 - cached[rid]  # prompt + every emitted token, recomputed
-            pdone[rid] = 0
-            state[rid] = 0
-            requeue.appendleft(rid)
-            preemptions += 1
+        if not reserve:  # preempt (recompute) from the newest while the next step's decode tokens do not fit
+            grow = kvt * n_dec * (g + 1)
+            while kv_off + grow > cap and order:
+                rid = next(reversed(order))
+                del order[rid]
+                if state[rid] == _PREFILL:
+                    prefilling.remove(rid)
+                    kv_off -= charge[rid]
+                else:
+                    off = cjoin[rid] - gjoin[rid]
+                    n_dec -= 1
+                    s_off -= off
+                    if below[rid]:
+                        n_below -= 1
+                        sb_off -= off
+                    kv_off -= kvs + kvt * (off - cached[rid])
+                    fin_key[rid] = cross_key[rid] = -1
+                    left[rid] -= g - gjoin[rid]
+                    pre[rid] = off + g + 1 - cached[rid]  # prompt + every emitted token, recomputed
+                    grow = kvt * n_dec * (g + 1)
+                pdone[rid] = 0
+                state[rid] = 0
+                n_run -= 1
+                requeue.appendleft(rid)
+                preemptions += 1
 
-        budget = budget_max - n_dec
         chunks: list[tuple[int, int]] = []
         if prefilling or n_wait:
+            budget = budget_max - n_dec
             for rid in prefilling:
                 if budget <= 0:
                     break
-                size = min(pre[rid] - pdone[rid], budget)
+                size = pre[rid] - pdone[rid]
+                size = size if size < budget else budget
                 chunks.append((rid, size))
                 budget -= size
-            while (iw < ia or requeue) and budget > 0 and n_dec + len(prefilling) < seq_cap:
+            while (iw < ia or requeue) and budget > 0 and n_run < seq_cap:
                 rid = requeue[0] if requeue else iw
                 need = kvs + kvt * (pre[rid] + (left[rid] if reserve else 0))
-                if (kv_off if reserve else kv_off + kvt * n_dec * (g + 1)) + need > cap:
+                if kv_off + grow + need > cap:
                     break  # FCFS: the head waits for memory
                 if requeue:
                     requeue.popleft()
@@ -150,13 +157,14 @@ def run_engine(
                 state[rid] = _PREFILL
                 order[rid] = None
                 prefilling.append(rid)
-                size = min(pre[rid], budget)
+                n_run += 1
+                size = pre[rid] if pre[rid] < budget else budget
                 chunks.append((rid, size))
                 budget -= size
 
         n_above = n_dec - n_below
         ctx_below = sb_off + n_below * g
-        ctx_above = s_off - sb_off + n_above * g
+        ctx_above = s_off - sb_off + n_above * g if n_above else 0
         if chunks:  # one mixed step: prefill chunks + one token per decoding sequence
             tokens = budget_max - budget
             pf = per_flop[tokens]
@@ -175,25 +183,25 @@ def run_engine(
                         one = chunk_cost(key)
                     add = tuple(x + y for x, y in zip(add, one, strict=True)) if add else one
             dt = static[tokens]
-            for k, tf, tb, fb0, fb1, fa0, fa1, mb0, mb1, ma0, ma1 in mix_ops:
-                flops = tf[tokens] + add[2 * k] + fb0 * n_below + fb1 * ctx_below
-                bytes_ = tb[tokens] + add[2 * k + 1] + mb0 * n_below + mb1 * ctx_below
+            for kf, kb, tf, tb, fb0, fb1, fa0, fa1, mb0, mb1, ma0, ma1 in mix_ops:
+                flops = tf[tokens] + add[kf] + fb0 * n_below + fb1 * ctx_below
+                bytes_ = tb[tokens] + add[kb] + mb0 * n_below + mb1 * ctx_below
                 if n_above:
                     flops += fa0 * n_above + fa1 * ctx_above
                     bytes_ += ma0 * n_above + ma1 * ctx_above
                 flops *= pf
                 bytes_ *= per_byte
                 dt += flops if flops >= bytes_ else bytes_
-            seq_area += (n_dec + len(prefilling)) * dt
+            seq_area += n_run * dt
             now += dt
             busy += dt
             g += 1
-            finished_prefill = False
+            ended = 0  # prefills completed in this step
             for rid, size in chunks:
                 pdone[rid] += size
                 if pdone[rid] < pre[rid]:
                     continue
-                finished_prefill = True
+                ended += 1
                 left[rid] -= 1  # the prefill's logits give a token
                 if first[rid] != first[rid]:
                     first[rid] = now
@@ -202,6 +210,7 @@ def run_engine(
                     del order[rid]
                     state[rid] = 0
                     finish[rid] = now
+                    n_run -= 1
                     done += 1
                     continue
                 state[rid] = _DECODE
@@ -215,20 +224,28 @@ def run_engine(
                     below[rid] = True
                     n_below += 1
                     sb_off += context - g
-                    push(cross_heap, (g + window - context, rid, epoch[rid]))
+                    if sliding:
+                        cross_key[rid] = entry = (g + window - context) << shift | rid
+                        push(cross_heap, entry)
                 else:
                     below[rid] = False
-                push(fin_heap, (g + left[rid], rid, epoch[rid]))
-            if finished_prefill:
-                prefilling = [rid for rid in prefilling if pdone[rid] < pre[rid]]
+                fin_key[rid] = entry = (g + left[rid]) << shift | rid
+                push(fin_heap, entry)
+            if ended:  # usually every prefill ended (one prompt per step): skip the filter
+                prefilling = [] if ended == len(prefilling) else [r for r in prefilling if pdone[r] < pre[r]]
         else:  # decode-only segment: step j lasts a + b * j until the next event
-            while fin_heap[0][2] != epoch[fin_heap[0][1]]:
+            top = fin_heap[0]
+            while fin_key[top & mask] != top:
                 pop(fin_heap)
-            while cross_heap[0][2] != epoch[cross_heap[0][1]]:
-                pop(cross_heap)
-            steps = fin_heap[0][0] - g
-            if cross_heap[0][0] - g < steps:
-                steps = cross_heap[0][0] - g
+                top = fin_heap[0]
+            steps = (top >> shift) - g
+            if sliding:
+                top = cross_heap[0]
+                while cross_key[top & mask] != top:
+                    pop(cross_heap)
+                    top = cross_heap[0]
+                if (top >> shift) - g < steps:
+                    steps = (top >> shift) - g
             if not reserve and kv_off + kvt * n_dec * (g + steps) > cap:  # KV fills up first
                 steps = int((cap - kv_off) / (kvt * n_dec)) - g
                 steps = steps if steps > 1 else 1
@@ -253,7 +270,10 @@ def run_engine(
                 else:
                     a += m0
                     b += m1
-            if n_wait == 0 and ia < n and n_dec < seq_cap:  # stop once the next arrival can be admitted
+            dt = steps * (a + 0.5 * b * (steps - 1))
+            # Stop once the next arrival can be admitted: at the first k steps that end at or after it. The end
+            # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arr[n] is inf).
+            if dt >= arr[ia] - now and n_wait == 0 and n_dec < seq_cap:
                 gap = arr[ia] - now
                 if b > 0:
                     half = a - 0.5 * b
@@ -267,16 +287,18 @@ def run_engine(
                     k += 1
                 if k < steps:
                     steps = k
-            dt = steps * (a + 0.5 * b * (steps - 1))
+                    dt = steps * (a + 0.5 * b * (steps - 1))
             seq_area += n_dec * dt
             now += dt
             busy += dt
             g += steps
 
-        while fin_heap[0][0] <= g:  # finishes due at this step count
-            _, rid, ep = pop(fin_heap)
-            if ep != epoch[rid]:
+        while fin_heap[0] >> shift <= g:  # finishes due at this step count
+            entry = pop(fin_heap)
+            rid = entry & mask
+            if fin_key[rid] != entry:
                 continue
+            fin_key[rid] = cross_key[rid] = -1
             off = cjoin[rid] - gjoin[rid]
             n_dec -= 1
             s_off -= off
@@ -284,14 +306,16 @@ def run_engine(
                 n_below -= 1
                 sb_off -= off
             kv_off -= charge[rid] if reserve else kvs + kvt * (off - cached[rid])
-            epoch[rid] += 1
             del order[rid]
             state[rid] = 0
             finish[rid] = now
+            n_run -= 1
             done += 1
-        while cross_heap[0][0] <= g:  # contexts reaching the sliding window
-            _, rid, ep = pop(cross_heap)
-            if ep == epoch[rid] and below[rid]:
+        while sliding and cross_heap[0] >> shift <= g:  # contexts reaching the sliding window
+            entry = pop(cross_heap)
+            rid = entry & mask
+            if cross_key[rid] == entry:
+                cross_key[rid] = -1
                 below[rid] = False
                 n_below -= 1
                 sb_off -= cjoin[rid] - gjoin[rid]
