@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
-from costmodel.dtypes import BYTES_PER_ELEMENT
-from costmodel.memory import plan_memory
+from costmodel.memory import plan_replica_memory
 from costmodel.roofline import Efficiency, step
 
 
@@ -56,11 +55,8 @@ def roofline_capacity(
     cached = int(round(prompt_tokens * cached_prompt_fraction))
     new = max(1, int(round(prompt_tokens)) - cached)
     t_p = step(shape, hardware, batch=1, new_tokens=new, context_tokens=cached, **common).step_seconds  # type: ignore[arg-type]
-    memory = plan_memory(
-        shape, hbm_bytes_per_gpu=hardware.memory_bytes, gpus=gpus,
-        weight_bytes_per_param=BYTES_PER_ELEMENT[weight_dtype], kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
-        context_tokens=int(prompt_tokens + output_tokens),
-    )
+    memory = plan_replica_memory(shape, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                                 context_tokens=int(prompt_tokens + output_tokens))
     if not memory.fits:
         return Capacity(False, memory.message, 0.0, 0, t_p, 0.0, 0.0, memory.max_batch, "roofline")
     if t_p > ttft_limit_seconds:

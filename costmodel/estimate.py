@@ -8,9 +8,9 @@ from costmodel.calibration import Calibration, apply_calibration
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
-from costmodel.dtypes import BYTES_PER_ELEMENT, KV_DTYPES, WEIGHT_DTYPES
+from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
-from costmodel.memory import MemoryPlan, plan_memory
+from costmodel.memory import MemoryPlan, plan_replica_memory
 from costmodel.roofline import Efficiency, StepResult, step
 
 
@@ -102,6 +102,22 @@ def check_config(
         )
 
 
+def resolve_config(
+    model: ModelSpec | str,
+    hardware: AcceleratorSpec | str,
+    *,
+    efficiency: Efficiency | None = None,
+    calibration: Calibration | None = None,
+) -> tuple[ModelSpec, AcceleratorSpec, Efficiency]:
+    """Look up catalog ids and pick the efficiencies: a calibration's (with its measured peaks), the
+    ones given, or the accelerator's datasheet defaults."""
+    spec = load_model(model) if isinstance(model, str) else model
+    hw = load_accelerator(hardware) if isinstance(hardware, str) else hardware
+    if calibration is not None:
+        hw, efficiency = apply_calibration(hw, calibration)
+    return spec, hw, efficiency or Efficiency.from_accelerator(hw)
+
+
 def estimate(
     model: ModelSpec | str,
     hardware: AcceleratorSpec | str,
@@ -116,15 +132,11 @@ def estimate(
     calibration: Calibration | None = None,
 ) -> Estimate:
     """Prefill, decode and memory of one replica (ids are looked up in the bundled catalogs)."""
-    spec = load_model(model) if isinstance(model, str) else model
-    hw = load_accelerator(hardware) if isinstance(hardware, str) else hardware
+    spec, hw, eff = resolve_config(model, hardware, efficiency=efficiency, calibration=calibration)
     check_config(
         spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=batch,
         prompt_tokens=prompt_tokens, output_tokens=output_tokens,
     )
-    if calibration is not None:
-        hw, efficiency = apply_calibration(hw, calibration)
-    eff = efficiency or Efficiency.from_accelerator(hw)
     shape = derive_shape(spec)
     prefill = step(
         shape, hw, batch=batch, new_tokens=prompt_tokens, context_tokens=0,
@@ -135,12 +147,8 @@ def estimate(
         shape, hw, batch=batch, new_tokens=1, context_tokens=prompt_tokens + output_tokens // 2,
         weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, efficiency=eff,
     )
-    memory = plan_memory(
-        shape,
-        hbm_bytes_per_gpu=hw.memory_bytes,
-        gpus=gpus,
-        weight_bytes_per_param=BYTES_PER_ELEMENT[weight_dtype],
-        kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
+    memory = plan_replica_memory(
+        shape, hw, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
         context_tokens=prompt_tokens + output_tokens,
     )
     return Estimate(

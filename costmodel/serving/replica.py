@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costmodel.calibration import Calibration, apply_calibration
-from costmodel.catalog.loader import load_accelerator, load_model
+from costmodel.calibration import Calibration
 from costmodel.catalog.params import ModelShape, derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
 from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
-from costmodel.estimate import check_config
-from costmodel.memory import MAX_BATCHED_TOKENS, MemoryPlan, kv_bytes_per_sequence_per_gpu, plan_memory
+from costmodel.estimate import check_config, resolve_config
+from costmodel.memory import (
+    MAX_BATCHED_TOKENS,
+    MemoryPlan,
+    kv_bytes_per_sequence_per_gpu,
+    plan_replica_memory,
+)
 from costmodel.roofline import Efficiency
 from costmodel.serving.steptime import StepTimer
 
@@ -80,14 +84,10 @@ def build_replica(
     A model that does not fit is not an error here (`Replica.fits` is False); `simulate` raises on it and
     `capacity_at_slo` reports it as infeasible.
     """
-    spec = load_model(model) if isinstance(model, str) else model
-    hw = load_accelerator(hardware) if isinstance(hardware, str) else hardware
+    spec, hw, eff = resolve_config(model, hardware, efficiency=efficiency, calibration=calibration)
     check_config(spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=1, prompt_tokens=1, output_tokens=1)
     if max_batched_tokens < 1:
         raise CostmodelError(f"--max-batched-tokens must be >= 1 (got {max_batched_tokens})")
-    if calibration is not None:
-        hw, efficiency = apply_calibration(hw, calibration)
-    eff = efficiency or Efficiency.from_accelerator(hw)
     if eff.weight_reads_max_rows > 1.0:
         # The simulator's fast step tables are linear in the lm_head's rows; the re-read term is not.
         raise CostmodelError(
@@ -96,14 +96,7 @@ def build_replica(
             "simulate with the datasheet defaults or a GPU calibration (estimate accepts this calibration)"
         )
     shape = derive_shape(spec)
-    memory = plan_memory(
-        shape,
-        hbm_bytes_per_gpu=hw.memory_bytes,
-        gpus=gpus,
-        weight_bytes_per_param=BYTES_PER_ELEMENT[weight_dtype],
-        kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
-        context_tokens=1,
-    )
+    memory = plan_replica_memory(shape, hw, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, context_tokens=1)
     # Per-sequence KV is affine in the context above the sliding window: slope = full-attention layers,
     # intercept = sliding-window layers holding a full window (an upper bound below it).
     above = (shape.sliding_window_tokens or 0) + 1
