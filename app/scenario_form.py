@@ -58,6 +58,7 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
     values: dict[str, Any] = {
         "sc_name": scenario.name,
         "sc_description": scenario.description,
+        "sc_as_of": scenario.as_of,
         "sc_volume_mode": VOLUME_MODES[0] if wl.requests_per_day is not None else VOLUME_MODES[1],
         "sc_requests_per_day": float(wl.requests_per_day or wl.requests_per_month() / DAYS_PER_MONTH),
         "sc_tokens_per_month": float(wl.tokens_per_month or wl.tokens_per_month_total()),
@@ -157,9 +158,11 @@ def _unscaled(key: str, shown: float, *, exact: float, per_unit: float) -> float
 def workload_and_slo(scenario: Scenario) -> dict[str, Any]:
     """Render the workload and SLO widgets; return the draft's name, description, workload and slo."""
     populate(scenario)
-    top = st.columns([1, 2])
+    top = st.columns([1, 2, 1])
     name = top[0].text_input("Scenario name", key="sc_name")
     description = top[1].text_input("Description", key="sc_description")
+    as_of = top[2].date_input("As of (empty: today)", value=None, key="sc_as_of",
+                              help="Evaluation date: retirements and price ages count to it")
 
     st.subheader("Workload")
     col_volume, col_prompt, col_output = st.columns(3)
@@ -209,4 +212,4 @@ def workload_and_slo(scenario: Scenario) -> dict[str, Any]:
                 exact = getattr(scenario.slo, field)
                 slo[field] = _unscaled(f"sc_{field}", value, exact=exact if exact is not None else -1.0,
                                        per_unit=1.0 / scale)
-    return {"name": name, "description": description, "workload": workload, "slo": slo}
+    return {"name": name, "description": description, "as_of": as_of, "workload": workload, "slo": slo}

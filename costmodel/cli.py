@@ -7,6 +7,7 @@ listed in SUBCOMMAND_MODULES; probe commands import `probes` lazily inside their
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import importlib
 import json
 import math
@@ -47,6 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         module.register(subparsers)
     return parser
+
+
+def parse_date(text: str) -> dt.date:
+    """argparse type for `--date YYYY-MM-DD` (one "as of" date for retirements, price ages and memos)."""
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a date; use YYYY-MM-DD, e.g. 2026-12-01") from None
 
 
 def json_safe(value: Any) -> Any:

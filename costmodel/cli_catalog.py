@@ -11,7 +11,7 @@ from costmodel.calibration import load_calibration
 from costmodel.catalog import loader
 from costmodel.catalog.hf_import import import_hf_config_file
 from costmodel.catalog.params import derive_shape
-from costmodel.cli import emit
+from costmodel.cli import emit, parse_date
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.estimate import Estimate, estimate
@@ -50,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     mimport.add_argument("--id", dest="model_id", help="catalog id (default: the config's folder name)")
     mimport.add_argument("--out", type=Path, help="YAML file to write (default: $COSTMODEL_HOME/models/<id>.yaml)")
     mimport.add_argument("--force", action="store_true", help="overwrite an existing file")
+    mimport.add_argument("--date", type=parse_date, default=None, help="the `checked` date YYYY-MM-DD (default today)")
     mimport.add_argument("--json", action="store_true")
     mimport.set_defaults(handler=run_models_import)
 
@@ -123,7 +124,7 @@ def run_hardware_list(args: argparse.Namespace) -> int:
 
 def run_models_import(args: argparse.Namespace) -> int:
     model_id = args.model_id or args.config.resolve().parent.name.lower()
-    spec = import_hf_config_file(args.config, model_id=model_id)
+    spec = import_hf_config_file(args.config, model_id=model_id, as_of=args.date)
     if spec.id in loader.bundled_models():
         raise CostmodelError(f"--id '{spec.id}' is a bundled model; choose another id")
     out = args.out or loader.user_models_dir() / f"{spec.id}.yaml"

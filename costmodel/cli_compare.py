@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from costmodel.calibration import load_calibration
-from costmodel.cli import emit
+from costmodel.cli import emit, parse_date
 from costmodel.decision import decide
 from costmodel.decision_types import Decision
 from costmodel.scenario import load_scenario
@@ -18,6 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser = subparsers.add_parser("compare", help="compare the options of scenario file(s): cost, SLO, break-even")
     parser.add_argument("scenarios", nargs="+", type=Path, help="scenario YAML/JSON file(s)")
     parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching self-host hardware")
+    parser.add_argument("--date", type=parse_date, default=None,
+                        help="evaluation date YYYY-MM-DD (retirements, price ages); default: the scenario's "
+                             "as_of, else today")
     parser.add_argument("--json", action="store_true", help="one JSON object (several files: {'scenarios': [...]})")
     parser.set_defaults(handler=run_compare)
 
@@ -36,7 +39,8 @@ def _latency(value: float | None, scale: float, unit: str) -> str:
 
 def render_table(decision: Decision) -> str:
     """Human-readable comparison."""
-    lines = [f"{decision.scenario_name}: {decision.requests_per_month:,.0f} requests/month, "
+    as_of = f" (as of {decision.as_of.isoformat()})" if decision.as_of else ""
+    lines = [f"{decision.scenario_name}{as_of}: {decision.requests_per_month:,.0f} requests/month, "
              f"{decision.tokens_per_month / 1e9:,.2f}B tokens/month, peak {decision.peak_requests_per_second:.1f} req/s",
              "",
              f"  {'option':32s} {'kind':9s} {'$/month':>11s} {'$/M tok':>8s} {'SLO':4s} {'TTFT90':>7s} {'TPOT90':>7s} "
@@ -66,7 +70,7 @@ def render_table(decision: Decision) -> str:
 
 def run_compare(args: argparse.Namespace) -> int:
     calibration = load_calibration(args.calibration) if args.calibration else None
-    decisions = [decide(load_scenario(path), calibration=calibration) for path in args.scenarios]
+    decisions = [decide(load_scenario(path), calibration=calibration, today=args.date) for path in args.scenarios]
     if len(decisions) == 1:
         emit(decisions[0].contract(), as_json=args.json, text=render_table(decisions[0]))
     else:

@@ -7,22 +7,14 @@ CLI's start-up stays light for every other subcommand.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import time
 from pathlib import Path
 
 from costmodel.calibration import load_calibration
-from costmodel.cli import emit
+from costmodel.cli import emit, parse_date
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_bytes
 from costmodel.scenario import load_scenario
-
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a date; use YYYY-MM-DD, e.g. 2026-12-01") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("scenario", type=Path, help="scenario YAML/JSON file")
     parser.add_argument("--out", type=Path, required=True, help="PDF file to write (replaced atomically)")
     parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching self-host hardware")
-    parser.add_argument("--date", type=_date, default=None,
+    parser.add_argument("--date", type=parse_date, default=None,
                         help="evaluation date YYYY-MM-DD (price ages, PDF date); default today. Same date, same PDF")
     parser.add_argument("--json", action="store_true", help='print {"path", "pages", "seconds"}')
     parser.set_defaults(handler=run_memo)

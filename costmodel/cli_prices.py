@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from costmodel.cli import emit
+from costmodel.cli import emit, parse_date
 from costmodel.pricing.refresh import DEFAULT_TIMEOUT_SECONDS, refresh_sheet
 from costmodel.pricing.schema import ApiPriceRow, GpuPriceRow
 from costmodel.pricing.sheets import load_sheet
@@ -22,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     plist.add_argument("--sheet", choices=("api", "gpu"), default="api")
     plist.add_argument("--file", type=Path, help="sheet file (default: the bundled one)")
     plist.add_argument("--provider", help="only rows of this provider, e.g. openai or lambda")
+    plist.add_argument("--date", type=parse_date, default=None,
+                       help="as-of date YYYY-MM-DD for ages and retirements (default today)")
     plist.add_argument("--json", action="store_true", help="print one JSON object")
     plist.set_defaults(handler=run_list)
 
@@ -41,7 +44,7 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def _api_line(row: ApiPriceRow) -> str:
+def _api_line(row: ApiPriceRow, *, as_of: dt.date) -> str:
     parts = [f"{row.id:<34} in {_fmt(row.input_usd_per_mtok):>6}  cached {_fmt(row.cache_read_usd_per_mtok):>6}"
              f"  out {_fmt(row.output_usd_per_mtok):>6}  $/Mtok"]
     if row.has_batch:
@@ -51,7 +54,7 @@ def _api_line(row: ApiPriceRow) -> str:
                      f"/{_fmt(row.long_context_output_usd_per_mtok)}")
     if row.open_model_id:
         parts.append(f"[{row.open_model_id}]")
-    if row.is_retired():
+    if row.is_retired(today=as_of):
         parts.append(f"RETIRED {row.deprecation_date}")
     if row.disagreement:
         parts.append("sources disagree")
@@ -69,13 +72,15 @@ def run_list(args: argparse.Namespace) -> int:
     """Print the sheet's rows and its age."""
     sheet = load_sheet(args.sheet, args.file)
     rows = [r for r in sheet.rows if args.provider is None or r.provider == args.provider]
-    header = f"{sheet.where}: {len(rows)} of {len(sheet.rows)} rows, {sheet.age_text()}"
-    lines = [_api_line(r) if isinstance(r, ApiPriceRow) else _gpu_line(r) for r in rows]
+    as_of = args.date or dt.date.today()
+    header = f"{sheet.where}: {len(rows)} of {len(sheet.rows)} rows, {sheet.age_text(today=as_of)} (as of {as_of})"
+    lines = [_api_line(r, as_of=as_of) if isinstance(r, ApiPriceRow) else _gpu_line(r) for r in rows]
     payload: dict[str, Any] = {
         "sheet": args.sheet,
         "path": sheet.where,
         "checked_oldest": sheet.checked_oldest.isoformat(),
-        "age_days": sheet.age_days(),
+        "as_of": as_of.isoformat(),
+        "age_days": sheet.age_days(today=as_of),
         "rows": [r.model_dump(mode="json") for r in rows],
     }
     emit(payload, as_json=args.json, text="\n".join([header, *lines]))

@@ -131,7 +131,7 @@ def decide(
     if over.volume != 1.0:
         workload = _scaled_volume(workload, over.volume)
         scenario = scenario.model_copy(update={"workload": workload})
-    today = today or dt.date.today()
+    today = scenario.evaluation_date(override=today)
     profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
     results: dict[str, OptionResult] = {}
     for option in scenario.options:
@@ -179,6 +179,7 @@ def decide(
         hourly_profile=tuple(profile),
         efficiency_source="; ".join(efficiency_sources),
         calibration_source=calibration.source if calibration else None,
+        as_of=today,
     )
 
 

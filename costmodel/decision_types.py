@@ -6,6 +6,7 @@ This is what `costmodel compare --json`, the app's Compare page and the PDF memo
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -112,6 +113,7 @@ class Decision:
     hourly_profile: tuple[float, ...]  # 24 factors, mean 1
     efficiency_source: str  # datasheet defaults, or the calibration used
     calibration_source: str | None = None
+    as_of: dt.date | None = None  # the evaluation date: retirements and price ages count to it
     extras: dict[str, str] = field(default_factory=dict)
 
     def option(self, name: str) -> OptionResult:
@@ -125,6 +127,7 @@ class Decision:
         """DESIGN.md `compare --json` object."""
         return {
             "scenario": self.scenario_name,
+            "as_of": self.as_of.isoformat() if self.as_of else None,
             "options": [o.contract() for o in self.options],
             "recommendation": self.recommendation,
             "recommendation_meets_slo": self.recommendation_meets_slo,

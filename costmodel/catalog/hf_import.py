@@ -38,8 +38,10 @@ UNSUPPORTED_FIELDS = {
 }
 
 
-def import_hf_config(config: dict[str, Any], *, model_id: str, source: str) -> ModelSpec:
-    """Validate an HF config dict and build a ModelSpec with id `model_id`."""
+def import_hf_config(
+    config: dict[str, Any], *, model_id: str, source: str, as_of: dt.date | None = None
+) -> ModelSpec:
+    """Validate an HF config dict and build a ModelSpec with id `model_id`, `checked` = `as_of` (default today)."""
     model_type = config.get("model_type")
     if model_type is None:
         raise CostmodelError("config.json has no 'model_type'; is this a Hugging Face model config?")
@@ -62,7 +64,7 @@ def import_hf_config(config: dict[str, Any], *, model_id: str, source: str) -> M
         "id": model_id,
         "name": config.get("_name_or_path") or model_id,
         "source": source,
-        "checked": dt.date.today().isoformat(),
+        "checked": (as_of or dt.date.today()).isoformat(),
         **fields,
     }
     try:
@@ -71,7 +73,7 @@ def import_hf_config(config: dict[str, Any], *, model_id: str, source: str) -> M
         raise CostmodelError(describe_validation_error(exc, where="config.json")) from exc
 
 
-def import_hf_config_file(path: str | Path, *, model_id: str) -> ModelSpec:
+def import_hf_config_file(path: str | Path, *, model_id: str, as_of: dt.date | None = None) -> ModelSpec:
     """Read `config.json` from disk and import it."""
     file = Path(path)
     try:
@@ -82,4 +84,4 @@ def import_hf_config_file(path: str | Path, *, model_id: str) -> ModelSpec:
         raise CostmodelError(f"{file}: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
     if not isinstance(config, dict):
         raise CostmodelError(f"{file}: expected a JSON object")
-    return import_hf_config(config, model_id=model_id, source=f"imported from {file.name}")
+    return import_hf_config(config, model_id=model_id, source=f"imported from {file.name}", as_of=as_of)

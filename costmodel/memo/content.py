@@ -106,7 +106,7 @@ def memo_content(
     fraction: float = DEFAULT_FRACTION,
 ) -> MemoContent:
     """Evaluate (unless `decision` is given) and lay out the memo for `scenario` as of `today`."""
-    today = today or dt.date.today()
+    today = scenario.evaluation_date(override=today)
     decision = decision or decide(scenario, calibration=calibration, today=today)
     model = cost_model(decision, scenario)
     sens = sensitivity(scenario, decision, model, calibration=calibration, today=today, fraction=fraction)

@@ -6,6 +6,7 @@ the price sheets and catalogs the caller passes in (so this module needs neither
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -39,6 +40,11 @@ class Scenario(BaseModel):
 
     name: str = Field(min_length=1, description="what this scenario is, e.g. 'chat assistant, EU launch'")
     description: str = Field(default="", description="free text for the memo")
+    as_of: dt.date | None = Field(
+        default=None,
+        description="evaluation date (YYYY-MM-DD) for retirements, price ages and the memo's date; "
+        "default: the day the command runs (a `--date` flag overrides it)",
+    )
     workload: Workload
     slo: Slo
     options: list[Option] = Field(min_length=1, description="api, self-host and hybrid options to compare")
@@ -61,6 +67,10 @@ class Scenario(BaseModel):
                             f"scenario (have: {', '.join(names)})"
                         )
         return self
+
+    def evaluation_date(self, *, override: dt.date | None = None) -> dt.date:
+        """The one "as of" date: an explicit override (`--date`), else the scenario's `as_of`, else today."""
+        return override or self.as_of or dt.date.today()
 
     def option(self, name: str) -> Option:
         """The option with exactly this name."""
