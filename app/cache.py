@@ -13,10 +13,10 @@ import json
 import streamlit as st
 from pydantic import ValidationError
 
-from costmodel.calibration import Calibration
 from costmodel.catalog import accelerators, models
-from costmodel.charts_data import RooflineView, roofline_view
+from costmodel.charts.roofline import RooflineView, roofline_view
 from costmodel.errors import CostmodelError
+from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 
 
@@ -57,7 +57,7 @@ def cached_roofline_view(
     output_tokens: int,
     calibration_json: str | None = None,
 ) -> RooflineView:
-    """`costmodel.charts_data.roofline_view`, cached; the calibration travels as its JSON text."""
+    """`costmodel.charts.roofline.roofline_view`, cached; the calibration travels as its JSON text."""
     calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
     return roofline_view(
         model, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=batch,

@@ -8,15 +8,15 @@ import streamlit as st
 from app.cache import api_sheet, api_sheet_for, gpu_sheet
 from app.colors import option_colors
 from app.figures_compare import breakdown_figure, traffic_figure, utilization_figure, volume_figure
-from costmodel.calibration import Calibration
-from costmodel.charts_compare import CompareView, compare_view
+from costmodel.charts.compare import CompareView, compare_view
+from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import Scenario
 
 
 @st.cache_data(show_spinner="Evaluating the options...", max_entries=64)
 def cached_compare_view(scenario_json: str, calibration_json: str | None = None,
                         overrides_json: str | None = None) -> CompareView:
-    """`costmodel.charts_compare.compare_view` (decide + chart data), keyed by the scenario's JSON."""
+    """`costmodel.charts.compare.compare_view` (decide + chart data), keyed by the scenario's JSON."""
     calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
     return compare_view(Scenario.model_validate_json(scenario_json), calibration=calibration,
                         api_sheet=api_sheet_for(overrides_json), gpu_sheet=gpu_sheet())

@@ -7,7 +7,7 @@ import datetime as dt
 import streamlit as st
 
 from app.memo_preview import MemoFile, build_memo_file, page_images
-from costmodel.calibration import Calibration
+from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import Scenario
 
 

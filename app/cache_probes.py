@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from costmodel.calibrate_fit import CalibrationFit, fit_calibration
-from costmodel.probe_result import ProbeResult
+from costmodel.measurements.fit import CalibrationFit, fit_calibration
+from costmodel.measurements.probe_result import ProbeResult
 
 
 @st.cache_data(show_spinner="Fitting the calibration...", max_entries=16)
 def cached_fit(probe_json: str) -> CalibrationFit:
-    """`costmodel.calibrate_fit.fit_calibration` of a probe result (JSON text)."""
+    """`costmodel.measurements.fit.fit_calibration` of a probe result (JSON text)."""
     return fit_calibration(ProbeResult.model_validate_json(probe_json))

@@ -1,4 +1,4 @@
-"""Plotly figures of the Compare page from a `costmodel.charts_compare.CompareView` (values are only
+"""Plotly figures of the Compare page from a `costmodel.charts.compare.CompareView` (values are only
 rescaled to display units; every option keeps its color from app.colors)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from app.colors import LIMIT_COLOR
-from costmodel.charts_compare import CompareView, TrafficChart
-from costmodel.decision_types import Decision
+from costmodel.charts.compare import CompareView, TrafficChart
+from costmodel.decision.results import Decision
 
 KIND_DASH = {"api": "solid", "self-host": "dash", "hybrid": "dot"}
 BILLION = 1e9

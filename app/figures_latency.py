@@ -1,11 +1,11 @@
-"""Plotly figures of the Latency page from `costmodel.charts_latency` objects (display units only)."""
+"""Plotly figures of the Latency page from `costmodel.charts.latency` objects (display units only)."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
 from app.colors import LIMIT_COLOR, SLO_COLOR
-from costmodel.charts_latency import OptionLatency
+from costmodel.charts.latency import OptionLatency
 
 MS = 1e3
 PERCENTILE_DASH = {50: "dot", 90: "solid", 99: "dash"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from app.colors import LIMIT_COLOR, PHASE_COLORS
-from costmodel.calibrate_fit import CalibrationFit
+from costmodel.measurements.fit import CalibrationFit
 
 MS = 1e3
 

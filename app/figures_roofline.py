@@ -1,4 +1,4 @@
-"""Plotly figures of the Roofline page, drawn from `costmodel.charts_data` objects (no math here:
+"""Plotly figures of the Roofline page, drawn from `costmodel.charts.roofline` objects (no math here:
 values are only rescaled to display units: ms, GB, TFLOP/s)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from app.colors import LIMIT_COLOR, PHASE_COLORS
-from costmodel.charts_data import BatchPoint, MemoryGrid, OpPoint, RooflineCurve
+from costmodel.charts.roofline import BatchPoint, MemoryGrid, OpPoint, RooflineCurve
 
 TERA = 1e12
 GIGA = 1e9

@@ -10,8 +10,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from costmodel.calibration import Calibration
 from costmodel.errors import CostmodelError
+from costmodel.measurements.calibration import Calibration
 from costmodel.memo import build_memo
 from costmodel.memo.blocks import Block
 from costmodel.scenario import Scenario

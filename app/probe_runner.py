@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from costmodel.errors import CostmodelError
-from costmodel.probe_result import ProbeResult, load_probe_result
+from costmodel.measurements.probe_result import ProbeResult, load_probe_result
 
 PROGRESS_LINE = re.compile(r"\]\s+(\d+)/(\d+)\s+([\d.]+)s\s*(.*)$")
 TIMEOUT_SECONDS = 900.0

@@ -145,7 +145,7 @@ def roofline_defaults() -> RooflineDefaults:
 
 
 def set_calibration(calibration_json: str, *, hardware_id: str, source: str) -> None:
-    """Use a calibration (JSON text of costmodel.calibration.Calibration) on every page, this session."""
+    """Use a calibration (JSON text of costmodel.measurements.calibration.Calibration) on every page, this session."""
     st.session_state[CALIBRATION_KEY] = {"json": calibration_json, "hardware_id": hardware_id, "source": source}
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 def run() -> list[str]:
     """Run `costmodel probe --device cpu --quick` and `costmodel calibrate` on it; return report lines."""
-    from costmodel.calibrate_fit import fit_calibration
-    from costmodel.probe_result import batch1_decode_mbu
+    from costmodel.measurements.fit import fit_calibration
+    from costmodel.measurements.probe_result import batch1_decode_mbu
     from probes.runner import ProbeRequest, run_probe
 
     with tempfile.TemporaryDirectory() as folder:

@@ -5,7 +5,6 @@ Public API (typed results, no dicts):
     from costmodel import load_model, load_accelerator, estimate, evaluate_grid
 """
 
-from costmodel.calibration import Calibration, load_calibration
 from costmodel.catalog import (
     AcceleratorSpec,
     ModelSpec,
@@ -18,6 +17,7 @@ from costmodel.catalog import (
 from costmodel.errors import CostmodelError
 from costmodel.estimate import Estimate, estimate
 from costmodel.grid import GridResult, evaluate_grid
+from costmodel.measurements.calibration import Calibration, load_calibration
 from costmodel.memory import MemoryPlan, plan_memory
 from costmodel.roofline import Efficiency, StepResult, step
 

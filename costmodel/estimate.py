@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costmodel.calibration import Calibration, apply_calibration
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
+from costmodel.measurements.calibration import Calibration, apply_calibration
 from costmodel.memory import MemoryPlan, plan_replica_memory
 from costmodel.roofline import Efficiency, StepResult, step
 

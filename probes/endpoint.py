@@ -3,7 +3,7 @@
 K requests are shared by N worker threads (N in flight at once). Each worker POSTs with stream=true and
 stream_options.include_usage, reads the body with `read1` (returns whatever bytes have arrived, so events
 are not held back to fill a buffer), and stamps each read with time.perf_counter() before decoding the
-SSE events in it. Definitions of TTFT, TPOT, ITL and E2E: costmodel/endpoint_result.py.
+SSE events in it. Definitions of TTFT, TPOT, ITL and E2E: costmodel/measurements/endpoint_result.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import requests
 import urllib3.exceptions
 
-from costmodel.endpoint_result import (
+from costmodel.measurements.endpoint_result import (
     ERROR_KIND_CONNECTION,
     ERROR_KIND_MALFORMED,
     ERROR_KIND_MISSING_DONE,

@@ -10,7 +10,11 @@ from typing import Literal, Protocol
 import numpy as np
 import requests
 
-from costmodel.endpoint_result import EndpointProbeResult, EndpointProbeSettings, EndpointRequestRecord
+from costmodel.measurements.endpoint_result import (
+    EndpointProbeResult,
+    EndpointProbeSettings,
+    EndpointRequestRecord,
+)
 
 PERCENTILES = (50, 90, 99)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from costmodel.probe_result import Microbenchmark
+from costmodel.measurements.probe_result import Microbenchmark
 from probes.environment import TORCH_DTYPES
 from probes.timing import measure
 

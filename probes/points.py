@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from costmodel.probe_result import ProbePoint
+from costmodel.measurements.probe_result import ProbePoint
 from probes.environment import NvmlDevice
 from probes.model import Transformer
 from probes.sweeps import Sweep

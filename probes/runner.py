@@ -17,7 +17,7 @@ import torch
 from costmodel.catalog.loader import load_model
 from costmodel.catalog.schema import ModelSpec
 from costmodel.errors import CostmodelError
-from costmodel.probe_result import (
+from costmodel.measurements.probe_result import (
     Microbenchmark,
     ProbeEnvironment,
     ProbePoint,

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from costmodel.endpoint_result import ERROR_KIND_MALFORMED, ERROR_KIND_STREAM_ERROR
+from costmodel.measurements.endpoint_result import ERROR_KIND_MALFORMED, ERROR_KIND_STREAM_ERROR
 
 # Any of the three line terminators the spec allows; CRLF first so it counts as one terminator.
 _LINE_END = re.compile(rb"\r\n|\r|\n")

@@ -1,18 +1,18 @@
-"""costmodel.charts_compare: the Compare page's curves agree with `decide` and DESIGN.md's formulas."""
+"""costmodel.charts.compare: the Compare page's curves agree with `decide` and DESIGN.md's formulas."""
 
 from __future__ import annotations
 
 import pytest
 
 from app.scenario_io import load_example
-from costmodel.charts_compare import (
+from costmodel.charts.compare import (
     CompareView,
     break_even_points,
     compare_view,
     utilization_curve,
     volume_curves,
 )
-from costmodel.decision import Overrides, decide
+from costmodel.decision.rank import Overrides, decide
 from costmodel.scenario import Scenario
 
 Chat = tuple[Scenario, CompareView]

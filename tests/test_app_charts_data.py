@@ -1,4 +1,4 @@
-"""costmodel.charts_data: the curves the Roofline page draws agree with estimate / plan_memory."""
+"""costmodel.charts.roofline: the curves the Roofline page draws agree with estimate / plan_memory."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from costmodel.catalog import load_accelerator
-from costmodel.charts_data import batch_sweep, memory_grid, op_points, roofline_curve, roofline_view
+from costmodel.charts.roofline import batch_sweep, memory_grid, op_points, roofline_curve, roofline_view
 from costmodel.estimate import estimate
 from costmodel.roofline import Efficiency
 

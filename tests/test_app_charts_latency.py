@@ -1,4 +1,4 @@
-"""costmodel.charts_latency: percentiles vs load, capacity at the SLO and the interactivity curve come
+"""costmodel.charts.latency: percentiles vs load, capacity at the SLO and the interactivity curve come
 straight from the serving simulator."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.scenario_io import load_example
-from costmodel.charts_latency import interactivity_floor, option_latency, self_host_options
+from costmodel.charts.latency import interactivity_floor, option_latency, self_host_options
 from costmodel.errors import CostmodelError
 from costmodel.scenario import Scenario, SelfHostOption, Slo
 from costmodel.serving.replica import build_replica

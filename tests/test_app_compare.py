@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app.scenario_io import example_names, load_example  # noqa: E402
 from app.state import decode_token  # noqa: E402
-from costmodel.decision import decide  # noqa: E402
+from costmodel.decision.rank import decide  # noqa: E402
 from costmodel.scenario import Scenario  # noqa: E402
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import memo_preview  # noqa: E402
 from app.scenario_io import load_example  # noqa: E402
-from costmodel.decision import decide  # noqa: E402
+from costmodel.decision.rank import decide  # noqa: E402
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 DATE = dt.date(2026, 12, 1)

@@ -11,7 +11,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app.state import decode_token  # noqa: E402
-from costmodel.decision import decide  # noqa: E402
+from costmodel.decision.rank import decide  # noqa: E402
 from costmodel.pricing import load_api_prices, load_gpu_prices  # noqa: E402
 from costmodel.pricing.sheets import default_sheet_path  # noqa: E402
 from costmodel.scenario import Scenario  # noqa: E402

@@ -14,8 +14,8 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import probe_runner  # noqa: E402
-from costmodel.calibrate_fit import calibration_from_fit, fit_calibration  # noqa: E402
-from costmodel.probe_result import load_probe_result  # noqa: E402
+from costmodel.measurements.fit import calibration_from_fit, fit_calibration  # noqa: E402
+from costmodel.measurements.probe_result import load_probe_result  # noqa: E402
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 # A real `costmodel probe --quick --model tiny-test --device cpu` result (AMD EPYC, 2 threads, 17 points).

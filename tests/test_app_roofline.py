@@ -115,7 +115,7 @@ def test_bad_gpu_count_is_an_inline_error_naming_the_field() -> None:
 
 
 def test_step_time_chart_shows_the_batch_sweep_in_ms() -> None:
-    from costmodel.charts_data import batch_sweep
+    from costmodel.charts.roofline import batch_sweep
 
     at = _app()
     sweep = batch_sweep("llama-3.1-8b", "h100-sxm", batches=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],

@@ -13,19 +13,19 @@ import operator
 import numpy as np
 import pytest
 
-from costmodel.calibrate_fit import (
+from costmodel.catalog.loader import load_accelerator, load_model
+from costmodel.catalog.params import derive_shape
+from costmodel.errors import CostmodelError
+from costmodel.estimate import estimate
+from costmodel.measurements.calibration import apply_calibration
+from costmodel.measurements.fit import (
     HOLDOUT_EVERY,
     CalibrationFit,
     calibration_from_fit,
     fit_calibration,
     holdout_mask,
 )
-from costmodel.calibration import apply_calibration
-from costmodel.catalog.loader import load_accelerator, load_model
-from costmodel.catalog.params import derive_shape
-from costmodel.errors import CostmodelError
-from costmodel.estimate import estimate
-from costmodel.probe_result import (
+from costmodel.measurements.probe_result import (
     ProbeEnvironment,
     ProbePoint,
     ProbeResult,

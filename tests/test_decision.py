@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from costmodel.cli import main
-from costmodel.decision import Overrides, decide
-from costmodel.economics import HOURS_PER_MONTH
+from costmodel.decision.economics import HOURS_PER_MONTH
+from costmodel.decision.rank import Overrides, decide
 from costmodel.errors import CostmodelError
 from costmodel.scenario import load_scenario, parse_scenario
 

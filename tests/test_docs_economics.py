@@ -6,7 +6,7 @@ the page does not break it) with values computed here and the format the page pr
 asserts that each formatted value lies in its snippet and that the snippet lies in the page. Where the
 page writes the arithmetic out, the same snippet carries two claims, the written-out arithmetic and the
 library's figure, so they must agree to the printed digits. Capacity at the SLO is read from
-`costmodel.decision.decide`'s OptionResult (the serving simulator), and the roofline closed form from
+`costmodel.decision.rank.decide`'s OptionResult (the serving simulator), and the roofline closed form from
 `decide(..., capacity_method="roofline")`. `capacity_at_slo` is run once more here with the decision's own
 settings, for what the decision does not keep (the saturation rate, the number of simulations) and to
 check that it gives the decision's μ. `decide` caches capacity per configuration within a process, so the
@@ -37,15 +37,10 @@ import numpy as np
 import pytest
 import yaml
 
-from costmodel import decision as decision_module
-from costmodel.capacity import Capacity
 from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.cli import main
-from costmodel.decision import SIMULATED_REQUESTS, decide, option_efficiency, self_host_capacity
-from costmodel.decision_types import Decision, OptionResult
-from costmodel.decision_warnings import scenario_warnings
-from costmodel.dtypes import BYTES_PER_ELEMENT
-from costmodel.economics import (
+from costmodel.decision import rank as decision_module
+from costmodel.decision.economics import (
     HOURS_PER_MONTH,
     SECONDS_PER_MONTH,
     break_even_tokens_per_month,
@@ -54,6 +49,10 @@ from costmodel.economics import (
     plan_hybrid,
     size_self_host,
 )
+from costmodel.decision.rank import SIMULATED_REQUESTS, decide, option_efficiency, self_host_capacity
+from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.warnings import scenario_warnings
+from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.memory import plan_memory
 from costmodel.pricing import load_api_prices, load_gpu_prices
 from costmodel.pricing import refresh as refresh_module
@@ -68,6 +67,7 @@ from costmodel.pricing.schema import HOURS_PER_YEAR
 from costmodel.scenario import Scenario, SelfHostOption, parse_scenario
 from costmodel.scenario.workload import DAYS_PER_MONTH, SECONDS_PER_DAY
 from costmodel.serving import capacity_at_slo
+from costmodel.serving.analytic import Capacity
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "economics.md"
@@ -175,7 +175,7 @@ X_LIB = SELF.tokens_per_second_per_replica or 0.0
 ROOF: OptionResult = decide(SCENARIO, today=TODAY, capacity_method="roofline").option("h100-8b")
 ROOF_MU = ROOF.capacity_requests_per_second or 0.0
 ROOF_TP = ROOF.ttft_p90_seconds or 0.0  # the roofline's TTFT is t_p, the prefill of one request
-# capacity_at_slo with the settings costmodel.decision._simulated_capacity passes: the saturation rate and
+# capacity_at_slo with the settings costmodel.decision.rank._simulated_capacity passes: the saturation rate and
 # the number of simulations the decision drops.
 RATE_TOLERANCE = decision_module.RATE_TOLERANCE
 _SELF_OPTION = SCENARIO.option("h100-8b")
@@ -375,7 +375,7 @@ def build_self_host() -> None:
     fact("capacity is cached per configuration: ten times the volume reuses the same result",
          self_host_capacity(SCENARIO, option, calibration=None)[0]
          is self_host_capacity(SCENARIO_10X, option, calibration=None)[0])
-    claim("(`costmodel/capacity.py`; `decide(..., capacity_method=\"roofline\")`) is the fast method.")
+    claim("(`costmodel/serving/analytic.py`; `decide(..., capacity_method=\"roofline\")`) is the fast method.")
     fact("capacity_method='roofline' names its method", "capacity method: roofline" in ROOF.notes)
     claim("μ(B) = 1 / (t_p + T_out x t_d(B) / B) and TPOT = t_d(B) / (1 - μ(B) t_p)")
     big = option.model_copy(update={"model": "llama-3.1-70b"})

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costmodel.economics import (
+from costmodel.decision.economics import (
     HOURS_PER_MONTH,
     break_even_tokens_per_month,
     break_even_utilization,

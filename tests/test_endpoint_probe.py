@@ -16,8 +16,8 @@ import pytest
 from fake_openai_server import RunningFake, running_fake_server
 
 from costmodel.cli import main
-from costmodel.endpoint_result import EndpointProbeResult, endpoint_settings
 from costmodel.errors import CostmodelError
+from costmodel.measurements.endpoint_result import EndpointProbeResult, endpoint_settings
 from probes.endpoint import probe_endpoint, redact, synthetic_prompt
 from probes.endpoint_summary import latency_percentiles
 from probes.sse import SseDecoder
@@ -294,6 +294,6 @@ def test_cli_connection_refused_subprocess(tmp_path: Path) -> None:
     assert payload["requests_failed"] == 2 and payload["errors_by_kind"] == {"connection": 2}
     assert "Traceback" not in done.stderr and KEY not in done.stdout + done.stderr
 
-    check = "import sys, costmodel.cli_endpoint; print('probes' in sys.modules)"
+    check = "import sys, costmodel.cli.endpoint; print('probes' in sys.modules)"
     imported = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert imported.stdout.strip() == "False", imported.stderr

@@ -13,7 +13,7 @@ pypdf = pytest.importorskip("pypdf")
 pytest.importorskip("reportlab")
 pytest.importorskip("matplotlib")
 
-from costmodel.calibration import Calibration  # noqa: E402
+from costmodel.measurements.calibration import Calibration  # noqa: E402
 from costmodel.memo import build_memo  # noqa: E402
 from costmodel.memo.blocks import Figure  # noqa: E402
 from costmodel.scenario import load_scenario, parse_scenario  # noqa: E402

@@ -7,7 +7,7 @@ Numbers, written out (month = 730.5 h = 2,629,800 s; 200,000 requests/day x 30.4
   = $0.000980/request -> $5,965.75/month.
 - llama-3.3-70b on deepinfra (in 0.23, out 0.40, no cache price): (1500 x 0.23 + 350 x 0.4) / 1e6 = $0.000485.
 - claude-haiku-4.5 (in 1.00, cached 0.10, out 5.00): (900 + 60 + 1750) / 1e6 = $0.002710/request.
-- llama-3.3-70b, 4 x H100 at $3.99/GPU-h: roofline capacity 6.2557 req/s per replica (costmodel.capacity at
+- llama-3.3-70b, 4 x H100 at $3.99/GPU-h: roofline capacity 6.2557 req/s per replica (costmodel.serving.analytic at
   these shapes, datasheet efficiencies), prefill 43.4% of GPU time -> 1 replica, + $8,000 ops.
 - llama-3.1-8b fp8 on 1 x L40S at $1.5484/GPU-h: 7.3646 req/s, prefill 24.8% -> 1 replica, + $4,000 ops.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.decision_types import CostBreakdown, Decision, OptionResult, PriceSource
-from costmodel.economics import plan_hybrid, size_self_host
+from costmodel.decision.economics import plan_hybrid, size_self_host
+from costmodel.decision.results import CostBreakdown, Decision, OptionResult, PriceSource
 from costmodel.scenario import Scenario, load_scenario
 from costmodel.scenario.workload import SECONDS_PER_MONTH
 

@@ -16,11 +16,11 @@ from statistics import NormalDist
 import pytest
 from test_memo_sample import sample_decision
 
-from costmodel.decision import decide
+from costmodel.decision.rank import decide
+from costmodel.decision.sensitivity import Advantage, sensitivity
+from costmodel.decision.volume import cost_model
 from costmodel.memo.curves import peak_concurrency, quantile_tokens, traffic_curves, volume_range
-from costmodel.memo.sensitivity import Advantage, sensitivity
 from costmodel.memo.text import sensitivity_blocks
-from costmodel.memo.volume import cost_model
 from costmodel.scenario import FixedTokens, LognormalTokens, load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The memo's economics sweep (costmodel.memo.volume) against decide() and against hand arithmetic."""
+"""The memo's economics sweep (costmodel.decision.volume) against decide() and against hand arithmetic."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from test_memo_sample import sample_decision
 
-from costmodel.decision import Overrides, decide
-from costmodel.economics import HOURS_PER_MONTH
-from costmodel.memo.sensitivity import model_advantage
-from costmodel.memo.volume import Scaling, cost_model, serves, throttled, usd_per_month
+from costmodel.decision.economics import HOURS_PER_MONTH
+from costmodel.decision.rank import Overrides, decide
+from costmodel.decision.sensitivity import model_advantage
+from costmodel.decision.volume import Scaling, cost_model, serves, throttled, usd_per_month
 from costmodel.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]

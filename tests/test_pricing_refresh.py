@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from costmodel import cli_prices
+from costmodel.cli import prices as cli_prices
 from costmodel.errors import CostmodelError
 from costmodel.pricing import default_sheet_path, load_api_prices
 from costmodel.pricing.refresh import refresh_sheet

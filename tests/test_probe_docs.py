@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.calibrate_fit import CalibrationFit, fit_calibration
-from costmodel.calibration import load_calibration
-from costmodel.cli_probe import example_markdown
-from costmodel.probe_result import batch1_decode_mbu, load_probe_result
+from costmodel.cli.probe import example_markdown
+from costmodel.measurements.calibration import load_calibration
+from costmodel.measurements.fit import CalibrationFit, fit_calibration
+from costmodel.measurements.probe_result import batch1_decode_mbu, load_probe_result
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = ROOT / "examples" / "probe-cpu.json"
@@ -37,7 +37,7 @@ def test_doc_block_is_regenerated_from_the_example_probe() -> None:
     expected = example_markdown(load_probe_result(PROBE), _fit())
     assert block == expected, (
         "docs/probes.md is stale; regenerate the block between the probe-example markers with "
-        "costmodel.cli_probe.example_markdown(load_probe_result('examples/probe-cpu.json'), fit)"
+        "costmodel.cli.probe.example_markdown(load_probe_result('examples/probe-cpu.json'), fit)"
     )
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from costmodel import validation
+from costmodel.measurements import validation
 from costmodel.memory import MAX_BATCHED_TOKENS, RESERVE_FRACTION
 from costmodel.roofline import step
 from costmodel.scenario.distributions import FixedTokens, LognormalTokens

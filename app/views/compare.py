@@ -1,5 +1,5 @@
 """Compare page: the ranked options ($/month, $/M, SLO verdict, utilization, break-even) and the charts
-that explain them. One call: costmodel.charts_compare.compare_view (decide + chart data), cached."""
+that explain them. One call: costmodel.charts.compare.compare_view (decide + chart data), cached."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import streamlit as st
 from app import cache_compare, state
 from app.errors import show_error
 from app.text import md
-from costmodel.charts_compare import CompareView
+from costmodel.charts.compare import CompareView
 from costmodel.errors import CostmodelError
 from costmodel.scenario import parse_scenario
 

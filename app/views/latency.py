@@ -1,6 +1,6 @@
 """Latency page: the serving simulator's TTFT/TPOT percentiles vs load for a self-host option (capacity
 at the SLO marked), and the throughput-vs-interactivity curve of every self-host option with the SLO.
-One call per option: costmodel.charts_latency.option_latency, cached."""
+One call per option: costmodel.charts.latency.option_latency, cached."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from app import cache_latency, state
 from app.colors import option_colors
 from app.errors import show_error
 from app.figures_latency import interactivity_figure, load_figure
-from costmodel.charts_latency import interactivity_floor, self_host_options
+from costmodel.charts.latency import interactivity_floor, self_host_options
 from costmodel.errors import CostmodelError
 from costmodel.scenario import ApiOption
 

@@ -15,10 +15,10 @@ from pydantic import ValidationError
 from app import cache, cache_probes, probe_runner, state
 from app.errors import show_error
 from app.figures_probes import fit_figure
-from costmodel.calibrate_fit import calibration_from_fit
-from costmodel.calibration import Calibration
 from costmodel.errors import CostmodelError
-from costmodel.probe_result import ProbeResult, batch1_decode_mbu
+from costmodel.measurements.calibration import Calibration
+from costmodel.measurements.fit import calibration_from_fit
+from costmodel.measurements.probe_result import ProbeResult, batch1_decode_mbu
 
 PROBE_KEY = "probe_result"  # {"name": file or run label, "json": ProbeResult JSON}
 UPLOAD_ERROR_KEY = "probe_upload_error"

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from costmodel.errors import CostmodelError
 
 if TYPE_CHECKING:
-    from costmodel.calibration import Calibration
-    from costmodel.decision_types import Decision
+    from costmodel.decision.results import Decision
+    from costmodel.measurements.calibration import Calibration
     from costmodel.memo.content import MemoContent
     from costmodel.scenario import Scenario
 

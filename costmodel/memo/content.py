@@ -5,9 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from costmodel.calibration import Calibration
-from costmodel.decision import decide
-from costmodel.decision_types import Decision
+from costmodel.decision.rank import decide
+from costmodel.decision.results import Decision
+from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
+from costmodel.decision.volume import cost_model
+from costmodel.measurements.calibration import Calibration
 from costmodel.memo.blocks import Block, Bullets, Figure, Heading, Para
 from costmodel.memo.curves import (
     InteractivityCurve,
@@ -26,7 +28,6 @@ from costmodel.memo.risks import (
     risk_items,
     sources_table,
 )
-from costmodel.memo.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
 from costmodel.memo.text import (
     decision_blocks,
     option_notes,
@@ -35,7 +36,6 @@ from costmodel.memo.text import (
     sensitivity_table,
     workload_table,
 )
-from costmodel.memo.volume import cost_model
 from costmodel.scenario import Scenario
 
 TITLE = "Design review: API or self-hosted LLM serving"

@@ -1,7 +1,7 @@
 """Data behind the memo's charts (no plotting): cost vs volume, throughput vs interactivity, traffic vs
 provisioned capacity over the day, KV memory vs concurrency. Every number comes from the decision, the
-economics sweep (`costmodel.memo.volume`), the serving simulator's curve (`costmodel.serving`) or
-`costmodel.charts_data`, so charts and tables agree.
+economics sweep (`costmodel.decision.volume`), the serving simulator's curve (`costmodel.serving`) or
+`costmodel.charts.roofline`, so charts and tables agree.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from costmodel.calibration import Calibration
 from costmodel.catalog.loader import load_accelerator
-from costmodel.charts_data import memory_grid
-from costmodel.decision_types import Decision, OptionResult
-from costmodel.memo.sensitivity import Sensitivity
-from costmodel.memo.volume import CostModel, Scaling, usd_per_month
+from costmodel.charts.roofline import memory_grid
+from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.sensitivity import Sensitivity
+from costmodel.decision.volume import CostModel, Scaling, usd_per_month
+from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import Scenario, SelfHostOption, TokenDistribution
 from costmodel.serving import build_replica, throughput_interactivity_curve
 

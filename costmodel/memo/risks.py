@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from costmodel.calibration import Calibration
-from costmodel.decision_types import Decision, PriceSource
+from costmodel.decision.results import Decision, PriceSource
+from costmodel.decision.sensitivity import FLIP_SEARCH_DECADES, Sensitivity
+from costmodel.measurements.calibration import Calibration
 from costmodel.memo.blocks import Block, Bullets, Code, Para, Table, money, pct, times
 from costmodel.memo.curves import InteractivityCurve, KvPanel
-from costmodel.memo.sensitivity import FLIP_SEARCH_DECADES, Sensitivity
 from costmodel.scenario import Scenario
 
 STALE_PRICE_DAYS = 90

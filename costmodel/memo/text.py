@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 
-from costmodel.decision_types import Decision, OptionResult
+from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
+from costmodel.decision.volume import CostModel, hybrid_plan
 from costmodel.memo.blocks import Block, Bullets, Para, Table, latency, money, pct, per_mtok, times, tokens
-from costmodel.memo.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
-from costmodel.memo.volume import CostModel, hybrid_plan
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from costmodel.calibration import Calibration
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
+from costmodel.measurements.calibration import Calibration
 from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.roofline import Efficiency
 from costmodel.scenario.distributions import TokenDistribution

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costmodel.calibration import Calibration
 from costmodel.catalog.params import ModelShape, derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
 from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config, resolve_config
+from costmodel.measurements.calibration import Calibration
 from costmodel.memory import (
     MAX_BATCHED_TOKENS,
     MemoryPlan,

@@ -2,7 +2,7 @@
 $/M tokens vs utilization, traffic over the day vs provisioned capacity. Pure data, no plotting.
 
 Every number comes from `decide` and the economics it uses: the volume sweep re-runs the month-0
-economics through `costmodel.memo.volume` (checked against `decide(overrides=...)` by its tests), the
+economics through `costmodel.decision.volume` (checked against `decide(overrides=...)` by its tests), the
 utilization curve is `economics.size_self_host` for one replica at each utilization.
 """
 
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from costmodel.calibration import Calibration
-from costmodel.decision import decide
-from costmodel.decision_types import Decision, OptionResult
-from costmodel.economics import size_self_host
-from costmodel.memo.volume import Scaling, cost_model, throttled, usd_per_month
+from costmodel.decision.economics import size_self_host
+from costmodel.decision.rank import decide
+from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.volume import Scaling, cost_model, throttled, usd_per_month
+from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.scenario import Scenario
 

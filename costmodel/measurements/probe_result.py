@@ -4,7 +4,7 @@ A probe times prefill and decode steps of a Llama-style decoder built from a cat
 (probes/), plus microbenchmarks that measure this machine's roofline: copy bandwidth (bytes/s) and
 matmul FLOP/s per dtype. Each point carries the roofline's prediction for the same step, computed by
 `costmodel.roofline.step_arrays` with the *measured* peaks as the hardware, full efficiency and no
-overhead ("the measured roofline"); `costmodel.calibrate_fit` then fits the efficiencies.
+overhead ("the measured roofline"); `costmodel.measurements.fit` then fits the efficiencies.
 All times in seconds, sizes in bytes, rates per second.
 """
 

@@ -1,7 +1,7 @@
 """The decision object: ranked options with SLO verdicts, costs, break-even and provenance.
 
 This is what `costmodel compare --json`, the app's Compare page and the PDF memo render. Built by
-`costmodel.decision.decide(scenario)`.
+`costmodel.decision.rank.decide(scenario)`.
 """
 
 from __future__ import annotations

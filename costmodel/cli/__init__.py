@@ -7,24 +7,24 @@ listed in SUBCOMMAND_MODULES; probe commands import `probes` lazily inside their
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import importlib
-import json
-import math
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from costmodel.cli.output import emit, json_safe, parse_date
 from costmodel.errors import CostmodelError
 
+__all__ = ["build_parser", "emit", "json_safe", "main", "parse_date"]
+
 SUBCOMMAND_MODULES = (
-    "costmodel.cli_catalog",
-    "costmodel.cli_prices",
-    "costmodel.cli_simulate",
-    "costmodel.cli_compare",
-    "costmodel.cli_probe",
-    "costmodel.cli_endpoint",
-    "costmodel.cli_memo",
+    "costmodel.cli.catalog",
+    "costmodel.cli.prices",
+    "costmodel.cli.simulate",
+    "costmodel.cli.compare",
+    "costmodel.cli.probe",
+    "costmodel.cli.endpoint",
+    "costmodel.cli.memo",
 )
 
 
@@ -48,33 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         module.register(subparsers)
     return parser
-
-
-def parse_date(text: str) -> dt.date:
-    """argparse type for `--date YYYY-MM-DD` (one "as of" date for retirements, price ages and memos)."""
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a date; use YYYY-MM-DD, e.g. 2026-12-01") from None
-
-
-def json_safe(value: Any) -> Any:
-    """Replace NaN/inf (not valid JSON) by None, recursively."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(item) for item in value]
-    return value
-
-
-def emit(payload: dict[str, Any], *, as_json: bool, text: str) -> None:
-    """Print one JSON object (--json) or the human-readable text."""
-    if as_json:
-        sys.stdout.write(json.dumps(json_safe(payload), indent=2, default=str, allow_nan=False) + "\n")
-    else:
-        sys.stdout.write(text.rstrip("\n") + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from costmodel.capacity import Capacity
-from costmodel.decision_types import OptionResult
+from costmodel.decision.results import OptionResult
 from costmodel.scenario import Scenario, SelfHostOption
+from costmodel.serving.analytic import Capacity
 
 
 def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from costmodel.calibration import Calibration, apply_calibration
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
 from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.estimate import Estimate, estimate
+from costmodel.measurements.calibration import Calibration, apply_calibration
 from costmodel.memory import (
     RESERVE_FRACTION,
     activation_bytes_per_gpu,

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from costmodel.capacity import Capacity
-from costmodel.decision_types import CostBreakdown, OptionResult, PriceSource
-from costmodel.economics import (
+from costmodel.decision.economics import (
     HOURS_PER_MONTH,
     SECONDS_PER_MONTH,
     break_even_tokens_per_month,
@@ -14,9 +12,11 @@ from costmodel.economics import (
     plan_hybrid,
     size_self_host,
 )
+from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.pricing.api_cost import api_option_cost, token_rates
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
+from costmodel.serving.analytic import Capacity
 from costmodel.units import fmt_seconds
 
 MTOK = 1e6

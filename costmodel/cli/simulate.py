@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from costmodel.calibration import load_calibration
-from costmodel.cli import emit
-from costmodel.cli_catalog import add_config_flags
+from costmodel.cli.catalog import add_config_flags
+from costmodel.cli.output import emit
 from costmodel.errors import CostmodelError
+from costmodel.measurements.calibration import load_calibration
 from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.scenario.distributions import FixedTokens, LognormalTokens, TokenDistribution
 from costmodel.scenario.slo import SloLimit

@@ -1,7 +1,7 @@
 """Each option's $/month (and eligibility) as a function of scaled inputs: volume, prices, throughput, tokens.
 
 The memo's cost-vs-volume chart, the flip-volume search and the token-mix bars of the tornado re-run the
-same economics (`costmodel.economics`) from one evaluated `Decision` without re-running the roofline, so
+same economics (`costmodel.decision.economics`) from one evaluated `Decision` without re-running the roofline, so
 a sweep of a hundred volumes stays fast. `tests/test_memo_volume.py` checks that this reproduces
 `decide(scenario, overrides=Overrides(volume=s, gpu_price=..., api_price=...))` option by option.
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from costmodel.decision_types import Decision, OptionResult
-from costmodel.economics import SECONDS_PER_MONTH, HybridPlan, plan_hybrid
+from costmodel.decision.economics import SECONDS_PER_MONTH, HybridPlan, plan_hybrid
+from costmodel.decision.results import Decision, OptionResult
 from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
 from costmodel.pricing.api_cost import api_option_cost
 from costmodel.scenario import ApiOption, HybridOption, Scenario

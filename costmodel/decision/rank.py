@@ -10,8 +10,6 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from costmodel.calibration import Calibration, apply_calibration
-from costmodel.capacity import Capacity, roofline_capacity
 from costmodel.catalog import (
     AcceleratorSpec,
     accelerators,
@@ -20,14 +18,16 @@ from costmodel.catalog import (
     load_model,
     models,
 )
-from costmodel.decision_options import api_result, hybrid_result, self_host_result
-from costmodel.decision_types import Decision, OptionResult
-from costmodel.decision_warnings import scenario_warnings
-from costmodel.economics import diurnal_profile
+from costmodel.decision.economics import diurnal_profile
+from costmodel.decision.options import api_result, hybrid_result, self_host_result
+from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.warnings import scenario_warnings
+from costmodel.measurements.calibration import Calibration, apply_calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload, check_scenario_ids
 from costmodel.serving import capacity_at_slo
+from costmodel.serving.analytic import Capacity, roofline_capacity
 
 # Requests per bisection step: enough for a stable p90 (the SLO percentile) at ~0.1 s a simulation.
 SIMULATED_REQUESTS = 1000

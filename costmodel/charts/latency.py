@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from costmodel.calibration import Calibration
 from costmodel.catalog.loader import load_accelerator
 from costmodel.errors import CostmodelError
+from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import SelfHostOption, Slo, SloLimit, Workload
 from costmodel.serving.capacity import capacity_for_replica
 from costmodel.serving.curve import DEFAULT_CONCURRENCY, CurvePoint, throughput_interactivity_curve

@@ -22,10 +22,10 @@ from functools import partial
 
 import numpy as np
 
-from costmodel.calibration import Calibration
 from costmodel.catalog.params import ModelShape
 from costmodel.errors import CostmodelError
-from costmodel.probe_result import ProbeResult, predict_arrays, sliced_shape
+from costmodel.measurements.calibration import Calibration
+from costmodel.measurements.probe_result import ProbeResult, predict_arrays, sliced_shape
 from costmodel.roofline import Efficiency
 
 HOLDOUT_EVERY = 4  # points 3, 7, 11, ... (0-based, in measured order) are held out

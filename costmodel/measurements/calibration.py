@@ -1,6 +1,6 @@
 """Calibration files: efficiencies fitted to probe measurements, applied to an accelerator.
 
-The fitting itself lives in `costmodel.calibrate_fit` (pure numpy); this module holds the schema that
+The fitting itself lives in `costmodel.measurements.fit` (pure numpy); this module holds the schema that
 `estimate`, `simulate` and `compare` accept through `--calibration FILE`.
 """
 

@@ -8,7 +8,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from costmodel.cli import emit, parse_date
+from costmodel.cli.output import emit, parse_date
 from costmodel.pricing.refresh import DEFAULT_TIMEOUT_SECONDS, refresh_sheet
 from costmodel.pricing.schema import ApiPriceRow, GpuPriceRow
 from costmodel.pricing.sheets import load_sheet

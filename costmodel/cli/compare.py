@@ -6,10 +6,10 @@ import argparse
 import math
 from pathlib import Path
 
-from costmodel.calibration import load_calibration
-from costmodel.cli import emit, parse_date
-from costmodel.decision import decide
-from costmodel.decision_types import Decision
+from costmodel.cli.output import emit, parse_date
+from costmodel.decision.rank import decide
+from costmodel.decision.results import Decision
+from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
 
 

@@ -15,10 +15,14 @@ import os
 import sys
 from pathlib import Path
 
-from costmodel.cli import emit
-from costmodel.endpoint_result import EndpointProbeResult, EndpointProbeSettings, endpoint_settings
+from costmodel.cli.output import emit
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_text
+from costmodel.measurements.endpoint_result import (
+    EndpointProbeResult,
+    EndpointProbeSettings,
+    endpoint_settings,
+)
 from costmodel.units import fmt_seconds
 
 _EPILOG = (

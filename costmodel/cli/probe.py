@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from costmodel.calibrate_fit import CalibrationFit, calibration_from_fit, fit_calibration
-from costmodel.cli import emit
+from costmodel.cli.output import emit
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_text
-from costmodel.probe_result import ProbeResult, batch1_decode_mbu, load_probe_result
+from costmodel.measurements.fit import CalibrationFit, calibration_from_fit, fit_calibration
+from costmodel.measurements.probe_result import ProbeResult, batch1_decode_mbu, load_probe_result
 
 INTERRUPTED_EXIT_CODE = 130
 BUSY_WARNING = 0.2  # background CPU share above which the probe warns

@@ -8,12 +8,12 @@ keeps 0 base replicas next to its own API (the same plan).
 
 Each input is scaled by (1 - X) and (1 + X) alone (a tornado). GPU price, API price and volume re-run
 `decide` with `Overrides`. Efficiency and the prompt and output token counts re-run the economics through
-`costmodel.memo.volume` (first order): efficiency scales each self-hosted option's capacity at the SLO by
+`costmodel.decision.volume` (first order): efficiency scales each self-hosted option's capacity at the SLO by
 the ratio of its roofline capacities (`decision.self_host_capacity(method="roofline")`) at the scaled and
 the given efficiencies, 0 when the roofline says the SLO can no longer be met (re-running the simulator
 for each end would cost about a second); token counts scale API cost by its prompt/output price split
 and capacity by the prefill/decode time split. The flip volumes come from a sweep of
-`costmodel.memo.volume` (the same economics as `decide`, checked against it by tests).
+`costmodel.decision.volume` (the same economics as `decide`, checked against it by tests).
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from costmodel.calibration import Calibration
-from costmodel.decision import Overrides, decide, self_host_capacity
-from costmodel.decision_types import Decision
-from costmodel.memo.volume import (
+from costmodel.decision.rank import Overrides, decide, self_host_capacity
+from costmodel.decision.results import Decision
+from costmodel.decision.volume import (
     CostModel,
     Scaling,
     same_plan,
@@ -38,6 +37,7 @@ from costmodel.memo.volume import (
     throttled,
     usd_per_month,
 )
+from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import HybridOption, Scenario, SelfHostOption
 
 # (field, label, how): field of `Overrides` (how="decide") or of `Scaling` (how="economics").

@@ -10,10 +10,10 @@ import argparse
 import time
 from pathlib import Path
 
-from costmodel.calibration import load_calibration
-from costmodel.cli import emit, parse_date
+from costmodel.cli.output import emit, parse_date
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_bytes
+from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
 
 

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import yaml
 
-from costmodel.calibration import load_calibration
 from costmodel.catalog import loader
 from costmodel.catalog.hf_import import import_hf_config_file
 from costmodel.catalog.params import derive_shape
-from costmodel.cli import emit, parse_date
+from costmodel.cli.output import emit, parse_date
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.estimate import Estimate, estimate
 from costmodel.fileio import atomic_write_text
+from costmodel.measurements.calibration import load_calibration
 from costmodel.units import fmt_bytes, fmt_seconds
 
 
