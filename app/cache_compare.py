@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.cache import api_sheet, api_sheet_for, gpu_sheet
+from app.cache_capacity import capacity_cache
 from app.colors import option_colors
 from app.figures_compare import breakdown_figure, traffic_figure, utilization_figure, volume_figure
 from costmodel.charts.compare import CompareView, compare_view
@@ -19,7 +20,8 @@ def cached_compare_view(scenario_json: str, calibration_json: str | None = None,
     """`costmodel.charts.compare.compare_view` (decide + chart data), keyed by the scenario's JSON."""
     calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
     return compare_view(Scenario.model_validate_json(scenario_json), calibration=calibration,
-                        api_sheet=api_sheet_for(overrides_json), gpu_sheet=gpu_sheet())
+                        api_sheet=api_sheet_for(overrides_json), gpu_sheet=gpu_sheet(),
+                        capacity_cache=capacity_cache())
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

@@ -10,6 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from costmodel.decision.rank import CapacityCache
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.memo import build_memo
@@ -29,9 +30,10 @@ class MemoFile:
     blocks: tuple[Block, ...]
 
 
-def build_memo_file(scenario: Scenario, *, calibration: Calibration | None, today: dt.date) -> MemoFile:
+def build_memo_file(scenario: Scenario, *, calibration: Calibration | None, today: dt.date,
+                    capacity_cache: CapacityCache | None = None) -> MemoFile:
     """One library call: build_memo for the scenario as of `today` (same date, same bytes)."""
-    memo = build_memo(scenario, calibration=calibration, today=today)
+    memo = build_memo(scenario, calibration=calibration, today=today, capacity_cache=capacity_cache)
     return MemoFile(pdf=memo.pdf, pages=memo.pages, recommendation=memo.content.decision.recommendation,
                     blocks=memo.content.blocks)
 

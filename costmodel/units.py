@@ -1,6 +1,23 @@
-"""Formatting of SI quantities for people (tables, CLI text, app, memo)."""
+"""Constants of time and tokens, and the formatting of SI quantities for people, in one place.
+
+Every module that converts months, hours or millions of tokens imports the constant from here; the CLI,
+the app and the memo format numbers with these functions (one formatter per quantity).
+"""
 
 from __future__ import annotations
+
+import math
+
+# A month is a Julian year / 12 (what cloud bills average to): 30.4375 days, 730.5 hours.
+DAYS_PER_YEAR = 365.25
+HOURS_PER_YEAR = DAYS_PER_YEAR * 24.0  # 8,766 h
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730.5 h
+DAYS_PER_MONTH = DAYS_PER_YEAR / 12.0  # 30.4375 d
+SECONDS_PER_MINUTE = 60.0
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86_400.0
+SECONDS_PER_MONTH = DAYS_PER_MONTH * SECONDS_PER_DAY  # 2,629,800 s
+TOKENS_PER_MTOK = 1e6  # prices are quoted in USD per million tokens
 
 
 def fmt_seconds(seconds: float) -> str:
@@ -20,6 +37,47 @@ def fmt_bytes(num_bytes: float) -> str:
     return f"{num_bytes:.0f} B"
 
 
-def fmt_usd(usd: float) -> str:
-    """'$1,234', '$0.42'."""
-    return f"${usd:,.0f}" if abs(usd) >= 100 else f"${usd:,.2f}"
+def fmt_ms_column(seconds: float | None) -> str:
+    """A latency for a narrow table column: '46ms' ('?' when unknown)."""
+    return "?" if seconds is None else f"{seconds * 1e3:.0f}ms"
+
+
+def fmt_money(usd: float | None) -> str:
+    """Whole dollars as `costmodel compare` prints them: '$2,952' ('n/a' when not finite)."""
+    if usd is None or not math.isfinite(usd):
+        return "n/a"
+    return f"${usd:,.0f}"
+
+
+def fmt_per_mtok(usd: float | None) -> str:
+    """USD per million tokens, three decimals as `costmodel compare` prints: '$0.262'."""
+    return "n/a" if usd is None or not math.isfinite(usd) else f"${usd:,.3f}"
+
+
+def fmt_pct(value: float | None) -> str:
+    """'37%' ('-' when missing)."""
+    return "-" if value is None or not math.isfinite(value) else f"{value:.0%}"
+
+
+def fmt_count(count: float | None) -> str:
+    """Token or request counts: '11.26B', '845.3M', '12.4k'."""
+    if count is None or not math.isfinite(count):
+        return "n/a"
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(count) >= scale:
+            return f"{count / scale:,.2f}{unit}"
+    return f"{count:,.0f}"
+
+
+def fmt_latency(seconds: float | None) -> str:
+    """'46 ms' below a second, '1.20 s' above ('?' when unknown)."""
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    return f"{seconds:.2f} s" if seconds >= 1.0 else f"{seconds * 1e3:.0f} ms"
+
+
+def fmt_times(ratio: float) -> str:
+    """A multiple: '2.1x', '0.45x', '12x'."""
+    if ratio >= 10:
+        return f"{ratio:,.0f}x"
+    return f"{ratio:.1f}x" if ratio >= 1 else f"{ratio:.2f}x"

@@ -26,11 +26,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from costmodel.fileio import atomic_write_text  # noqa: E402
-from costmodel.pricing.litellm import disagreement_text, litellm_price_fields  # noqa: E402
-from costmodel.pricing.schema import ApiPriceRow  # noqa: E402
-from costmodel.pricing.sheets import default_sheet_path, sheet_to_csv_text  # noqa: E402
-from scripts.api_price_rows import ROW_SPECS, RowSpec  # noqa: E402
+from costmodel.fileio import atomic_write_text
+from costmodel.pricing.litellm import disagreement_text, litellm_price_fields
+from costmodel.pricing.schema import ApiPriceRow
+from costmodel.pricing.sheets import default_sheet_path, sheet_to_csv_text
+from scripts.api_price_rows import ROW_SPECS, RowSpec
 
 LITELLM_JSON = "litellm/model_prices_and_context_window_backup.json"
 

@@ -1,4 +1,4 @@
-"""Regenerate docs/validation.md from costmodel.measurements.validation (predicted vs published figures)."""
+"""Regenerate docs/validation.md from costmodel.validation (predicted vs published figures)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from costmodel.fileio import atomic_write_text
-from costmodel.measurements import validation
-from costmodel.measurements.validation import ValidationRow, median_abs_error
+from costmodel import validation
+from costmodel.validation import ValidationRow, median_abs_error
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
 

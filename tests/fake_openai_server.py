@@ -59,7 +59,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.log.lock:
             self.server.log.connections += 1
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_POST(self) -> None:

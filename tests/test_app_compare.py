@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from app.scenario_io import example_names, load_example  # noqa: E402
-from app.state import decode_token  # noqa: E402
-from costmodel.decision.rank import decide  # noqa: E402
-from costmodel.scenario import Scenario  # noqa: E402
+from app.scenario_io import example_names, load_example
+from app.state import decode_token
+from costmodel.decision.rank import decide
+from costmodel.scenario import Scenario
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 

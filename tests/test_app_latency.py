@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from app.scenario_io import example_names, load_example  # noqa: E402
-from app.state import encode_token  # noqa: E402
+from app.scenario_io import example_names, load_example
+from app.state import encode_token
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 

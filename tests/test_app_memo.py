@@ -11,11 +11,11 @@ import pytest
 
 pytest.importorskip("streamlit")
 pytest.importorskip("reportlab", reason="the memo needs the memo extra")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from app import memo_preview  # noqa: E402
-from app.scenario_io import load_example  # noqa: E402
-from costmodel.decision.rank import decide  # noqa: E402
+from app import memo_preview
+from app.scenario_io import load_example
+from costmodel.decision.rank import decide
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 DATE = dt.date(2026, 12, 1)

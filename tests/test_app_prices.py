@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from app.state import decode_token  # noqa: E402
-from costmodel.decision.rank import decide  # noqa: E402
-from costmodel.pricing import load_api_prices, load_gpu_prices  # noqa: E402
-from costmodel.pricing.sheets import default_sheet_path  # noqa: E402
-from costmodel.scenario import Scenario  # noqa: E402
+from app.state import decode_token
+from costmodel.decision.rank import decide
+from costmodel.pricing import load_api_prices, load_gpu_prices
+from costmodel.pricing.sheets import default_sheet_path
+from costmodel.scenario import Scenario
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from app import probe_runner  # noqa: E402
-from costmodel.measurements.fit import calibration_from_fit, fit_calibration  # noqa: E402
-from costmodel.measurements.probe_result import load_probe_result  # noqa: E402
+from app import probe_runner
+from costmodel.measurements.fit import calibration_from_fit, fit_calibration
+from costmodel.measurements.probe_result import load_probe_result
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 # A real `costmodel probe --quick --model tiny-test --device cpu` result (AMD EPYC, 2 threads, 17 points).

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from costmodel.estimate import estimate  # noqa: E402
-from costmodel.units import fmt_seconds  # noqa: E402
+from costmodel.estimate import estimate
+from costmodel.units import fmt_seconds
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from app.scenario_io import example_names, load_example, scenario_yaml_bytes  # noqa: E402
+from app.scenario_io import example_names, load_example, scenario_yaml_bytes
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 

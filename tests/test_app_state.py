@@ -10,19 +10,19 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from app.colors import PALETTE, option_colors  # noqa: E402
-from app.scenario_io import (  # noqa: E402
+from app.colors import PALETTE, option_colors
+from app.scenario_io import (
     example_names,
     load_example,
     parse_upload,
     scenario_json_bytes,
     scenario_yaml_bytes,
 )
-from app.state import MAX_DECODED_BYTES, decode_token, encode_token  # noqa: E402
-from costmodel.errors import CostmodelError  # noqa: E402
-from costmodel.scenario import Scenario, parse_scenario  # noqa: E402
+from app.state import MAX_DECODED_BYTES, decode_token, encode_token
+from costmodel.errors import CostmodelError
+from costmodel.scenario import Scenario, parse_scenario
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 

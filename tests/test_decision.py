@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from costmodel.cli import main
-from costmodel.decision.economics import HOURS_PER_MONTH
 from costmodel.decision.rank import Overrides, decide
 from costmodel.errors import CostmodelError
 from costmodel.scenario import load_scenario, parse_scenario
+from costmodel.units import HOURS_PER_MONTH
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.yaml"))
 CONTRACT_KEYS = {"name", "kind", "usd_per_month", "usd_per_mtok", "meets_slo", "ttft_p90_seconds",

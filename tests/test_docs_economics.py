@@ -49,7 +49,13 @@ from costmodel.decision.economics import (
     plan_hybrid,
     size_self_host,
 )
-from costmodel.decision.rank import SIMULATED_REQUESTS, decide, option_efficiency, self_host_capacity
+from costmodel.decision.rank import (
+    SIMULATED_REQUESTS,
+    CapacityCache,
+    decide,
+    option_efficiency,
+    self_host_capacity,
+)
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.warnings import scenario_warnings
 from costmodel.dtypes import BYTES_PER_ELEMENT
@@ -65,9 +71,9 @@ from costmodel.pricing.api_cost import (
 )
 from costmodel.pricing.schema import HOURS_PER_YEAR
 from costmodel.scenario import Scenario, SelfHostOption, parse_scenario
-from costmodel.scenario.workload import DAYS_PER_MONTH, SECONDS_PER_DAY
 from costmodel.serving import capacity_at_slo
 from costmodel.serving.analytic import Capacity
+from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_DAY
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "economics.md"
@@ -159,14 +165,15 @@ SCENARIO: Scenario = parse_scenario(yaml.safe_load(YAML_BLOCK), where="docs/econ
 TODAY = dt.date(2026, 11, 29)  # the sheets' `checked` date: price ages print as 0 days
 API_SHEET = load_api_prices()
 GPU_SHEET = load_gpu_prices()
-DECISION: Decision = decide(SCENARIO, today=TODAY)
+CACHE = CapacityCache()  # one capacity cache for the module's decisions (ten times the volume reuses it)
+DECISION: Decision = decide(SCENARIO, today=TODAY, capacity_cache=CACHE)
 API: OptionResult = DECISION.option("cerebras-8b")
 SELF: OptionResult = DECISION.option("h100-8b")
 HYBRID: OptionResult = DECISION.option("h100-base-plus-cerebras")
 SCENARIO_10X = SCENARIO.model_copy(
     update={"workload": SCENARIO.workload.model_copy(update={"requests_per_day": 1_000_000.0})}
 )
-DECISION_10X: Decision = decide(SCENARIO_10X, today=TODAY)
+DECISION_10X: Decision = decide(SCENARIO_10X, today=TODAY, capacity_cache=CACHE)
 
 # Capacity per replica at the SLO: from the library's decision (the serving simulator).
 MU = SELF.capacity_requests_per_second or 0.0
@@ -373,8 +380,8 @@ def build_self_host() -> None:
     option = SCENARIO.option("h100-8b")
     assert isinstance(option, SelfHostOption)
     fact("capacity is cached per configuration: ten times the volume reuses the same result",
-         self_host_capacity(SCENARIO, option, calibration=None)[0]
-         is self_host_capacity(SCENARIO_10X, option, calibration=None)[0])
+         self_host_capacity(SCENARIO, option, calibration=None, cache=CACHE)[0]
+         is self_host_capacity(SCENARIO_10X, option, calibration=None, cache=CACHE)[0])
     claim("(`costmodel/serving/analytic.py`; `decide(..., capacity_method=\"roofline\")`) is the fast method.")
     fact("capacity_method='roofline' names its method", "capacity method: roofline" in ROOF.notes)
     claim("μ(B) = 1 / (t_p + T_out x t_d(B) / B) and TPOT = t_d(B) / (1 - μ(B) t_p)")
@@ -506,7 +513,8 @@ def build_ranking() -> None:
     claim("| KV growth | a self-host replica's mean batch at μ is >= 80% of its KV-memory batch ceiling |", ("kv", 0.8, pct(0)))
 
     def kv_warns(batch: int) -> bool:
-        cap = Capacity(True, "", 1.0, batch, 0.1, 0.01, 0.5, 100, "roofline")
+        cap = Capacity(feasible=True, reason="", requests_per_second=1.0, batch=batch, ttft_seconds=0.1,
+                       tpot_seconds=0.01, prefill_time_fraction=0.5, max_batch=100, method="roofline")
         return has(scenario_warnings(SCENARIO, (), capacities={"h100-8b": cap}), "KV growth")
 
     fact("KV growth at 80 of 100 sequences, not at 79", kv_warns(80) and not kv_warns(79))

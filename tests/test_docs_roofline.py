@@ -32,7 +32,7 @@ from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.cli import main
 from costmodel.dtypes import BYTES_PER_ELEMENT, WEIGHT_KERNEL_BANDWIDTH_FACTOR
 from costmodel.estimate import estimate
-from costmodel.measurements.validation import read_reference_rows
+from costmodel.validation import read_reference_rows
 from costmodel.memory import (
     MAX_BATCHED_TOKENS,
     RESERVE_FRACTION,

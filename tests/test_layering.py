@@ -47,3 +47,98 @@ def test_app_and_probes_do_not_import_each_other():
             for node in ast.walk(tree):
                 if isinstance(node, ast.ImportFrom) and node.module:
                     assert node.module.split(".")[0] != forbidden, f"{path} imports {node.module}"
+
+
+# Inside costmodel data flows down. Each package (or top-level module) may import only the names listed
+# here, besides itself and the leaf modules (units, errors, fileio, dtypes, strict). Imports inside functions
+# count too (the CLI's probe commands import `probes` lazily, which the first tests above allow).
+LEAVES = {"units", "errors", "fileio", "dtypes", "strict", "config"}
+CORE = {"roofline", "memory", "estimate", "grid", "catalog"}
+ALLOWED: dict[str, set[str]] = {
+    "catalog": set(),
+    "roofline": {"catalog"},
+    "memory": {"catalog", "roofline"},
+    "grid": {"catalog", "roofline", "memory"},
+    "estimate": {"catalog", "roofline", "memory", "measurements"},
+    "measurements": set(CORE),
+    "validation": CORE | {"serving", "measurements"},
+    "scenario": {"catalog"},
+    "pricing": {"scenario"},
+    "serving": CORE | {"scenario", "measurements"},
+    "decision": CORE | {"scenario", "pricing", "serving", "measurements"},
+    "search": CORE | {"scenario", "pricing", "serving", "measurements", "decision"},
+    "charts": CORE | {"scenario", "pricing", "serving", "measurements", "decision"},
+    "memo": CORE | {"scenario", "pricing", "serving", "measurements", "decision", "charts"},
+    "cli": CORE | {"scenario", "pricing", "serving", "measurements", "decision", "search", "charts", "memo"},
+}
+
+
+def _costmodel_imports(path: Path) -> set[str]:
+    """First component under costmodel of every `costmodel.X...` import in the file (anywhere in it)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        modules = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules = [node.module]
+            if node.module == "costmodel":
+                modules = [f"costmodel.{alias.name}" for alias in node.names]
+        for module in modules:
+            parts = module.split(".")
+            if parts[0] == "costmodel" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+def _unit(path: Path) -> str:
+    rel = path.relative_to(ROOT / "costmodel")
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def test_costmodel_packages_import_only_downwards():
+    offenders = []
+    for path in sorted((ROOT / "costmodel").rglob("*.py")):
+        unit = _unit(path)
+        if unit in LEAVES or unit in {"__init__", "__main__"}:
+            continue
+        assert unit in ALLOWED, f"{unit} has no row in ALLOWED: say what it may import"
+        for imported in _costmodel_imports(path) - {unit} - LEAVES:
+            if imported not in ALLOWED[unit]:
+                offenders.append(f"{path.relative_to(ROOT)} imports costmodel.{imported}")
+    assert not offenders, offenders
+
+
+def test_decision_never_imports_memo_charts_or_cli():
+    for path in (ROOT / "costmodel" / "decision").rglob("*.py"):
+        assert not _costmodel_imports(path) & {"memo", "charts", "cli"}, path
+
+
+def test_only_the_cli_prints():
+    """The library returns typed results; only costmodel/cli writes to stdout/stderr."""
+    offenders = []
+    for path in (ROOT / "costmodel").rglob("*.py"):
+        if _unit(path) == "cli" or path.name == "__main__.py":  # entry points print like the CLI
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name) and func.id == "print":
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} print()")
+                if (isinstance(func, ast.Attribute) and func.attr == "write" and isinstance(func.value, ast.Attribute)
+                        and func.value.attr in {"stdout", "stderr"}):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} sys.{func.value.attr}.write")
+    assert not offenders, offenders
+
+
+def test_contributing_map_names_every_package_and_module():
+    """docs/contributing.md opens with the map; a new package or top-level module must get its line."""
+    text = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    mapping = text.split("```")[1]
+    for path in sorted((ROOT / "costmodel").iterdir()):
+        if path.name.startswith("_") or path.name == "data":
+            continue
+        if path.is_dir() and (path / "__init__.py").exists():
+            assert f"{path.name}/" in mapping, f"docs/contributing.md's map has no line for costmodel/{path.name}/"
+        elif path.suffix == ".py":
+            assert path.name in mapping, f"docs/contributing.md's map has no line for costmodel/{path.name}"

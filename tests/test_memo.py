@@ -16,9 +16,9 @@ pypdf = pytest.importorskip("pypdf")
 pytest.importorskip("reportlab")
 pytest.importorskip("matplotlib")
 
-from costmodel.cli import main  # noqa: E402
-from costmodel.memo import Memo, build_memo  # noqa: E402
-from costmodel.scenario import load_scenario  # noqa: E402
+from costmodel.cli import main
+from costmodel.memo import Memo, build_memo
+from costmodel.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))

@@ -13,10 +13,10 @@ pypdf = pytest.importorskip("pypdf")
 pytest.importorskip("reportlab")
 pytest.importorskip("matplotlib")
 
-from costmodel.measurements.calibration import Calibration  # noqa: E402
-from costmodel.memo import build_memo  # noqa: E402
-from costmodel.memo.blocks import Figure  # noqa: E402
-from costmodel.scenario import load_scenario, parse_scenario  # noqa: E402
+from costmodel.measurements.calibration import Calibration
+from costmodel.memo import build_memo
+from costmodel.memo.blocks import Figure
+from costmodel.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 TODAY = dt.date(2026, 12, 1)

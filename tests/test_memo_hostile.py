@@ -15,9 +15,9 @@ pypdf = pytest.importorskip("pypdf")
 pytest.importorskip("reportlab")
 pytest.importorskip("matplotlib")
 
-from costmodel.memo import build_memo  # noqa: E402
-from costmodel.memo.builder import clean, markup  # noqa: E402
-from costmodel.scenario import load_scenario, parse_scenario  # noqa: E402
+from costmodel.memo import build_memo
+from costmodel.memo.builder import clean, markup
+from costmodel.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 TODAY = dt.date(2026, 12, 1)

@@ -21,7 +21,7 @@ import pytest
 from costmodel.decision.economics import plan_hybrid, size_self_host
 from costmodel.decision.results import CostBreakdown, Decision, OptionResult, PriceSource
 from costmodel.scenario import Scenario, load_scenario
-from costmodel.scenario.workload import SECONDS_PER_MONTH
+from costmodel.units import SECONDS_PER_MONTH
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = ROOT / "examples" / "chat-assistant.yaml"

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from test_memo_sample import sample_decision
 
-from costmodel.decision.economics import HOURS_PER_MONTH
 from costmodel.decision.rank import Overrides, decide
 from costmodel.decision.sensitivity import model_advantage
 from costmodel.decision.volume import Scaling, cost_model, serves, throttled, usd_per_month
 from costmodel.scenario import load_scenario, parse_scenario
+from costmodel.units import HOURS_PER_MONTH
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))

@@ -6,11 +6,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from costmodel.catalog.loader import load_model  # noqa: E402
-from costmodel.catalog.params import derive_shape  # noqa: E402
-from costmodel.catalog.schema import ModelSpec  # noqa: E402
-from costmodel.errors import CostmodelError  # noqa: E402
-from probes.model import ProbeModelConfig, build_model  # noqa: E402
+from costmodel.catalog.loader import load_model
+from costmodel.catalog.params import derive_shape
+from costmodel.catalog.schema import ModelSpec
+from costmodel.errors import CostmodelError
+from probes.model import ProbeModelConfig, build_model
 
 CPU = torch.device("cpu")
 

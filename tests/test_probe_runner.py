@@ -14,12 +14,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from costmodel.cli import main  # noqa: E402
-from costmodel.errors import CostmodelError  # noqa: E402
-from costmodel.measurements.probe_result import load_probe_result, predict_point, sliced_shape  # noqa: E402
-from probes import environment, points  # noqa: E402
-from probes.runner import ProbeRequest, run_probe  # noqa: E402
-from probes.sweeps import Sweep, default_sweep  # noqa: E402
+from costmodel.cli import main
+from costmodel.errors import CostmodelError
+from costmodel.measurements.probe_result import load_probe_result, predict_point, sliced_shape
+from probes import environment, points
+from probes.runner import ProbeRequest, run_probe
+from probes.sweeps import Sweep, default_sweep
 
 TINY_SWEEP = Sweep(
     prefill_prompt_tokens=(8, 16),

@@ -27,14 +27,14 @@ from costmodel.serving.simulation import simulate_requests
 
 
 @pytest.fixture(scope="module")
-def replica():  # noqa: ANN201
+def replica():
     return build_replica("llama-3.1-8b", "h100-sxm")
 
 
 CHAT = {"prompt_tokens": LognormalTokens(mean_tokens=1000, sigma=0.8), "output_tokens": LognormalTokens(mean_tokens=250, sigma=0.6)}
 
 
-def test_md1_mean_queueing_delay_matches_pollaczek_khinchine(replica) -> None:  # noqa: ANN001
+def test_md1_mean_queueing_delay_matches_pollaczek_khinchine(replica) -> None:
     fixed = {"prompt_tokens": FixedTokens(tokens=512), "output_tokens": FixedTokens(tokens=64)}
     alone = simulate(replica, rate_per_second=1.0, requests=1, **fixed)
     service_seconds = alone.e2e.mean_seconds  # one prefill step + 63 decode steps, nothing else running
@@ -46,7 +46,7 @@ def test_md1_mean_queueing_delay_matches_pollaczek_khinchine(replica) -> None:  
     np.testing.assert_allclose(result.trace.values("e2e") - result.trace.queue_seconds(), service_seconds, rtol=1e-9)
 
 
-def test_littles_law_on_the_simulated_trace(replica) -> None:  # noqa: ANN001
+def test_littles_law_on_the_simulated_trace(replica) -> None:
     result = simulate(replica, rate_per_second=8.0, requests=6000, seed=5, **CHAT)
     waiting, running = result.series.time_average(end_seconds=result.duration_seconds)
     in_system = waiting + running  # from the engine's event series
@@ -55,7 +55,7 @@ def test_littles_law_on_the_simulated_trace(replica) -> None:  # noqa: ANN001
     assert result.mean_batch > 5  # a batching regime, not a trivial one
 
 
-def test_tiny_rate_gives_prefill_ttft_and_batch1_decode_tpot(replica) -> None:  # noqa: ANN001
+def test_tiny_rate_gives_prefill_ttft_and_batch1_decode_tpot(replica) -> None:
     prompt, output = 1000, 65
     result = simulate(replica, prompt_tokens=FixedTokens(tokens=prompt), output_tokens=FixedTokens(tokens=output),
                       rate_per_second=1e-4, requests=20, seed=1)
@@ -69,7 +69,7 @@ def test_tiny_rate_gives_prefill_ttft_and_batch1_decode_tpot(replica) -> None:  
     assert result.tpot.p50_seconds == pytest.approx(est.tpot_seconds, rel=1e-3)  # estimate: mid-context step
 
 
-def test_prefix_cache_skips_that_share_of_prefill(replica) -> None:  # noqa: ANN001
+def test_prefix_cache_skips_that_share_of_prefill(replica) -> None:
     result = simulate(replica, prompt_tokens=FixedTokens(tokens=2000), output_tokens=FixedTokens(tokens=10),
                       rate_per_second=1e-4, requests=3, prefix_cached_fraction=0.75)
     prefill = step(replica.shape, replica.hardware, batch=1, new_tokens=500, context_tokens=1500)
@@ -81,7 +81,7 @@ def test_prefix_cache_skips_that_share_of_prefill(replica) -> None:  # noqa: ANN
     np.testing.assert_allclose(whole.trace.values("ttft"), last.step_seconds, rtol=1e-9)
 
 
-def test_latency_percentiles_never_fall_as_the_rate_rises(replica) -> None:  # noqa: ANN001
+def test_latency_percentiles_never_fall_as_the_rate_rises(replica) -> None:
     previous = None
     for rate in (0.5, 2.0, 5.0, 8.0, 11.0, 14.0):
         result = simulate(replica, rate_per_second=rate, requests=3000, seed=2, **CHAT)
@@ -92,7 +92,7 @@ def test_latency_percentiles_never_fall_as_the_rate_rises(replica) -> None:  # n
         previous = current
 
 
-def test_burstier_arrivals_queue_more_at_the_same_rate(replica) -> None:  # noqa: ANN001
+def test_burstier_arrivals_queue_more_at_the_same_rate(replica) -> None:
     poisson = simulate(replica, rate_per_second=9.0, requests=3000, seed=4, **CHAT)
     bursty = simulate(replica, rate_per_second=9.0, requests=3000, seed=4, burstiness=0.25, **CHAT)
     assert bursty.ttft.p90_seconds > poisson.ttft.p90_seconds
@@ -101,7 +101,7 @@ def test_burstier_arrivals_queue_more_at_the_same_rate(replica) -> None:  # noqa
     assert gaps.std() / gaps.mean() == pytest.approx(2.0, rel=0.15)  # gamma shape 1/4: CV = 1/sqrt(0.25)
 
 
-def test_replayed_arrivals_and_goodput(replica) -> None:  # noqa: ANN001
+def test_replayed_arrivals_and_goodput(replica) -> None:
     times = [0.0, 0.0, 0.5, 3.0]
     lax = [SloLimit("ttft", 90, 10.0), SloLimit("tpot", 90, 1.0)]
     result = simulate(replica, prompt_tokens=FixedTokens(tokens=100), output_tokens=FixedTokens(tokens=20),
@@ -124,7 +124,7 @@ def test_kv_pressure_preempts_and_reserve_never_does() -> None:
     assert preempt.completed == reserve.completed == 300
 
 
-def test_capacity_is_the_edge_of_the_slo(replica) -> None:  # noqa: ANN001
+def test_capacity_is_the_edge_of_the_slo(replica) -> None:
     slo = [SloLimit("ttft", 90, 0.5), SloLimit("tpot", 90, 0.03)]
     cap = capacity_for_replica(replica, slo=slo, requests=1500, seed=9, **CHAT)
     assert cap.feasible and cap.reason == ""
@@ -135,7 +135,7 @@ def test_capacity_is_the_edge_of_the_slo(replica) -> None:  # noqa: ANN001
     assert cap.output_tokens_per_second == pytest.approx(cap.at_capacity.output_tokens_per_second)
 
 
-def test_capacity_infeasible_says_why(replica) -> None:  # noqa: ANN001
+def test_capacity_infeasible_says_why(replica) -> None:
     long_prompt = {"prompt_tokens": FixedTokens(tokens=8000), "output_tokens": FixedTokens(tokens=100)}
     cap = capacity_for_replica(replica, slo=[SloLimit("ttft", 90, 0.05)], requests=200, **long_prompt)
     prefill = step(replica.shape, replica.hardware, batch=1, new_tokens=8000, context_tokens=0).step_seconds
@@ -148,7 +148,7 @@ def test_capacity_infeasible_says_why(replica) -> None:  # noqa: ANN001
     assert not too_big.feasible and "does not fit" in too_big.reason
 
 
-def test_throughput_rises_and_interactivity_falls_with_concurrency(replica) -> None:  # noqa: ANN001
+def test_throughput_rises_and_interactivity_falls_with_concurrency(replica) -> None:
     points = throughput_interactivity_curve(replica, prompt_tokens=FixedTokens(tokens=500),
                                             output_tokens=FixedTokens(tokens=100), concurrency=(1, 4, 16, 64))
     per_gpu = [p.output_tokens_per_second_per_gpu for p in points]
@@ -169,12 +169,12 @@ def test_throughput_rises_and_interactivity_falls_with_concurrency(replica) -> N
         ({"rate_per_second": 1.0, "max_num_seqs": 0}, "--max-num-seqs"),
     ],
 )
-def test_bad_input_names_the_flag(replica, kwargs: dict, message: str) -> None:  # noqa: ANN001, type-arg
+def test_bad_input_names_the_flag(replica, kwargs: dict, message: str) -> None:
     with pytest.raises(CostmodelError, match=message):
         simulate(replica, prompt_tokens=FixedTokens(tokens=10), output_tokens=FixedTokens(tokens=10), **kwargs)
 
 
-def test_zero_tokens_and_impossible_memory_are_refused(replica) -> None:  # noqa: ANN001
+def test_zero_tokens_and_impossible_memory_are_refused(replica) -> None:
     with pytest.raises(CostmodelError, match=">= 1 prompt token"):
         simulate_requests(replica, arrival_seconds=np.zeros(2), prompt_tokens=np.array([5, 0]), output_tokens=np.array([5, 5]))
     with pytest.raises(CostmodelError, match="does not fit"):
@@ -185,14 +185,14 @@ def test_zero_tokens_and_impossible_memory_are_refused(replica) -> None:  # noqa
                  rate_per_second=1.0, requests=3)
 
 
-def test_some_requests_too_long_are_rejected_and_counted(replica) -> None:  # noqa: ANN001
+def test_some_requests_too_long_are_rejected_and_counted(replica) -> None:
     result = simulate_requests(replica, arrival_seconds=np.array([0.0, 0.1]), prompt_tokens=np.array([100, 131_000]),
                                output_tokens=np.array([10, 2000]), slo=[SloLimit("ttft", 50, 100.0)])
     assert result.rejected == 1 and result.completed == 1
     assert result.meets_slo is False  # a rejected request counts as an infinite latency
 
 
-def test_runaway_simulation_is_bounded_and_says_so(replica) -> None:  # noqa: ANN001
+def test_runaway_simulation_is_bounded_and_says_so(replica) -> None:
     limits = EngineLimits(max_batched_tokens=64, max_num_seqs=8, kv_capacity_bytes=replica.kv_budget_bytes_per_gpu,
                           kv_bytes_per_token=replica.kv_bytes_per_token_per_gpu, kv_bytes_per_sequence=0.0,
                           kv_policy="preempt", max_events=50)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from costmodel.measurements import validation
+from costmodel import validation
 from costmodel.memory import MAX_BATCHED_TOKENS, RESERVE_FRACTION
 from costmodel.roofline import step
 from costmodel.scenario.distributions import FixedTokens, LognormalTokens
@@ -122,7 +122,7 @@ def claims() -> tuple[Claim, ...]:
     ]
     source = inspect.getsource(validation.trtllm_bench_settings)
     assert "* 0.95" in source and ", 4096)" in source and ", 32768)" in source
-    heuristic = "the requests that fit 95% of the memory left after the weights, capped at 4,096; tokens that times 1 + ISL/OSL, capped at 32,768"  # noqa: E501
+    heuristic = "the requests that fit 95% of the memory left after the weights, capped at 4,096; tokens that times 1 + ISL/OSL, capped at 32,768"
     found += [Claim(heuristic, 0.95, pct(0)), Claim(heuristic, 4096, n0), Claim(heuristic, 32768, n0)]
     # Capacity at SLO.
     lengths = {"prompt_tokens": LognormalTokens(mean_tokens=1024, sigma=0.8),

@@ -32,7 +32,7 @@ class Seq:
     decoding: bool = False
 
 
-def reference(replica: Replica, *, arrival, prompt, cached, output, limits: EngineLimits):  # noqa: ANN001, ANN201
+def reference(replica: Replica, *, arrival, prompt, cached, output, limits: EngineLimits):
     n = len(arrival)
     admitted, first, finish = [math.nan] * n, [math.nan] * n, [math.nan] * n
     left = [int(o) for o in output]

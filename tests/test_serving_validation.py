@@ -5,7 +5,7 @@ Target (issue 4): median |error| <= 20% with the catalog's default efficiencies 
 
 from __future__ import annotations
 
-from costmodel.measurements.validation import max_throughput_rows, median_abs_error, trtllm_bench_settings
+from costmodel.validation import max_throughput_rows, median_abs_error, trtllm_bench_settings
 
 
 def test_trtllm_bench_heuristic_by_hand() -> None:

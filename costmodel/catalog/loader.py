@@ -36,7 +36,7 @@ def _read_yaml(path: Path) -> Any:
     try:
         # libyaml's C loader when present: the catalog loads on every CLI call.
         loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader_cls)  # noqa: S506 (safe loader)
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader_cls)
     except yaml.YAMLError as exc:
         raise CostmodelError(f"{path}: not valid YAML ({exc}); fix the syntax") from exc
     except OSError as exc:

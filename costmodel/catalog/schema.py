@@ -9,13 +9,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from costmodel.strict import StrictModel
 
 
-class ModelSpec(BaseModel):
+class ModelSpec(StrictModel):
     """A decoder-only transformer, with field names as in its Hugging Face `config.json`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="lower-case catalog id, e.g. llama-3.1-8b")
     name: str = Field(description="display name")
@@ -112,10 +112,8 @@ class ModelSpec(BaseModel):
         return self.kv_lora_rank is not None
 
 
-class AcceleratorSpec(BaseModel):
+class AcceleratorSpec(StrictModel):
     """One accelerator (per GPU), from its datasheet, with default efficiencies and their reasons."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="lower-case id, e.g. h100-sxm")
     name: str

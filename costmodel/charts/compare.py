@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from costmodel.decision.economics import size_self_host
-from costmodel.decision.rank import decide
+from costmodel.decision.rank import CapacityCache, decide
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.volume import Scaling, cost_model, throttled, usd_per_month
 from costmodel.measurements.calibration import Calibration
@@ -180,9 +180,11 @@ def compare_view(
     scenario: Scenario, *, calibration: Calibration | None = None,
     api_sheet: PriceSheet[ApiPriceRow] | None = None, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
     volume_scales: Sequence[float] = DEFAULT_VOLUME_SCALES,
+    capacity_cache: CapacityCache | None = None,
 ) -> CompareView:
     """One call for the Compare page: `decide` plus the chart data derived from it."""
-    decision = decide(scenario, calibration=calibration, api_sheet=api_sheet, gpu_sheet=gpu_sheet)
+    decision = decide(scenario, calibration=calibration, api_sheet=api_sheet, gpu_sheet=gpu_sheet,
+                      capacity_cache=capacity_cache)
     tokens_per_request = decision.mean_prompt_tokens + decision.mean_output_tokens
     curves = (utilization_curve(r, tokens_per_request=tokens_per_request) for r in decision.options)
     return CompareView(

@@ -39,14 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The full parser with every registered subcommand."""
     parser = _Parser(prog="costmodel", description="API vs self-hosted LLM serving: latency, memory and cost.")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue  # subcommand not built yet in this checkout
-            raise
-        module.register(subparsers)
+    for name in SUBCOMMAND_MODULES:  # explicit registration: each module adds its subcommand(s)
+        importlib.import_module(name).register(subparsers)
     return parser
 
 

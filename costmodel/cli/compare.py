@@ -7,10 +7,11 @@ import math
 from pathlib import Path
 
 from costmodel.cli.output import emit, parse_date
-from costmodel.decision.rank import decide
+from costmodel.decision.rank import CapacityCache, decide
 from costmodel.decision.results import Decision
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
+from costmodel.units import fmt_money, fmt_ms_column, fmt_pct
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,18 +26,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(handler=run_compare)
 
 
-def _money(value: float) -> str:
-    return "n/a" if not math.isfinite(value) else f"${value:,.0f}"
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{value:.0%}"
-
-
-def _latency(value: float | None, scale: float, unit: str) -> str:
-    return "?" if value is None else f"{value * scale:.0f}{unit}"
-
-
 def render_table(decision: Decision) -> str:
     """Human-readable comparison."""
     as_of = f" (as of {decision.as_of.isoformat()})" if decision.as_of else ""
@@ -48,10 +37,10 @@ def render_table(decision: Decision) -> str:
     for o in decision.options:
         mtok = "n/a" if not math.isfinite(o.usd_per_mtok) else f"{o.usd_per_mtok:.3f}"
         lines.append(
-            f"  {o.name[:32]:32s} {o.kind:9s} {_money(o.usd_per_month):>11s} {mtok:>8s} "
-            f"{'yes' if o.meets_slo else 'NO':4s} {_latency(o.ttft_p90_seconds, 1e3, 'ms'):>7s} "
-            f"{_latency(o.tpot_p90_seconds, 1e3, 'ms'):>7s} {o.gpus:>5d} {_pct(o.utilization):>5s} "
-            f"{_pct(o.break_even_utilization):>10s}"
+            f"  {o.name[:32]:32s} {o.kind:9s} {fmt_money(o.usd_per_month):>11s} {mtok:>8s} "
+            f"{'yes' if o.meets_slo else 'NO':4s} {fmt_ms_column(o.ttft_p90_seconds):>7s} "
+            f"{fmt_ms_column(o.tpot_p90_seconds):>7s} {o.gpus:>5d} {fmt_pct(o.utilization):>5s} "
+            f"{fmt_pct(o.break_even_utilization):>10s}"
         )
     lines += ["", f"Recommendation: {decision.recommendation}"]
     lines += [f"  - {reason}" for reason in decision.reasons]
@@ -70,7 +59,9 @@ def render_table(decision: Decision) -> str:
 
 def run_compare(args: argparse.Namespace) -> int:
     calibration = load_calibration(args.calibration) if args.calibration else None
-    decisions = [decide(load_scenario(path), calibration=calibration, today=args.date) for path in args.scenarios]
+    cache = CapacityCache()  # scenarios given together share capacities of identical options
+    decisions = [decide(load_scenario(path), calibration=calibration, today=args.date, capacity_cache=cache)
+                 for path in args.scenarios]
     if len(decisions) == 1:
         emit(decisions[0].contract(), as_json=args.json, text=render_table(decisions[0]))
     else:

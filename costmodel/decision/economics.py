@@ -20,9 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from costmodel.errors import CostmodelError
-
-HOURS_PER_MONTH = 365.25 * 24.0 / 12.0  # 730.5 h
-SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
+from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_HOUR, SECONDS_PER_MONTH
 
 
 def normalized_profile(weights: Sequence[float]) -> tuple[float, ...]:
@@ -120,7 +118,7 @@ def break_even_utilization(*, usd_per_gpu_hour: float, gpus_per_replica: int, to
     gpu_usd_per_month = replicas * gpus_per_replica * usd_per_gpu_hour * HOURS_PER_MONTH
     ops_factor = 1.0 + ops_usd_per_month / gpu_usd_per_month
     return ops_factor * usd_per_gpu_hour * gpus_per_replica * 1e6 / (
-        3600.0 * tokens_per_second_per_replica * api_usd_per_mtok)
+        SECONDS_PER_HOUR * tokens_per_second_per_replica * api_usd_per_mtok)
 
 
 def break_even_tokens_per_month(
@@ -176,7 +174,7 @@ def plan_hybrid(
     """Choose the base replica count that minimizes $/month over the day's load-duration curve."""
     hourly = mean_requests_per_second * np.asarray(normalized_profile(hourly_profile))
     best: HybridPlan | None = None
-    requests_per_hour_to_month = 3600.0 * HOURS_PER_MONTH / 24.0  # each hour of the day recurs 30.4 times
+    requests_per_hour_to_month = SECONDS_PER_HOUR * HOURS_PER_MONTH / 24.0  # each hour of the day recurs 30.4 times
     total_requests = float(hourly.sum()) * requests_per_hour_to_month
     for k in range(0, max_base_replicas + 1):
         served = np.minimum(hourly, k * capacity_requests_per_second)

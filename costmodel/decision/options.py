@@ -3,43 +3,55 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 from costmodel.decision.economics import (
-    HOURS_PER_MONTH,
-    SECONDS_PER_MONTH,
     break_even_tokens_per_month,
     break_even_utilization,
     plan_hybrid,
     size_self_host,
 )
-from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
+from costmodel.decision.results import CostBreakdown, LatencySource, OptionResult, PriceSource, SloStatus
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.pricing.api_cost import api_option_cost, token_rates
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 from costmodel.serving.analytic import Capacity
-from costmodel.units import fmt_seconds
-
-MTOK = 1e6
+from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_MONTH, TOKENS_PER_MTOK, fmt_seconds
 
 
 def _source(what: str, source: str, checked: dt.date, today: dt.date) -> PriceSource:
     return PriceSource(what=what, source=source, checked=checked.isoformat(), age_days=(today - checked).days)
 
 
-def api_slo(option: ApiOption, scenario: Scenario) -> tuple[bool, str]:
+@dataclass(frozen=True, kw_only=True)
+class ApiSloVerdict:
+    """An API option's SLO verdict: `meets_slo` (today's ranking treats unverified as meeting), the typed
+    status, where the latency comes from, and the sentence for people."""
+
+    meets_slo: bool
+    status: SloStatus
+    latency_source: LatencySource
+    reason: str
+
+
+def api_slo(option: ApiOption, scenario: Scenario) -> ApiSloVerdict:
     """Verdict from the option's measured/published latency; unmeasured latency is flagged, not assumed."""
     slo = scenario.slo
     if option.ttft_p90_seconds is None or option.tpot_p90_seconds is None:
-        return True, ("not verified: no measured latency for this API (run `costmodel probe-endpoint` and set "
-                      "ttft_p90_seconds / tpot_p90_seconds); assumed to meet the SLO")
+        return ApiSloVerdict(
+            meets_slo=True, status="unverified", latency_source="none",
+            reason=("not verified: no measured latency for this API (run `costmodel probe-endpoint` and set "
+                    "ttft_p90_seconds / tpot_p90_seconds); assumed to meet the SLO"))
     problems = []
     if option.ttft_p90_seconds > slo.ttft_p90_seconds:
         problems.append(f"TTFT p90 {fmt_seconds(option.ttft_p90_seconds)} > {fmt_seconds(slo.ttft_p90_seconds)}")
     if option.tpot_p90_seconds > slo.tpot_p90_seconds:
         problems.append(f"TPOT p90 {fmt_seconds(option.tpot_p90_seconds)} > {fmt_seconds(slo.tpot_p90_seconds)}")
     if problems:
-        return False, "misses the SLO: " + "; ".join(problems)
-    return True, "meets the SLO (measured/published API latency)"
+        return ApiSloVerdict(meets_slo=False, status="misses", latency_source="measured",
+                             reason="misses the SLO: " + "; ".join(problems))
+    return ApiSloVerdict(meets_slo=True, status="meets", latency_source="measured",
+                         reason="meets the SLO (measured/published API latency)")
 
 
 def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPriceRow], *, today: dt.date,
@@ -54,27 +66,26 @@ def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPrice
     base = token_rates(row, long_context=False, batch=cost.batch).output_usd_per_mtok
     p_long = cost.long_context_request_fraction
     output_rate = base * (1 - p_long) + token_rates(row, long_context=True, batch=cost.batch).output_usd_per_mtok * p_long
-    output_usd = cost.output_tokens_per_month * output_rate / MTOK * api_price_scale
+    output_usd = cost.output_tokens_per_month * output_rate / TOKENS_PER_MTOK * api_price_scale
     prompt_tokens = cost.tokens_per_month - cost.output_tokens_per_month
-    meets, reason = api_slo(option, scenario)
+    verdict = api_slo(option, scenario)
+    retired = row.is_retired(today=today)
     notes = [cost.rate_limit.reason]
     if cost.batch:
         notes.append("priced through the batch API (results within 24 h)")
     if cost.long_context_request_fraction > 0:
         notes.append(f"{cost.long_context_request_fraction:.0%} of requests pay the long-context rates")
-    if row.is_retired(today=today):
+    if retired:
         notes.append(f"RETIRED: the provider retired this model on {row.deprecation_date}; pick a live row")
     if row.disagreement:
         notes.append(f"price sources disagree: {row.disagreement}")
     return OptionResult(
-        name=option.name, kind="api", usd_per_month=usd_month, usd_per_mtok=usd_month / cost.tokens_per_month * MTOK,
-        usd_per_mtok_input=(usd_month - output_usd) / prompt_tokens * MTOK if prompt_tokens else 0.0,
-        usd_per_mtok_output=output_usd / cost.output_tokens_per_month * MTOK,
-        meets_slo=meets, slo_reason=reason, ttft_p90_seconds=option.ttft_p90_seconds,
-        tpot_p90_seconds=option.tpot_p90_seconds, gpus=0, replicas=0, utilization=None,
-        break_even_utilization=None, break_even_tokens_per_month=None, break_even_against=None,
-        throttled=cost.rate_limit.throttled, capacity_requests_per_second=None, tokens_per_second_per_replica=None,
-        breakdown=CostBreakdown(api_usd_per_month=usd_month),
+        name=option.name, kind="api", usd_per_month=usd_month, usd_per_mtok=usd_month / cost.tokens_per_month * TOKENS_PER_MTOK,
+        usd_per_mtok_input=(usd_month - output_usd) / prompt_tokens * TOKENS_PER_MTOK if prompt_tokens else 0.0,
+        usd_per_mtok_output=output_usd / cost.output_tokens_per_month * TOKENS_PER_MTOK,
+        meets_slo=verdict.meets_slo, slo_status=verdict.status, latency_source=verdict.latency_source,
+        slo_reason=verdict.reason, ttft_p90_seconds=option.ttft_p90_seconds, tpot_p90_seconds=option.tpot_p90_seconds,
+        throttled=cost.rate_limit.throttled, retired=retired, breakdown=CostBreakdown(api_usd_per_month=usd_month),
         price_sources=(_source(f"API price {row.id}", f"{row.source} {row.source_version}", row.checked, today),),
         notes=tuple(notes), api_usd_per_request=cost.usd_per_request * api_price_scale,
     )
@@ -100,18 +111,18 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
     usd_per_gpu_hour, source = gpu_price(option, sheet, today=today)
     usd_per_gpu_hour *= gpu_price_scale
     tokens_per_request = workload.mean_tokens_per_request()
-    common = {"name": option.name, "kind": "self-host", "model_id": option.model, "hardware_id": option.hardware,
-              "gpus_per_replica": option.gpus_per_replica, "usd_per_gpu_hour": usd_per_gpu_hour,
-              "price_sources": (source,), "efficiency_source": efficiency_source,
-              "ttft_p90_seconds": capacity.ttft_seconds or None, "tpot_p90_seconds": capacity.tpot_seconds or None}
+    ttft_seconds, tpot_seconds = capacity.ttft_seconds or None, capacity.tpot_seconds or None
     if not capacity.feasible:
         replica_usd = option.gpus_per_replica * usd_per_gpu_hour * HOURS_PER_MONTH
         return OptionResult(
-            **common, usd_per_month=replica_usd + option.ops_usd_per_month, usd_per_mtok=float("inf"),  # type: ignore[arg-type]
-            usd_per_mtok_input=float("inf"), usd_per_mtok_output=float("inf"), meets_slo=False,
+            name=option.name, kind="self-host", model_id=option.model, hardware_id=option.hardware,
+            gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=(source,),
+            efficiency_source=efficiency_source, latency_source="simulated", ttft_p90_seconds=ttft_seconds,
+            tpot_p90_seconds=tpot_seconds,
+            usd_per_month=replica_usd + option.ops_usd_per_month, usd_per_mtok=float("inf"),
+            usd_per_mtok_input=float("inf"), usd_per_mtok_output=float("inf"), meets_slo=False, slo_status="misses",
             slo_reason=f"cannot meet the SLO at any load: {capacity.reason}", gpus=option.gpus_per_replica, replicas=1,
-            utilization=None, break_even_utilization=None, break_even_tokens_per_month=None, break_even_against=None,
-            throttled=False, capacity_requests_per_second=0.0, tokens_per_second_per_replica=0.0,
+            capacity_requests_per_second=0.0, tokens_per_second_per_replica=0.0,
             breakdown=CostBreakdown(gpu_usd_per_month=replica_usd, ops_usd_per_month=option.ops_usd_per_month),
         )
     cost = size_self_host(
@@ -138,14 +149,18 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
             api_usd_per_mtok=reference.usd_per_mtok,
         )
     return OptionResult(
-        **common, usd_per_month=cost.usd_per_month, usd_per_mtok=cost.usd_per_mtok,  # type: ignore[arg-type]
-        usd_per_mtok_input=input_usd / (tokens_month - output_month) * MTOK,
-        usd_per_mtok_output=(cost.usd_per_month - input_usd) / output_month * MTOK,
+        name=option.name, kind="self-host", model_id=option.model, hardware_id=option.hardware,
+        gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=(source,),
+        efficiency_source=efficiency_source, latency_source="simulated", ttft_p90_seconds=ttft_seconds,
+        tpot_p90_seconds=tpot_seconds,
+        usd_per_month=cost.usd_per_month, usd_per_mtok=cost.usd_per_mtok,
+        usd_per_mtok_input=input_usd / (tokens_month - output_month) * TOKENS_PER_MTOK,
+        usd_per_mtok_output=(cost.usd_per_month - input_usd) / output_month * TOKENS_PER_MTOK,
         meets_slo=True, slo_reason=f"{capacity.reason}; sized for the peak hour at {capacity.requests_per_second:.2f} "
         f"requests/s per replica (batch {capacity.batch})",
         gpus=cost.gpus, replicas=cost.replicas, utilization=cost.utilization, break_even_utilization=u_star,
         break_even_tokens_per_month=be_volume, break_even_against=reference.name if reference else None,
-        throttled=False, capacity_requests_per_second=capacity.requests_per_second,
+        throughput_bound=capacity.throughput_bound, capacity_requests_per_second=capacity.requests_per_second,
         tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
         breakdown=CostBreakdown(gpu_usd_per_month=cost.gpu_usd_per_month, ops_usd_per_month=cost.ops_usd_per_month),
         notes=(f"capacity method: {capacity.method}",),
@@ -172,16 +187,18 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
     tokens_month = workload.tokens_per_month_total()
     return OptionResult(
         name=option.name, kind="hybrid", usd_per_month=plan.usd_per_month,
-        usd_per_mtok=plan.usd_per_month / tokens_month * MTOK,
-        usd_per_mtok_input=float("nan"), usd_per_mtok_output=float("nan"), meets_slo=meets, slo_reason=reason,
+        usd_per_mtok=plan.usd_per_month / tokens_month * TOKENS_PER_MTOK,
+        usd_per_mtok_input=float("nan"), usd_per_mtok_output=float("nan"), meets_slo=meets,
+        slo_status=api.slo_status if meets else "misses", latency_source=self_host.latency_source if plan.base_replicas
+        else api.latency_source, slo_reason=reason,
         ttft_p90_seconds=self_host.ttft_p90_seconds if plan.base_replicas else api.ttft_p90_seconds,
         tpot_p90_seconds=self_host.tpot_p90_seconds if plan.base_replicas else api.tpot_p90_seconds,
         gpus=plan.base_replicas * self_host.gpus_per_replica, replicas=plan.base_replicas,
-        utilization=plan.utilization if plan.base_replicas else None, break_even_utilization=None,
-        break_even_tokens_per_month=None, break_even_against=None, throttled=api.throttled and plan.overflow_fraction > 0,
+        utilization=plan.utilization if plan.base_replicas else None,
+        throttled=api.throttled and plan.overflow_fraction > 0, retired=api.retired,
         capacity_requests_per_second=capacity.requests_per_second if capacity.feasible else None,
         tokens_per_second_per_replica=self_host.tokens_per_second_per_replica,
-        breakdown=type(self_host.breakdown)(gpu_usd_per_month=plan.self_host_usd_per_month - (
+        breakdown=CostBreakdown(gpu_usd_per_month=plan.self_host_usd_per_month - (
             self_host.breakdown.ops_usd_per_month if plan.base_replicas else 0.0),
             api_usd_per_month=plan.api_usd_per_month,
             ops_usd_per_month=self_host.breakdown.ops_usd_per_month if plan.base_replicas else 0.0),

@@ -7,6 +7,7 @@ rest. The reference API for break-even is the cheapest API option that meets the
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -54,8 +55,35 @@ def option_efficiency(option: SelfHostOption, calibration: Calibration | None) -
 
 
 CapacityMethod = Literal["simulator", "roofline"]
-_CAPACITY_CACHE: dict[str, tuple[Capacity, str]] = {}
-_CAPACITY_CACHE_MAX = 256
+
+
+class CapacityCache:
+    """Capacity per replica at the SLO (with its efficiency provenance), keyed by everything it depends on.
+
+    Pass one to every `decide` that shares options (sensitivity, the app's pages, the memo) so an option's
+    capacity is simulated once and every page reports the same figure. Not module state: each caller owns one.
+    """
+
+    def __init__(self, *, max_entries: int = 256) -> None:
+        self._entries: dict[str, tuple[Capacity, str]] = {}
+        self._max_entries = max_entries
+        self._lock = threading.Lock()  # the app shares one cache across sessions (threads)
+
+    def get(self, key: str) -> tuple[Capacity, str] | None:
+        """The cached value for `key`, or None."""
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: str, value: tuple[Capacity, str]) -> None:
+        """Store `value`; past `max_entries` the oldest half is dropped (bounded memory)."""
+        with self._lock:
+            if len(self._entries) >= self._max_entries:
+                for old in list(self._entries)[: self._max_entries // 2]:
+                    del self._entries[old]
+            self._entries[key] = value
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 def _simulated_capacity(scenario: Scenario, option: SelfHostOption, hardware: AcceleratorSpec, eff: Efficiency,
@@ -70,20 +98,26 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, hardware: Ac
     )
     run = result.at_capacity
     if not result.feasible or run is None:
-        return Capacity(False, result.reason or "no load meets the SLO", 0.0, 0, quick.ttft_seconds, quick.tpot_seconds,
-                        quick.prefill_time_fraction, quick.max_batch, "simulator")
+        return Capacity(feasible=False, reason=result.reason or "no load meets the SLO", requests_per_second=0.0,
+                        batch=0, ttft_seconds=quick.ttft_seconds, tpot_seconds=quick.tpot_seconds,
+                        prefill_time_fraction=quick.prefill_time_fraction, max_batch=quick.max_batch,
+                        method="simulator")
     reason = (f"meets the SLO at {result.max_rate_requests_per_second:.2f} requests/s per replica "
               f"(simulated: TTFT p90 {run.ttft.p90_seconds:.3f} s, TPOT p90 {run.tpot.p90_seconds * 1e3:.1f} ms)")
     if result.saturation_bound:
         reason += (f"; throughput-bound: the latency limits still hold near saturation "
                    f"({result.saturation_rate_requests_per_second:.2f} requests/s), so this rate has no headroom")
-    return Capacity(True, reason, result.max_rate_requests_per_second, int(round(run.mean_batch)), run.ttft.p90_seconds,
-                    run.tpot.p90_seconds, quick.prefill_time_fraction, quick.max_batch, "simulator")
+    return Capacity(feasible=True, reason=reason, requests_per_second=result.max_rate_requests_per_second,
+                    batch=int(round(run.mean_batch)), ttft_seconds=run.ttft.p90_seconds,
+                    tpot_seconds=run.tpot.p90_seconds, prefill_time_fraction=quick.prefill_time_fraction,
+                    max_batch=quick.max_batch, method="simulator", throughput_bound=result.saturation_bound)
 
 
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
-                       efficiency_scale: float = 1.0, method: CapacityMethod = "simulator") -> tuple[Capacity, str]:
-    """Capacity per replica at the SLO for a self-host option, with the efficiency provenance (cached)."""
+                       efficiency_scale: float = 1.0, method: CapacityMethod = "simulator",
+                       cache: CapacityCache | None = None) -> tuple[Capacity, str]:
+    """Capacity per replica at the SLO for a self-host option, with the efficiency provenance (cached in
+    `cache` when one is given)."""
     hardware, eff = option_efficiency(option, calibration)
     if efficiency_scale != 1.0:
         eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale,
@@ -92,8 +126,9 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
     key = "|".join([method, option.model_dump_json(exclude={"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month"}),
                     workload.model_dump_json(include={"prompt_tokens", "output_tokens", "cached_prompt_fraction"}),
                     scenario.slo.model_dump_json(), repr(eff), hardware.model_dump_json()])
-    if key in _CAPACITY_CACHE:
-        return _CAPACITY_CACHE[key]
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None:
+        return cached
     quick = roofline_capacity(
         derive_shape(load_model(option.model)), hardware,
         gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, efficiency=eff,
@@ -101,11 +136,10 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
         cached_prompt_fraction=workload.cached_prompt_fraction,
         ttft_limit_seconds=scenario.slo.ttft_p90_seconds, tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
     )
-    capacity = quick if method == "roofline" or not quick.feasible and "does not fit" in quick.reason else (
+    capacity = quick if method == "roofline" or not quick.fits else (
         _simulated_capacity(scenario, option, hardware, eff, quick))
-    if len(_CAPACITY_CACHE) >= _CAPACITY_CACHE_MAX:
-        _CAPACITY_CACHE.clear()
-    _CAPACITY_CACHE[key] = (capacity, eff.source)
+    if cache is not None:
+        cache.put(key, (capacity, eff.source))
     return capacity, eff.source
 
 
@@ -118,8 +152,9 @@ def decide(
     today: dt.date | None = None,
     overrides: Overrides | None = None,
     capacity_method: CapacityMethod = "simulator",
+    capacity_cache: CapacityCache | None = None,
 ) -> Decision:
-    """Evaluate every option of the scenario and rank them."""
+    """Evaluate every option of the scenario and rank them (`capacity_cache`: share capacities across calls)."""
     api_sheet = api_sheet or load_api_prices()
     gpu_sheet = gpu_sheet or load_gpu_prices()
     over = overrides or Overrides()
@@ -143,7 +178,8 @@ def decide(
     for option in scenario.options:
         if isinstance(option, SelfHostOption):
             capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
-                                                         efficiency_scale=over.efficiency, method=capacity_method)
+                                                         efficiency_scale=over.efficiency, method=capacity_method,
+                                                         cache=capacity_cache)
             # Break-even against an API serving the same open model when the scenario has one.
             same_model = [a for a in apis if open_models.get(a.name) == option.model]
             reference = _reference_api(same_model) or _reference_api(apis)

@@ -7,7 +7,7 @@ This is what `costmodel compare --json`, the app's Compare page and the PDF memo
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 OptionKind = Literal["api", "self-host", "hybrid"]
@@ -32,9 +32,16 @@ class CostBreakdown:
     ops_usd_per_month: float = 0.0  # people, monitoring
 
 
-@dataclass(frozen=True)
+SloStatus = Literal["meets", "misses", "unverified"]
+LatencySource = Literal["simulated", "measured", "published", "none"]
+
+
+@dataclass(frozen=True, kw_only=True)
 class OptionResult:
-    """One option of the scenario, evaluated for its workload at month 0."""
+    """One option of the scenario, evaluated for its workload at month 0 (built with keywords only).
+
+    Decisions read the typed fields (`slo_status`, `retired`, `throughput_bound`, `throttled`), never the
+    text of `slo_reason` or `notes`, which are for people."""
 
     name: str
     kind: OptionKind
@@ -44,19 +51,23 @@ class OptionResult:
     usd_per_mtok_output: float
     meets_slo: bool
     slo_reason: str  # why it meets or misses (numbers), or why it cannot be verified
-    ttft_p90_seconds: float | None
-    tpot_p90_seconds: float | None
-    gpus: int  # GPUs provisioned (0 for an API)
-    replicas: int
-    utilization: float | None  # mean demand / provisioned capacity at the SLO (self-host, hybrid)
-    break_even_utilization: float | None  # vs the reference API (self-host only)
-    break_even_tokens_per_month: float | None  # volume where self-host $/month = reference API $/month
-    break_even_against: str | None  # name of the reference API option
-    throttled: bool  # API rate limits are below the peak minute's demand
-    capacity_requests_per_second: float | None  # per replica at the SLO (self-host, hybrid's base)
-    tokens_per_second_per_replica: float | None  # prompt + output tokens/s per replica at the SLO
     breakdown: CostBreakdown
     price_sources: tuple[PriceSource, ...]
+    slo_status: SloStatus = "meets"  # "unverified": no measured or published latency backs the verdict
+    latency_source: LatencySource = "none"
+    ttft_p90_seconds: float | None = None
+    tpot_p90_seconds: float | None = None
+    gpus: int = 0  # GPUs provisioned (0 for an API)
+    replicas: int = 0
+    utilization: float | None = None  # mean demand / provisioned capacity at the SLO (self-host, hybrid)
+    break_even_utilization: float | None = None  # vs the reference API (self-host only)
+    break_even_tokens_per_month: float | None = None  # volume where self-host $/month = reference API $/month
+    break_even_against: str | None = None  # name of the reference API option
+    throttled: bool = False  # API rate limits are below the peak minute's demand
+    retired: bool = False  # the API row's model is retired at the evaluation date
+    throughput_bound: bool = False  # sized next to saturation: the latency limits do not bind (no headroom)
+    capacity_requests_per_second: float | None = None  # per replica at the SLO (self-host, hybrid's base)
+    tokens_per_second_per_replica: float | None = None  # prompt + output tokens/s per replica at the SLO
     notes: tuple[str, ...] = ()
     model_id: str | None = None
     hardware_id: str | None = None
@@ -114,7 +125,6 @@ class Decision:
     efficiency_source: str  # datasheet defaults, or the calibration used
     calibration_source: str | None = None
     as_of: dt.date | None = None  # the evaluation date: retirements and price ages count to it
-    extras: dict[str, str] = field(default_factory=dict)
 
     def option(self, name: str) -> OptionResult:
         """The evaluated option with this name."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from costmodel.decision.rank import Overrides, decide, self_host_capacity
+from costmodel.decision.rank import CapacityCache, Overrides, decide, self_host_capacity
 from costmodel.decision.results import Decision
 from costmodel.decision.volume import (
     CostModel,
@@ -219,8 +219,11 @@ def sensitivity(
     calibration: Calibration | None = None,
     today: dt.date | None = None,
     fraction: float = DEFAULT_FRACTION,
+    capacity_cache: CapacityCache | None = None,
 ) -> Sensitivity:
-    """The tornado at +-`fraction` and the flip volumes within 1/100x .. 100x (see module docstring)."""
+    """The tornado at +-`fraction` and the flip volumes within 1/100x .. 100x (see module docstring).
+    Pass the `capacity_cache` the decision was made with so unchanged capacities are not simulated again."""
+    cache = capacity_cache if capacity_cache is not None else CapacityCache()
     if not 0 < fraction < 1:
         raise ValueError(f"fraction must be in (0, 1), got {fraction}")
     recommendation = decision.recommendation
@@ -231,7 +234,7 @@ def sensitivity(
         ends = []
         for scale in (1.0 - fraction, 1.0 + fraction):
             if method == "decide":
-                again = decide(scenario, calibration=calibration, today=today,
+                again = decide(scenario, calibration=calibration, today=today, capacity_cache=cache,
                                overrides=replace(Overrides(), **{field: scale}))
                 ends.append(decision_advantage(again, scenario, recommendation=recommendation, strict=strict))
             elif field == "efficiency":

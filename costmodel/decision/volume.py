@@ -21,11 +21,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from costmodel.decision.economics import SECONDS_PER_MONTH, HybridPlan, plan_hybrid
+from costmodel.decision.economics import HybridPlan, plan_hybrid
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
 from costmodel.pricing.api_cost import api_option_cost
 from costmodel.scenario import ApiOption, HybridOption, Scenario
+from costmodel.units import SECONDS_PER_MONTH
 
 MAX_STEPS = 400  # replica steps listed per option (beyond them the search falls back to its grid)
 
@@ -97,7 +98,7 @@ def _api_cost(result: OptionResult, option: ApiOption, decision: Decision, scena
     prompt_share = _share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens)
     limits = api_option_cost(option, scenario.workload, sheet).rate_limit
     # A batch-API route has no per-minute limit: check_rate_limits never throttles it.
-    batch = limits.reason.startswith("batch API")
+    batch = limits.batch
 
     def headroom(limit: int | None, demand: float) -> float:
         return math.inf if batch or limit is None or demand <= 0 else limit / demand

@@ -18,13 +18,13 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
             f"Spiky traffic: the peak hour is {peak_to_mean:.1f}x the mean, so replicas sized for the peak idle "
             "much of the day; compare the hybrid option or autoscaling."
         )
-    unmeasured = [r.name for r in ranked if r.kind == "api" and r.slo_reason.startswith("not verified")]
+    unmeasured = [r.name for r in ranked if r.kind == "api" and r.slo_status == "unverified"]
     if unmeasured:
         warnings.append(
             "API latency is not free: no measured TTFT/TPOT for " + ", ".join(unmeasured)
             + "; their SLO verdict is assumed. Measure with `costmodel probe-endpoint`."
         )
-    retired = [r.name for r in ranked if any(note.startswith("RETIRED") for note in r.notes)]
+    retired = [r.name for r in ranked if r.kind == "api" and r.retired]
     if retired:
         warnings.append("Retired API rows: " + ", ".join(retired) + " use models the provider has retired; "
                         "their prices may no longer be on offer.")
@@ -46,7 +46,7 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
                 f"{cap.max_batch} at {workload.mean_prompt_tokens() + workload.mean_output_tokens():.0f} tokens; "
                 "longer contexts at peak will preempt or queue."
             )
-        if "throughput-bound" in cap.reason:
+        if cap.throughput_bound:
             warnings.append(
                 f"No headroom: {option.name} is sized at {cap.requests_per_second:.2f} requests/s per replica, next "
                 "to its saturation rate (the SLO limits do not bind); a burst above the peak hour queues without "

@@ -9,18 +9,17 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.errors import CostmodelError
 from costmodel.fileio import load_json_model
 from costmodel.roofline import Efficiency
+from costmodel.strict import StrictModel
 
 
-class Calibration(BaseModel):
+class Calibration(StrictModel):
     """Fitted efficiencies for one device, with the provenance and held-out error of the fit."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: int = Field(default=1, ge=1, le=1)
     hardware_id: str = Field(description="catalog accelerator id these factors apply to")

@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from costmodel.errors import CostmodelError
+from costmodel.strict import StrictModel
 
 # Error kinds a failed request is filed under. HTTP errors are "http_<status>" (e.g. "http_429").
 ERROR_KIND_TIMEOUT = "timeout"  # no byte for timeout_seconds, or the request ran past timeout_seconds
@@ -26,10 +27,8 @@ ERROR_KIND_MISSING_DONE = "missing_done"  # the stream ended cleanly but without
 TokenSource = Literal["usage", "content_chunks"]
 
 
-class EndpointProbeSettings(BaseModel):
+class EndpointProbeSettings(StrictModel):
     """What was probed and how. Holds the *name* of the API-key variable, never the key."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     base_url: str = Field(description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
     model: str
@@ -48,10 +47,8 @@ class EndpointProbeSettings(BaseModel):
         return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
-class EndpointRequestRecord(BaseModel):
+class EndpointRequestRecord(StrictModel):
     """One request's outcome. Latencies are None when the request failed or streamed no content."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     index: int
     ok: bool
@@ -66,10 +63,8 @@ class EndpointRequestRecord(BaseModel):
     prompt_tokens: int | None = Field(None, description="usage.prompt_tokens when the server sent it")
 
 
-class EndpointProbeResult(BaseModel):
+class EndpointProbeResult(StrictModel):
     """Summary of one probe run; the `costmodel probe-endpoint --json` object."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["endpoint_probe"] = "endpoint_probe"
     settings: EndpointProbeSettings

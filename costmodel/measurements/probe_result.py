@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from costmodel.catalog.loader import load_model
 from costmodel.catalog.params import ModelShape, derive_shape
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 from costmodel.fileio import atomic_write_text, load_json_model
 from costmodel.roofline import Efficiency, StepArrays, step_arrays, uniform_work
+from costmodel.strict import StrictModel
 
 PROBE_DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16")
 # The measured roofline: microbenchmark peaks are already achieved rates, so no further discount.
@@ -30,11 +31,7 @@ MEASURED_ROOFLINE = Efficiency(
 )
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ProbeEnvironment(_Frozen):
+class ProbeEnvironment(StrictModel):
     """Where and how the probe ran."""
 
     device: Literal["cpu", "cuda"]
@@ -65,7 +62,7 @@ class ProbeEnvironment(_Frozen):
     peak_memory_measure: Literal["cuda_max_allocated", "process_peak_rss"]
 
 
-class Microbenchmark(_Frozen):
+class Microbenchmark(StrictModel):
     """One microbenchmark size: `copy` (dst.copy_(src)) or `matmul` (F.linear of n x n by n x n)."""
 
     kind: Literal["copy", "matmul"]
@@ -79,7 +76,7 @@ class Microbenchmark(_Frozen):
     flops_per_s: float | None = Field(default=None, description="matmul: 2 n^3 / min")
 
 
-class ProbePoint(_Frozen):
+class ProbePoint(StrictModel):
     """One timed step of the probed model: prefill (context 0) or decode (one new token per sequence)."""
 
     phase: Literal["prefill", "decode"]
@@ -127,7 +124,7 @@ class ProbePoint(_Frozen):
         return self.flops / self.seconds_median if self.ok and self.seconds_median else None
 
 
-class ProbeSettings(_Frozen):
+class ProbeSettings(StrictModel):
     """What was asked for."""
 
     model_id: str
@@ -145,7 +142,7 @@ class ProbeSettings(_Frozen):
     seed: int
 
 
-class ProbeResult(_Frozen):
+class ProbeResult(StrictModel):
     """A probe run; `complete` is False when it was interrupted (points so far are kept)."""
 
     kind: Literal["model_probe"] = "model_probe"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from costmodel.errors import CostmodelError
 
 if TYPE_CHECKING:
+    from costmodel.decision.rank import CapacityCache
     from costmodel.decision.results import Decision
     from costmodel.measurements.calibration import Calibration
     from costmodel.memo.content import MemoContent
@@ -34,8 +35,10 @@ def build_memo(
     *,
     calibration: Calibration | None = None,
     today: dt.date | None = None,
+    capacity_cache: CapacityCache | None = None,
 ) -> Memo:
-    """Evaluate `scenario` (unless its `decision` is given) and lay out the memo as of `today`."""
+    """Evaluate `scenario` (unless its `decision` is given) and lay out the memo as of `today`
+    (`capacity_cache`: capacities shared with other pages of the same session)."""
     try:
         from costmodel.memo.builder import render_pdf
         from costmodel.memo.charts import render_charts
@@ -47,7 +50,7 @@ def build_memo(
     from costmodel.memo.blocks import Figure
     from costmodel.memo.content import memo_content
 
-    content = memo_content(scenario, decision, calibration=calibration, today=today)
+    content = memo_content(scenario, decision, calibration=calibration, today=today, capacity_cache=capacity_cache)
     keys = {block.key for block in content.blocks if isinstance(block, Figure)}
     pdf, pages = render_pdf(content, render_charts(content.charts, keys))
     return Memo(pdf=pdf, pages=pages, content=content)

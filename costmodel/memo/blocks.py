@@ -1,12 +1,18 @@
 """The memo as plain data: headings, paragraphs, bullet lists, tables, figures, code. All text is plain
 (never markup): the PDF builder escapes it, so hostile scenario or option names render as written.
-Also the number formats every section uses (the same as `costmodel compare` prints).
+The number formats every section uses live in `costmodel.units` (re-exported here by their short names).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from costmodel.units import fmt_count as tokens
+from costmodel.units import fmt_latency as latency
+from costmodel.units import fmt_money as money
+from costmodel.units import fmt_pct as pct
+from costmodel.units import fmt_per_mtok as per_mtok
+from costmodel.units import fmt_times as times
 
 
 @dataclass(frozen=True)
@@ -58,43 +64,5 @@ class PageBreak:
 
 Block = Heading | Para | Bullets | Table | Figure | Code | PageBreak
 
-
-def money(usd: float | None) -> str:
-    """Whole dollars as `costmodel compare` prints them: '$2,952' ('n/a' when not finite)."""
-    if usd is None or not math.isfinite(usd):
-        return "n/a"
-    return f"${usd:,.0f}"
-
-
-def per_mtok(usd: float | None) -> str:
-    """USD per million tokens, three decimals as `costmodel compare` prints: '$0.262'."""
-    return "n/a" if usd is None or not math.isfinite(usd) else f"${usd:,.3f}"
-
-
-def pct(value: float | None) -> str:
-    """'37%' ('-' when missing)."""
-    return "-" if value is None or not math.isfinite(value) else f"{value:.0%}"
-
-
-def tokens(count: float | None) -> str:
-    """Token or request counts: '11.26B', '845.3M', '12.4k'."""
-    if count is None or not math.isfinite(count):
-        return "n/a"
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(count) >= scale:
-            return f"{count / scale:,.2f}{unit}"
-    return f"{count:,.0f}"
-
-
-def latency(seconds: float | None) -> str:
-    """'46 ms' below a second, '1.20 s' above ('?' when unknown)."""
-    if seconds is None or not math.isfinite(seconds):
-        return "?"
-    return f"{seconds:.2f} s" if seconds >= 1.0 else f"{seconds * 1e3:.0f} ms"
-
-
-def times(ratio: float) -> str:
-    """A multiple: '2.1x', '0.45x', '12x'."""
-    if ratio >= 10:
-        return f"{ratio:,.0f}x"
-    return f"{ratio:.1f}x" if ratio >= 1 else f"{ratio:.2f}x"
+__all__ = ["Block", "Bullets", "Code", "Figure", "Heading", "PageBreak", "Para", "Table", "latency", "money", "pct",
+           "per_mtok", "times", "tokens"]

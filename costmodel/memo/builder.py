@@ -201,7 +201,7 @@ def _canvas_class(content: MemoContent, pages: list[int]) -> type:
             self._pages: list[dict[str, Any]] = []
             self.setDateFormatter(lambda *_: stamp)  # CreationDate/ModDate = the memo's date
 
-        def showPage(self) -> None:  # noqa: N802 (reportlab's name)
+        def showPage(self) -> None:
             self._pages.append(dict(self.__dict__))
             self._startPage()
 

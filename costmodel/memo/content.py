@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from costmodel.decision.rank import decide
+from costmodel.decision.rank import CapacityCache, decide
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
 from costmodel.decision.volume import cost_model
@@ -104,12 +104,16 @@ def memo_content(
     calibration: Calibration | None = None,
     today: dt.date | None = None,
     fraction: float = DEFAULT_FRACTION,
+    capacity_cache: CapacityCache | None = None,
 ) -> MemoContent:
-    """Evaluate (unless `decision` is given) and lay out the memo for `scenario` as of `today`."""
+    """Evaluate (unless `decision` is given) and lay out the memo for `scenario` as of `today`; pass the
+    `capacity_cache` the decision was made with so sensitivity reuses its capacities."""
     today = scenario.evaluation_date(override=today)
-    decision = decision or decide(scenario, calibration=calibration, today=today)
+    cache = capacity_cache if capacity_cache is not None else CapacityCache()
+    decision = decision or decide(scenario, calibration=calibration, today=today, capacity_cache=cache)
     model = cost_model(decision, scenario)
-    sens = sensitivity(scenario, decision, model, calibration=calibration, today=today, fraction=fraction)
+    sens = sensitivity(scenario, decision, model, calibration=calibration, today=today, fraction=fraction,
+                       capacity_cache=cache)
     interactivity = interactivity_curves(decision, scenario, calibration=calibration)
     kv = kv_panels(decision, scenario)
     charts = ChartData(

@@ -12,7 +12,7 @@ from costmodel.pricing.api_cost import (
     mean_request_usd,
     token_rates,
 )
-from costmodel.pricing.schema import HOURS_PER_MONTH, HOURS_PER_YEAR, ApiPriceRow, GpuPriceRow
+from costmodel.pricing.schema import ApiPriceRow, GpuPriceRow
 from costmodel.pricing.sheets import (
     PriceSheet,
     default_sheet_path,
@@ -20,6 +20,7 @@ from costmodel.pricing.sheets import (
     load_gpu_prices,
     load_sheet,
 )
+from costmodel.units import HOURS_PER_MONTH, HOURS_PER_YEAR
 
 __all__ = [
     "HOURS_PER_MONTH",

@@ -22,9 +22,7 @@ from costmodel.pricing.schema import ApiPriceRow
 from costmodel.pricing.sheets import PriceSheet
 from costmodel.scenario.options import ApiOption
 from costmodel.scenario.workload import Workload
-
-TOKENS_PER_MTOK = 1e6
-SECONDS_PER_MINUTE = 60.0
+from costmodel.units import SECONDS_PER_MINUTE, TOKENS_PER_MTOK
 
 
 @dataclass(frozen=True)
@@ -121,6 +119,7 @@ class RateLimitCheck:
     tokens_per_minute_limit: int | None
     throttled: bool
     reason: str
+    batch: bool = False  # routed through the batch API: per-minute limits do not apply
 
 
 @dataclass(frozen=True)
@@ -194,6 +193,7 @@ def check_rate_limits(
         tokens_per_minute_limit=tokens_per_minute_limit,
         throttled=bool(problems),
         reason=reason,
+        batch=batch,
     )
 
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from costmodel.pricing.schema import ApiPriceRow
+from costmodel.units import TOKENS_PER_MTOK
 
 LITELLM_RAW_URL = "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
-TOKENS_PER_MTOK = 1e6
 # "input_cost_per_token_above_200k_tokens": the whole prompt pays this rate past 200k tokens.
 _TIER_KEY = re.compile(r"^input_cost_per_token_above_(\d+)k_tokens$")
 # Fields the two sources are compared on (sheet field -> label in the disagreement column).

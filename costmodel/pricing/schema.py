@@ -10,15 +10,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from costmodel.strict import StrictModel
+from costmodel.units import HOURS_PER_MONTH, HOURS_PER_YEAR
 
 ROW_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)+$"
 
 
-class ApiPriceRow(BaseModel):
+class ApiPriceRow(StrictModel):
     """One model as sold by one provider through its API, priced per million tokens."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=ROW_ID_PATTERN, description="'provider/model', lower-case, e.g. openai/gpt-4o")
     provider: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="provider id, the part of `id` before '/'")
@@ -100,14 +101,10 @@ class ApiPriceRow(BaseModel):
 GpuOffering = Literal["on-demand", "reserved", "spot", "owned"]
 ProviderKind = Literal["hyperscaler", "neocloud", "marketplace", "analyst-estimate", "owned"]
 
-HOURS_PER_YEAR = 365.25 * 24.0  # Julian year, h
-HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730.5 h
 
 
-class GpuPriceRow(BaseModel):
+class GpuPriceRow(StrictModel):
     """One way to get one accelerator for an hour: rent it (on-demand, reserved, spot) or own it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=ROW_ID_PATTERN, description="'provider/accelerator/offering', e.g. aws/h100-sxm/on-demand")
     accelerator_id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="catalog accelerator id, e.g. h100-sxm")

@@ -18,7 +18,8 @@ from costmodel.scenario.model import (
 )
 from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
 from costmodel.scenario.slo import Slo, SloLimit
-from costmodel.scenario.workload import DAYS_PER_MONTH, SECONDS_PER_MONTH, Workload
+from costmodel.scenario.workload import Workload
+from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_MONTH
 
 __all__ = [
     "DAYS_PER_MONTH",

@@ -11,16 +11,16 @@ import math
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from costmodel.strict import StrictModel
 
 
 def _normal_cdf(z: float) -> float:
     return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
 
 
-class _Dist(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class _Dist(StrictModel):
     def expected_tokens(self) -> float:
         """E[X]: mean tokens per request."""
         raise NotImplementedError

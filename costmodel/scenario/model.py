@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from costmodel.errors import CostmodelError, unknown_id_error
 from costmodel.fileio import atomic_write_text
 from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
 from costmodel.scenario.slo import Slo
 from costmodel.scenario.workload import Workload
+from costmodel.strict import StrictModel
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "scenario.schema.json"
 _TAGS = {"api", "self-host", "hybrid", "fixed", "uniform", "lognormal", "empirical"}
@@ -33,10 +34,10 @@ _HINTS = {
 }
 
 
-class Scenario(BaseModel):
+class Scenario(StrictModel):
     """One decision to make: a workload, its latency SLO, and the options to compare."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, title="costmodel scenario")
+    model_config = ConfigDict(title="costmodel scenario")
 
     name: str = Field(min_length=1, description="what this scenario is, e.g. 'chat assistant, EU launch'")
     description: str = Field(default="", description="free text for the memo")

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from costmodel.dtypes import KvDtype, WeightDtype
+from costmodel.strict import StrictModel
 
 _NAME = Field(min_length=1, description="unique name of this option in the scenario")
 _ID = r"^[a-z0-9][a-z0-9._-]*$"
 
 
-class ApiOption(BaseModel):
+class ApiOption(StrictModel):
     """Call a provider's API, priced by a row of the API price sheet."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["api"] = "api"
     name: str = _NAME
@@ -29,10 +28,8 @@ class ApiOption(BaseModel):
     tpot_p90_seconds: float | None = Field(default=None, gt=0, description="measured or published p90 TPOT, s")
 
 
-class SelfHostOption(BaseModel):
+class SelfHostOption(StrictModel):
     """Serve a catalog model on rented or owned accelerators, replicas of `gpus_per_replica` GPUs."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["self-host"] = "self-host"
     name: str = _NAME
@@ -56,10 +53,8 @@ class SelfHostOption(BaseModel):
         return self
 
 
-class HybridOption(BaseModel):
+class HybridOption(StrictModel):
     """Self-host the base load and send the overflow above it to an API (both named options)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["hybrid"] = "hybrid"
     name: str = _NAME

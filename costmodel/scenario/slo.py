@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from costmodel.strict import StrictModel
 
 SloMetric = Literal["ttft", "tpot", "e2e"]
 
@@ -28,10 +30,8 @@ class SloLimit:
         return f"{self.metric}_p{self.percentile}_seconds"
 
 
-class Slo(BaseModel):
+class Slo(StrictModel):
     """Latency targets. p90 TTFT and TPOT are required; p50/p99 and E2E limits are optional."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     ttft_p90_seconds: float = Field(gt=0, description="90th percentile time to first token, s")
     tpot_p90_seconds: float = Field(gt=0, description="90th percentile time per output token after the first, s")

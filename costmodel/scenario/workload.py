@@ -6,19 +6,15 @@ other follows from the mean tokens per request. A month is 365.25 / 12 = 30.4375
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from costmodel.scenario.distributions import TokenDistribution
-
-DAYS_PER_MONTH = 365.25 / 12.0  # 30.4375 d
-SECONDS_PER_DAY = 86_400.0
-SECONDS_PER_MONTH = DAYS_PER_MONTH * SECONDS_PER_DAY
+from costmodel.strict import StrictModel
+from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_MONTH
 
 
-class Workload(BaseModel):
+class Workload(StrictModel):
     """What the service must handle: how much, how long, how bursty, how it grows."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     requests_per_day: float | None = Field(
         default=None, gt=0, description="requests per day (give this or tokens_per_month)"

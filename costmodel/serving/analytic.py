@@ -21,9 +21,11 @@ from costmodel.memory import plan_replica_memory
 from costmodel.roofline import Efficiency, step
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Capacity:
-    """Requests/s one replica sustains inside the SLO, and the operating point."""
+    """Requests/s one replica sustains inside the SLO, and the operating point.
+
+    Decisions read the typed flags (`feasible`, `fits`, `throughput_bound`), never `reason`'s text."""
 
     feasible: bool
     reason: str
@@ -34,6 +36,8 @@ class Capacity:
     prefill_time_fraction: float  # share of GPU time spent in prefill (splits $ into input vs output)
     max_batch: int  # memory ceiling at prompt + output tokens
     method: str  # "roofline" or "simulator"
+    fits: bool = True  # weights + KV for one sequence fit in the replica's memory
+    throughput_bound: bool = False  # the latency limits still hold near saturation: no headroom at this rate
 
 
 def roofline_capacity(
@@ -51,34 +55,43 @@ def roofline_capacity(
     tpot_limit_seconds: float,
 ) -> Capacity:
     """Largest steady-state request rate meeting mean TTFT/TPOT limits (see module docstring)."""
-    common = {"weight_dtype": weight_dtype, "kv_dtype": kv_dtype, "gpus": gpus, "efficiency": efficiency}
+
+    def step_seconds(*, batch: int, new_tokens: int, context_tokens: int) -> float:
+        return step(shape, hardware, batch=batch, new_tokens=new_tokens, context_tokens=context_tokens,
+                    weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, efficiency=efficiency).step_seconds
+
     cached = int(round(prompt_tokens * cached_prompt_fraction))
     new = max(1, int(round(prompt_tokens)) - cached)
-    t_p = step(shape, hardware, batch=1, new_tokens=new, context_tokens=cached, **common).step_seconds  # type: ignore[arg-type]
+    t_p = step_seconds(batch=1, new_tokens=new, context_tokens=cached)
     memory = plan_replica_memory(shape, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                                  context_tokens=int(prompt_tokens + output_tokens))
     if not memory.fits:
-        return Capacity(False, memory.message, 0.0, 0, t_p, 0.0, 0.0, memory.max_batch, "roofline")
+        return Capacity(feasible=False, reason=memory.message, requests_per_second=0.0, batch=0, ttft_seconds=t_p,
+                        tpot_seconds=0.0, prefill_time_fraction=0.0, max_batch=memory.max_batch, method="roofline",
+                        fits=False)
     if t_p > ttft_limit_seconds:
         reason = (f"prefill of {new} tokens alone takes {t_p:.3f} s > TTFT limit {ttft_limit_seconds:.3f} s; "
                   "use more GPUs per replica, faster hardware or shorter prompts")
-        return Capacity(False, reason, 0.0, 0, t_p, 0.0, 1.0, memory.max_batch, "roofline")
+        return Capacity(feasible=False, reason=reason, requests_per_second=0.0, batch=0, ttft_seconds=t_p,
+                        tpot_seconds=0.0, prefill_time_fraction=1.0, max_batch=memory.max_batch, method="roofline")
     context = int(prompt_tokens + output_tokens / 2)
     best: Capacity | None = None
     batch = 1
     while batch <= memory.max_batch:
-        t_d = step(shape, hardware, batch=batch, new_tokens=1, context_tokens=context, **common).step_seconds  # type: ignore[arg-type]
+        t_d = step_seconds(batch=batch, new_tokens=1, context_tokens=context)
         rate = 1.0 / (t_p + output_tokens * t_d / batch)
         busy_prefill = rate * t_p
         tpot = t_d / (1.0 - busy_prefill) if busy_prefill < 1 else float("inf")
         if tpot > tpot_limit_seconds:
             break
-        best = Capacity(True, "meets the SLO (roofline, mean latency, no queueing)", rate, batch, t_p, tpot,
-                        busy_prefill, memory.max_batch, "roofline")
+        best = Capacity(feasible=True, reason="meets the SLO (roofline, mean latency, no queueing)",
+                        requests_per_second=rate, batch=batch, ttft_seconds=t_p, tpot_seconds=tpot,
+                        prefill_time_fraction=busy_prefill, max_batch=memory.max_batch, method="roofline")
         batch = batch + 1 if batch < 8 else int(batch * 1.25)
     if best is None:
-        t_d1 = step(shape, hardware, batch=1, new_tokens=1, context_tokens=context, **common).step_seconds  # type: ignore[arg-type]
+        t_d1 = step_seconds(batch=1, new_tokens=1, context_tokens=context)
         reason = (f"a decode step takes {t_d1 * 1e3:.1f} ms even at batch 1 > TPOT limit "
                   f"{tpot_limit_seconds * 1e3:.1f} ms; use more GPUs per replica or faster hardware")
-        return Capacity(False, reason, 0.0, 0, t_p, t_d1, 0.0, memory.max_batch, "roofline")
+        return Capacity(feasible=False, reason=reason, requests_per_second=0.0, batch=0, ttft_seconds=t_p,
+                        tpot_seconds=t_d1, prefill_time_fraction=0.0, max_batch=memory.max_batch, method="roofline")
     return best

@@ -33,7 +33,7 @@ __all__ = ["EngineLimits", "EngineTrace", "KvPolicy", "run_engine"]
 _PREFILL, _DECODE = 1, 2
 
 
-def run_engine(
+def run_engine(  # noqa: C901 -- one flat event loop on purpose: it runs ~1e5 times per simulation; helpers would cost calls
     timer: StepTimer,
     *,
     arrival_seconds: np.ndarray,

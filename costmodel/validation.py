@@ -20,7 +20,7 @@ from costmodel.catalog.params import derive_shape
 from costmodel.estimate import estimate
 from costmodel.serving import build_replica, simulate_requests
 
-REFERENCE_CSV = Path(__file__).resolve().parents[1] / "data" / "reference_measurements.csv"
+REFERENCE_CSV = Path(__file__).resolve().parent / "data" / "reference_measurements.csv"
 
 # Reference hardware strings -> catalog ids (the gpt-fast A100s were power-capped at 330 W; we use the
 # stock a100-80gb datasheet and say so in docs/validation.md).
