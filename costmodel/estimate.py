@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from costmodel.catalog.loader import load_accelerator, load_model
@@ -84,21 +85,45 @@ class Estimate:
         }
 
 
+# What each checked value is called where it came from: the CLI's flags by default; the decision passes
+# the scenario's field paths (e.g. options[2].gpus_per_replica) so a message names what the user wrote.
+CLI_FIELD_NAMES: dict[str, str] = {
+    "gpus": "--gpus", "batch": "--batch", "prompt_tokens": "--prompt-tokens", "output_tokens": "--output-tokens",
+    "weight_dtype": "--weight-dtype", "kv_dtype": "--kv-dtype",
+}
+
+
+def valid_tensor_parallel_sizes(spec: ModelSpec, *, max_gpus: int = 64) -> tuple[int, ...]:
+    """GPU counts that split the model's attention heads evenly (tensor parallelism), up to `max_gpus`."""
+    return tuple(n for n in range(1, max_gpus + 1) if spec.num_attention_heads % n == 0)
+
+
 def check_config(
-    spec: ModelSpec, *, gpus: int, weight_dtype: str, kv_dtype: str, batch: int, prompt_tokens: int, output_tokens: int
+    spec: ModelSpec, *, gpus: int, weight_dtype: str, kv_dtype: str, batch: int, prompt_tokens: int, output_tokens: int,
+    field_names: Mapping[str, str] = CLI_FIELD_NAMES,
 ) -> None:
-    """Raise CostmodelError naming the flag and the fix for any invalid input."""
+    """Raise CostmodelError naming the field (`field_names`: CLI flags or scenario paths) and the fix."""
     if weight_dtype not in WEIGHT_DTYPES:
-        raise CostmodelError(f"--weight-dtype '{weight_dtype}' is not one of {', '.join(WEIGHT_DTYPES)}")
+        raise CostmodelError(f"{field_names['weight_dtype']} '{weight_dtype}' is not one of {', '.join(WEIGHT_DTYPES)}")
     if kv_dtype not in KV_DTYPES:
-        raise CostmodelError(f"--kv-dtype '{kv_dtype}' is not one of {', '.join(KV_DTYPES)}")
-    for flag, value in (("--gpus", gpus), ("--batch", batch), ("--prompt-tokens", prompt_tokens), ("--output-tokens", output_tokens)):
+        raise CostmodelError(f"{field_names['kv_dtype']} '{kv_dtype}' is not one of {', '.join(KV_DTYPES)}")
+    for key, value in (("gpus", gpus), ("batch", batch), ("prompt_tokens", prompt_tokens),
+                       ("output_tokens", output_tokens)):
         if value < 1:
-            raise CostmodelError(f"{flag} must be >= 1 (got {value})")
-    if spec.num_attention_heads % gpus != 0:
+            raise CostmodelError(f"{field_names[key]} must be >= 1 (got {value})")
+    context = spec.max_position_embeddings
+    if context is not None and prompt_tokens + output_tokens > context:
         raise CostmodelError(
-            f"--gpus {gpus}: {spec.id} has {spec.num_attention_heads} attention heads, which do not split evenly "
-            f"across {gpus} GPUs for tensor parallelism; use a divisor such as 1, 2, 4 or 8"
+            f"{field_names['prompt_tokens']} {prompt_tokens:,} + {field_names['output_tokens']} {output_tokens:,} = "
+            f"{prompt_tokens + output_tokens:,} exceeds {spec.id}'s context window of {context:,} tokens "
+            "(max_position_embeddings); shorten them"
+        )
+    if spec.num_attention_heads % gpus != 0:
+        sizes = ", ".join(str(n) for n in valid_tensor_parallel_sizes(spec))
+        raise CostmodelError(
+            f"{field_names['gpus']} {gpus}: {spec.id} has {spec.num_attention_heads} attention heads, which do not "
+            f"split evenly across {gpus} GPUs for tensor parallelism; use a divisor of {spec.num_attention_heads} "
+            f"(valid sizes for {spec.id}: {sizes})"
         )
 
 

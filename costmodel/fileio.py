@@ -1,11 +1,12 @@
-"""Atomic file writes: write a temp file beside the target, fsync, then rename over it."""
+"""Atomic file writes (a temp file beside the target, fsync, then rename over it) and bounded reads of
+the files a user hands us (scenarios, configs, calibrations): size-capped, UTF-8-checked, depth-capped."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,11 +41,55 @@ def load_json_model(path: str | Path, model: type[_M], *, what: str) -> _M:
     from costmodel.catalog.loader import describe_validation_error  # the catalog imports this module
 
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CostmodelError(f"{what} {file}: cannot read ({exc.strerror})") from exc
+    text = read_user_text(file, what=what)
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:
         raise CostmodelError(describe_validation_error(exc, where=f"{what} {file}")) from exc
+
+
+# A scenario, HF config or calibration is a few kB; 8 MiB is far above any real one and stops
+# `compare /dev/zero` (or a mistyped path to a model checkpoint) from reading forever.
+MAX_USER_FILE_BYTES = 8 * 1024 * 1024
+
+
+def read_user_text(path: str | Path, *, what: str, max_bytes: int = MAX_USER_FILE_BYTES) -> str:
+    """The UTF-8 text of a file the user gave, or CostmodelError naming the file and the fix (missing,
+    a directory, unreadable, larger than `max_bytes`, not UTF-8)."""
+    file = Path(path)
+    if file.is_dir():
+        raise CostmodelError(f"{what} {file} is a directory; pass a file")
+    try:
+        with file.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise CostmodelError(f"{what} {file} not found (cannot read it); check the path") from None
+    except OSError as exc:
+        raise CostmodelError(f"{what} {file}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise CostmodelError(f"{what} {file} is larger than {max_bytes // (1024 * 1024)} MiB; "
+                             "is it the right file?")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CostmodelError(f"{what} {file} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+
+
+def parse_json_or_yaml(text: str, *, what: str, as_json: bool) -> Any:
+    """Parse JSON or YAML (libyaml's safe loader, which caps nesting depth); deep or broken input is a
+    CostmodelError naming `what`, never a RecursionError."""
+    import json
+
+    import yaml
+
+    try:
+        if as_json:
+            return json.loads(text)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        return yaml.load(text, Loader=loader)
+    except RecursionError:
+        raise CostmodelError(f"{what}: nested too deeply to be a real file; fix the structure") from None
+    except json.JSONDecodeError as exc:
+        raise CostmodelError(f"{what}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except yaml.YAMLError as exc:
+        raise CostmodelError(f"{what}: not valid YAML ({exc})") from None

@@ -1,7 +1,8 @@
 """The one base of every validated data model (catalog rows, price rows, scenario parts, measurement files).
 
-Strict on purpose: an unknown field is a typo to report (extra="forbid"), and a loaded row never changes
-(frozen=True), so a result computed from it stays true.
+Strict on purpose: an unknown field is a typo to report (extra="forbid"), a loaded row never changes
+(frozen=True), so a result computed from it stays true, and no float field accepts NaN or +-inf
+(allow_inf_nan=False): a non-finite price, rate or limit must never become an answer.
 """
 
 from __future__ import annotations
@@ -10,6 +11,6 @@ from pydantic import BaseModel, ConfigDict
 
 
 class StrictModel(BaseModel):
-    """pydantic BaseModel with extra="forbid" and frozen=True."""
+    """pydantic BaseModel with extra="forbid", frozen=True and finite floats only."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)

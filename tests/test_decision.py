@@ -118,8 +118,6 @@ def test_overrides_move_costs_in_the_right_direction():
     [
         (lambda d: d["workload"].update(requests_per_day=-5), "requests_per_day"),
         (lambda d: d.pop("slo"), "slo: missing"),
-        (lambda d: d["options"][0].update(price_id="nope/model"), "price_id"),
-        (lambda d: d["options"][1].update(model="llama-9"), "model"),
     ],
 )
 def test_bad_scenarios_exit_2_naming_the_field(tmp_path, capsys, change, fragment):
@@ -131,6 +129,28 @@ def test_bad_scenarios_exit_2_naming_the_field(tmp_path, capsys, change, fragmen
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert fragment in captured.err
+
+
+@pytest.mark.parametrize(
+    ("change", "bad", "fragment"),
+    [
+        (lambda d: d["options"][0].update(price_id="nope/model"), "api", "options[0] ('api').price_id"),
+        (lambda d: d["options"][1].update(model="llama-9"), "h100", "options[1] ('h100').model"),
+    ],
+)
+def test_one_unknown_id_excludes_that_option_not_the_comparison(tmp_path, capsys, change, bad, fragment):
+    """Issue 10 item 13: one bad option is reported with its field and the rest are compared."""
+    data = scenario_dict()
+    change(data)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    code = main(["compare", str(path), "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    by_name = {o["name"]: o for o in payload["options"]}
+    assert code == 0 and fragment in by_name[bad]["excluded_reason"]
+    assert by_name["hybrid"]["excluded_reason"] is not None  # it needs the bad option
+    assert by_name[payload["recommendation"]]["excluded_reason"] is None
+    assert any(fragment in w for w in payload["warnings"])
 
 
 def test_compare_cli_json_contract(capsys):

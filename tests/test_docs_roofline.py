@@ -32,7 +32,6 @@ from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.cli import main
 from costmodel.dtypes import BYTES_PER_ELEMENT, WEIGHT_KERNEL_BANDWIDTH_FACTOR
 from costmodel.estimate import estimate
-from costmodel.validation import read_reference_rows
 from costmodel.memory import (
     MAX_BATCHED_TOKENS,
     RESERVE_FRACTION,
@@ -42,6 +41,7 @@ from costmodel.memory import (
     plan_memory,
 )
 from costmodel.roofline import OpCost, StepResult, expected_distinct_experts, step
+from costmodel.validation import read_reference_rows
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "roofline.md"
 Value = float | int | str

@@ -8,8 +8,8 @@ import pytest
 from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.estimate import estimate
 from costmodel.grid import evaluate_grid
-from costmodel.validation import batch1_decode_rows, median_abs_error
 from costmodel.roofline import step
+from costmodel.validation import batch1_decode_rows, median_abs_error
 
 
 def test_grid_matches_scalar_step_everywhere():

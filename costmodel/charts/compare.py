@@ -117,7 +117,7 @@ def break_even_points(decision: Decision, scenario: Scenario, *,
     """Each self-host option's break-even volume against its reference API, placed on the API's curve."""
     model = cost_model(decision, scenario, api_sheet=api_sheet)
     points = []
-    for result in decision.options:
+    for result in decision.usable_options:
         volume, against = result.break_even_tokens_per_month, result.break_even_against
         if volume is None or against is None or decision.tokens_per_month <= 0:
             continue
@@ -165,7 +165,7 @@ def traffic_chart(decision: Decision) -> TrafficChart:
     capacities = tuple(
         CapacityLine(name=r.name, kind=r.kind, replicas=r.replicas,
                      requests_per_second=r.replicas * r.capacity_requests_per_second)
-        for r in decision.options
+        for r in decision.usable_options
         if r.kind != "api" and r.capacity_requests_per_second and r.replicas > 0
     )
     return TrafficChart(
@@ -186,13 +186,13 @@ def compare_view(
     decision = decide(scenario, calibration=calibration, api_sheet=api_sheet, gpu_sheet=gpu_sheet,
                       capacity_cache=capacity_cache)
     tokens_per_request = decision.mean_prompt_tokens + decision.mean_output_tokens
-    curves = (utilization_curve(r, tokens_per_request=tokens_per_request) for r in decision.options)
+    curves = (utilization_curve(r, tokens_per_request=tokens_per_request) for r in decision.usable_options)
     return CompareView(
         decision=decision,
         tokens_per_month=decision.tokens_per_month,
         volume_curves=volume_curves(decision, scenario, scales=volume_scales, api_sheet=api_sheet),
         break_evens=break_even_points(decision, scenario, api_sheet=api_sheet),
         utilization_curves=tuple(c for c in curves if c is not None),
-        api_usd_per_mtok=tuple((r.name, r.usd_per_mtok) for r in decision.options if r.kind == "api"),
+        api_usd_per_mtok=tuple((r.name, r.usd_per_mtok) for r in decision.usable_options if r.kind == "api"),
         traffic=traffic_chart(decision),
     )

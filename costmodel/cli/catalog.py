@@ -10,26 +10,31 @@ import yaml
 from costmodel.catalog import loader
 from costmodel.catalog.hf_import import import_hf_config_file
 from costmodel.catalog.params import derive_shape
-from costmodel.cli.output import emit, parse_date
+from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.estimate import Estimate, estimate
 from costmodel.fileio import atomic_write_text
 from costmodel.measurements.calibration import load_calibration
+from costmodel.scenario.limits import MAX_GPUS_PER_REPLICA, MAX_TOKENS_PER_REQUEST
 from costmodel.units import fmt_bytes, fmt_seconds
+
+MAX_BATCH = 100_000  # concurrent sequences: far above any KV budget, bounds the memory plan's work
 
 
 def add_config_flags(parser: argparse.ArgumentParser, *, with_batch: bool = True) -> None:
     """Flags shared by estimate and simulate (DESIGN.md CLI contract)."""
     parser.add_argument("--model", required=True, help="catalog model id, e.g. llama-3.1-8b")
     parser.add_argument("--hardware", required=True, help="catalog accelerator id, e.g. h100-sxm")
-    parser.add_argument("--gpus", type=int, default=1, help="GPUs per replica (tensor parallel)")
+    parser.add_argument("--gpus", type=bounded_int(None, MAX_GPUS_PER_REPLICA), default=1, help="GPUs per replica (tensor parallel)")
     parser.add_argument("--weight-dtype", default="bf16", choices=WEIGHT_DTYPES)
     parser.add_argument("--kv-dtype", default="bf16", choices=KV_DTYPES)
     if with_batch:
-        parser.add_argument("--batch", type=int, default=1, help="concurrent sequences")
-    parser.add_argument("--prompt-tokens", type=int, default=1024)
-    parser.add_argument("--output-tokens", type=int, default=256)
+        parser.add_argument("--batch", type=bounded_int(None, MAX_BATCH), default=1, help="concurrent sequences")
+    parser.add_argument("--prompt-tokens", type=bounded_int(None, MAX_TOKENS_PER_REQUEST), default=1024,
+                        help="prompt tokens per request (at most the model's context window)")
+    parser.add_argument("--output-tokens", type=bounded_int(None, MAX_TOKENS_PER_REQUEST), default=256,
+                        help="output tokens per request (prompt + output within the context window)")
     parser.add_argument("--calibration", type=Path, help="calibration JSON from `costmodel calibrate`")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 

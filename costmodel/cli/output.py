@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -38,3 +39,48 @@ def emit(payload: dict[str, Any], *, as_json: bool, text: str) -> None:
         sys.stdout.write(json.dumps(json_safe(payload), indent=2, default=str, allow_nan=False) + "\n")
     else:
         sys.stdout.write(text.rstrip("\n") + "\n")
+
+
+def bounded_int(low: int | None, high: int) -> Callable[[str], int]:
+    """argparse type: an integer in [low, high] (low None: checked later, with the library's message);
+    anything else exits 2 naming the flag and the range."""
+
+    def parse(text: str) -> int:
+        span = f"{low:,}..{high:,}" if low is not None else f"at most {high:,}"
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer; give one {span}") from None
+        if value > high or (low is not None and value < low):
+            raise argparse.ArgumentTypeError(f"{value:,} is out of range; give an integer {span}")
+        return value
+
+    return parse
+
+
+def bounded_float(low: float | None, high: float) -> Callable[[str], float]:
+    """argparse type: a finite number in [low, high] (no nan/inf; low None: checked later, with the
+    library's message); anything else exits 2 with the range."""
+
+    def parse(text: str) -> float:
+        span = f"in {low:g}..{high:g}" if low is not None else f"at most {high:g}"
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number; give one {span}") from None
+        if not math.isfinite(value) or value > high or (low is not None and value < low):
+            raise argparse.ArgumentTypeError(f"{text} is out of range; give a finite number {span}")
+        return value
+
+    return parse
+
+
+def finite_float(text: str) -> float:
+    """argparse type: any finite number (nan/inf exit 2); the range is checked where the value is used."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number")
+    return value

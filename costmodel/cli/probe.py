@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from costmodel.cli.output import emit
+from costmodel.cli.output import bounded_int, emit
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_text
 from costmodel.measurements.fit import CalibrationFit, calibration_from_fit, fit_calibration
@@ -29,13 +29,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     probe.add_argument("--out", type=Path, required=True, help="probe result JSON to write")
     probe.add_argument("--dtype", choices=("fp32", "bf16", "fp16"),
                        help="default: bf16 on GPUs and CPUs with native bf16, else fp32")
-    probe.add_argument("--threads", type=int, help="CPU threads (default: physical cores)")
-    probe.add_argument("--layers", type=int, help="probe only the first N layers (plus embedding and lm_head)")
+    probe.add_argument("--threads", type=bounded_int(1, 1024), help="CPU threads (default: physical cores)")
+    probe.add_argument("--layers", type=bounded_int(1, 1000), help="probe only the first N layers (plus embedding and lm_head)")
     probe.add_argument("--cuda-graphs", action=argparse.BooleanOptionalAction, default=None,
                        help="replay decode steps from CUDA graphs (default: on for dense models on CUDA)")
     probe.add_argument("--compile", action="store_true", help="torch.compile the model (recorded in the result)")
     probe.add_argument("--hardware", help="catalog accelerator id to record (default: 'cpu', or from the GPU name)")
-    probe.add_argument("--seed", type=int, default=0)
+    probe.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
     probe.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     probe.add_argument("--json", action="store_true", help="print one JSON object")
     probe.set_defaults(handler=run_probe_command)

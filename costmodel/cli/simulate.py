@@ -11,12 +11,19 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from costmodel.catalog import load_model
 from costmodel.cli.catalog import add_config_flags
-from costmodel.cli.output import emit
+from costmodel.cli.output import bounded_float, bounded_int, emit, finite_float
 from costmodel.errors import CostmodelError
+from costmodel.estimate import check_config
+from costmodel.fileio import read_user_text
 from costmodel.measurements.calibration import load_calibration
 from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.scenario.distributions import FixedTokens, LognormalTokens, TokenDistribution
+from costmodel.scenario.limits import (
+    MAX_LATENCY_SECONDS,
+    MAX_TOKENS_PER_REQUEST,
+)
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import MAX_NUM_SEQS, Replica, SimulationResult, build_replica, simulate
 from costmodel.serving.capacity import (
@@ -29,22 +36,26 @@ from costmodel.serving.curve import CurvePoint, throughput_interactivity_curve
 from costmodel.serving.simulation import draw_lengths
 from costmodel.units import fmt_seconds
 
+MAX_SIMULATED_REQUESTS = 10_000_000  # ~100 s of simulation at the engine's speed; more is a typo
+MAX_RATE = 1e6  # requests/s: beyond any single replica (the minimum is checked by the simulator)
+MAX_ARRIVAL_SECONDS = 365.25 * 86_400.0  # a replayed trace of up to a year
+
 
 def _serving_flags(parser: argparse.ArgumentParser, *, requests: int) -> None:
     add_config_flags(parser, with_batch=False)
-    parser.add_argument("--prompt-sigma", type=float, default=0.0,
+    parser.add_argument("--prompt-sigma", type=finite_float, default=0.0,
                         help="lognormal sigma of prompt lengths around --prompt-tokens (mean); 0 = fixed")
-    parser.add_argument("--output-sigma", type=float, default=0.0,
+    parser.add_argument("--output-sigma", type=finite_float, default=0.0,
                         help="lognormal sigma of output lengths around --output-tokens (mean); 0 = fixed")
-    parser.add_argument("--requests", type=int, default=requests, help="requests to simulate")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--burstiness", type=float, default=1.0, help="gamma shape of arrival gaps (1 = Poisson)")
-    parser.add_argument("--prefix-cached-fraction", type=float, default=0.0,
+    parser.add_argument("--requests", type=bounded_int(None, MAX_SIMULATED_REQUESTS), default=requests, help="requests to simulate")
+    parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0, help="random seed, 0..2^32-1")
+    parser.add_argument("--burstiness", type=bounded_float(0.01, 100.0), default=1.0, help="gamma shape of arrival gaps (1 = Poisson)")
+    parser.add_argument("--prefix-cached-fraction", type=bounded_float(0.0, 1.0), default=0.0,
                         help="share of each prompt already in the KV cache (shared prefix), 0..1 (the last token is always computed)")
-    parser.add_argument("--slo-ttft-p90", type=float, help="p90 TTFT limit, s")
-    parser.add_argument("--slo-tpot-p90", type=float, help="p90 TPOT limit, s")
-    parser.add_argument("--max-num-seqs", type=int, default=MAX_NUM_SEQS, help="running sequences at most")
-    parser.add_argument("--max-batched-tokens", type=int, default=MAX_BATCHED_TOKENS, help="token budget per step")
+    parser.add_argument("--slo-ttft-p90", type=bounded_float(None, MAX_LATENCY_SECONDS), help="p90 TTFT limit, s")
+    parser.add_argument("--slo-tpot-p90", type=bounded_float(None, MAX_LATENCY_SECONDS), help="p90 TPOT limit, s")
+    parser.add_argument("--max-num-seqs", type=bounded_int(None, 100_000), default=MAX_NUM_SEQS, help="running sequences at most")
+    parser.add_argument("--max-batched-tokens", type=bounded_int(None, MAX_TOKENS_PER_REQUEST), default=MAX_BATCHED_TOKENS, help="token budget per step")
     parser.add_argument("--kv-policy", choices=("preempt", "reserve"), default="preempt",
                         help="KV full: preempt and recompute (vLLM) or reserve prompt+output at admission (TRT-LLM)")
 
@@ -53,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add `simulate` and `capacity`."""
     sim = subparsers.add_parser("simulate", help="continuous-batching simulation: TTFT/TPOT/E2E percentiles, goodput")
     _serving_flags(sim, requests=1000)
-    sim.add_argument("--rate", type=float, help="arrival rate, requests/s (Poisson, or gamma with --burstiness)")
+    sim.add_argument("--rate", type=bounded_float(None, MAX_RATE), help="arrival rate, requests/s (Poisson, or gamma with --burstiness)")
     sim.add_argument("--arrivals", type=Path, help="replay arrival times: a JSON list or one number (s) per line")
     sim.set_defaults(handler=run_simulate)
 
@@ -85,20 +96,23 @@ def _limits(args: argparse.Namespace) -> list[SloLimit]:
 
 def _replica(args: argparse.Namespace) -> Replica:
     calibration = load_calibration(args.calibration) if args.calibration else None
+    # The mean lengths must fit the model's context window (longer draws are rejected by the simulator).
+    check_config(load_model(args.model), gpus=args.gpus, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
+                 batch=1, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens)
     return build_replica(args.model, args.hardware, gpus=args.gpus, weight_dtype=args.weight_dtype,
                          kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens)
 
 
 def _read_arrivals(path: Path) -> list[float]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CostmodelError(f"--arrivals {path}: cannot read ({exc.strerror})") from exc
+    text = read_user_text(path, what="--arrivals file")
     try:
         values = json.loads(text) if text.lstrip().startswith("[") else [float(x) for x in text.split()]
-        return [float(v) for v in values]
-    except (ValueError, TypeError) as exc:
+        arrivals = [float(v) for v in values]
+    except (ValueError, TypeError, RecursionError) as exc:
         raise CostmodelError(f"--arrivals {path}: expected a JSON list of seconds or one number per line") from exc
+    if not all(math.isfinite(t) and 0.0 <= t <= MAX_ARRIVAL_SECONDS for t in arrivals):
+        raise CostmodelError(f"--arrivals {path}: every arrival time must be finite, in 0..{MAX_ARRIVAL_SECONDS:g} s")
+    return arrivals
 
 
 def check_slo_physical(replica: Replica, args: argparse.Namespace, limits: list[SloLimit], prompt: TokenDistribution,

@@ -137,16 +137,28 @@ def break_even_tokens_per_month(
     """
     if api_usd_per_mtok <= 0 or tokens_per_month_per_replica_at_peak <= 0:
         return None
-    for k in range(1, max_replicas + 1):
-        crossing = (k * replica_usd_per_month + ops_usd_per_month) * 1e6 / api_usd_per_mtok
-        low = (k - 1) * tokens_per_month_per_replica_at_peak
-        high = k * tokens_per_month_per_replica_at_peak
-        if crossing <= high:
-            return max(crossing, low)
-        # Each extra replica adds R but V_k more volume; if R costs more than V_k at API prices, never.
-        if replica_usd_per_month >= tokens_per_month_per_replica_at_peak * api_usd_per_mtok / 1e6:
-            return None
-    return None
+    volume_per_replica = tokens_per_month_per_replica_at_peak
+
+    def crossing(k: int) -> float:  # tokens/month at which k replicas cost what the API does
+        return (k * replica_usd_per_month + ops_usd_per_month) * 1e6 / api_usd_per_mtok
+
+    # Each extra replica adds R but V more volume; if R costs at least V at API prices, the gap to the API
+    # never closes after the first step. Else (k R + ops) 1e6 / p <= k V first holds at
+    # k >= ops' / (V - R'), with primes in tokens at API prices: closed form, O(1) whatever the volume.
+    replica_tokens_at_api_price = replica_usd_per_month * 1e6 / api_usd_per_mtok
+    if crossing(1) > volume_per_replica and replica_tokens_at_api_price >= volume_per_replica:
+        return None
+    k = 1
+    if crossing(1) > volume_per_replica:
+        ops_tokens = ops_usd_per_month * 1e6 / api_usd_per_mtok
+        k = max(1, math.ceil(ops_tokens / (volume_per_replica - replica_tokens_at_api_price)))
+        while k > 1 and crossing(k - 1) <= (k - 1) * volume_per_replica:  # guard the float rounding of ceil
+            k -= 1
+        while crossing(k) > k * volume_per_replica:
+            k += 1
+    if k > max_replicas:
+        return None
+    return max(crossing(k), (k - 1) * volume_per_replica)
 
 
 @dataclass(frozen=True)
@@ -173,15 +185,15 @@ def plan_hybrid(
 ) -> HybridPlan:
     """Choose the base replica count that minimizes $/month over the day's load-duration curve."""
     hourly = mean_requests_per_second * np.asarray(normalized_profile(hourly_profile))
-    best: HybridPlan | None = None
     requests_per_hour_to_month = SECONDS_PER_HOUR * HOURS_PER_MONTH / 24.0  # each hour of the day recurs 30.4 times
     total_requests = float(hourly.sum()) * requests_per_hour_to_month
-    for k in range(0, max_base_replicas + 1):
+
+    def plan(k: int) -> HybridPlan:
         served = np.minimum(hourly, k * capacity_requests_per_second)
         overflow = float((hourly - served).sum()) * requests_per_hour_to_month
         self_host = k * replica_usd_per_month + (ops_usd_per_month if k else 0.0)
         api = overflow * api_usd_per_request
-        plan = HybridPlan(
+        return HybridPlan(
             base_replicas=k,
             self_host_usd_per_month=self_host,
             api_usd_per_month=api,
@@ -189,7 +201,20 @@ def plan_hybrid(
             overflow_fraction=overflow / total_requests if total_requests else 0.0,
             utilization=float(served.mean() / (k * capacity_requests_per_second)) if k else 0.0,
         )
-        if best is None or plan.usd_per_month < best.usd_per_month - 1e-9:
-            best = plan
-    assert best is not None
+
+    # For k >= 1 the cost is k R + ops + p x overflow(k), and overflow(k) = sum_h max(0, d_h - k C) is convex
+    # and decreasing in k, so the cost is convex: bisect for the first k whose next step no longer saves
+    # (O(log max_base_replicas) plans, not one per possible replica count). Ties go to fewer replicas.
+    best = plan(0)
+    if max_base_replicas >= 1:
+        low, high = 1, max_base_replicas
+        while low < high:
+            mid = (low + high) // 2
+            if plan(mid + 1).usd_per_month < plan(mid).usd_per_month - 1e-9:
+                low = mid + 1
+            else:
+                high = mid
+        candidate = plan(low)
+        if candidate.usd_per_month < best.usd_per_month - 1e-9:
+            best = candidate
     return best

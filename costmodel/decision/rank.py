@@ -7,6 +7,7 @@ rest. The reference API for break-even is the cheapest API option that meets the
 from __future__ import annotations
 
 import datetime as dt
+import math
 import threading
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -22,11 +23,13 @@ from costmodel.catalog import (
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
 from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.validity import excluded_result, option_exclusions
 from costmodel.decision.warnings import scenario_warnings
+from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration, apply_calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.roofline import Efficiency
-from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload, check_scenario_ids
+from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
 from costmodel.serving import capacity_at_slo
 from costmodel.serving.analytic import Capacity, roofline_capacity
 
@@ -158,25 +161,32 @@ def decide(
     api_sheet = api_sheet or load_api_prices()
     gpu_sheet = gpu_sheet or load_gpu_prices()
     over = overrides or Overrides()
-    check_scenario_ids(
-        scenario, api_price_ids=api_sheet.ids(), gpu_offerings={r.id: r.accelerator_id for r in gpu_sheet.rows},
+    excluded = option_exclusions(
+        scenario, api_sheet=api_sheet, gpu_offerings={r.id: r.accelerator_id for r in gpu_sheet.rows},
         model_ids=models().keys(), hardware_ids=accelerators().keys(),
     )
+    if len(excluded) == len(scenario.options):
+        raise CostmodelError("no option of the scenario can be evaluated: "
+                             + "; ".join(f"{name}: {e.reason}" for name, e in excluded.items()))
     workload = scenario.workload
     if over.volume != 1.0:
         workload = _scaled_volume(workload, over.volume)
         scenario = scenario.model_copy(update={"workload": workload})
     today = scenario.evaluation_date(override=today)
     profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
-    results: dict[str, OptionResult] = {}
+    results: dict[str, OptionResult] = {o.name: excluded_result(o, excluded[o.name]) for o in scenario.options
+                                        if o.name in excluded}
     for option in scenario.options:
+        if option.name in excluded:
+            continue
         if isinstance(option, ApiOption):
             results[option.name] = api_result(option, scenario, api_sheet, today=today, api_price_scale=over.api_price)
-    apis = [r for r in results.values() if r.kind == "api"]
-    open_models = {o.name: api_sheet.get(o.price_id).open_model_id for o in scenario.options if isinstance(o, ApiOption)}
+    apis = [r for r in results.values() if r.kind == "api" and r.excluded_reason is None]
+    open_models = {o.name: api_sheet.get(o.price_id).open_model_id for o in scenario.options
+                   if isinstance(o, ApiOption) and o.name not in excluded}
     capacities: dict[str, tuple[Capacity, str]] = {}
     for option in scenario.options:
-        if isinstance(option, SelfHostOption):
+        if isinstance(option, SelfHostOption) and option.name not in excluded:
             capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
                                                          efficiency_scale=over.efficiency, method=capacity_method,
                                                          cache=capacity_cache)
@@ -188,16 +198,16 @@ def decide(
                 gpu_price_scale=over.gpu_price,
             )
     for option in scenario.options:
-        if isinstance(option, HybridOption):
+        if isinstance(option, HybridOption) and option.name not in excluded:
             results[option.name] = hybrid_result(
                 option, scenario, profile=profile, self_host=results[option.self_host],
                 capacity=capacities[option.self_host][0], api=results[option.api],
             )
-    # Ties (a hybrid that keeps 0 base replicas costs what its API costs) go to the simpler option.
-    simplicity = {"api": 0, "self-host": 1, "hybrid": 2}
-    ranked = tuple(sorted(results.values(),
-                          key=lambda r: (not r.meets_slo, r.throttled, round(r.usd_per_month, 2), simplicity[r.kind])))
+    ranked = rank_options(tuple(_finite_or_excluded(r) for r in results.values()))
     chosen = ranked[0]
+    if chosen.excluded_reason is not None:
+        raise CostmodelError("no option of the scenario is usable: "
+                             + "; ".join(f"{r.name}: {r.excluded_reason}" for r in ranked))
     efficiency_sources = sorted({src for _, src in capacities.values()}) or ["no self-host options"]
     return Decision(
         scenario_name=scenario.name,
@@ -217,6 +227,25 @@ def decide(
         calibration_source=calibration.source if calibration else None,
         as_of=today,
     )
+
+
+def _finite_or_excluded(result: OptionResult) -> OptionResult:
+    """A cost that is not a finite number (a bad price that slipped through) never ranks: it is excluded."""
+    if result.excluded_reason is not None or math.isfinite(result.usd_per_month):
+        return result
+    reason = "its cost is not a finite number; check the prices it uses (price sheet or scenario override)"
+    return replace(result, excluded_reason=reason, excluded_kind="non_finite_cost", meets_slo=False,
+                   slo_status="misses")
+
+
+def rank_options(results: tuple[OptionResult, ...]) -> tuple[OptionResult, ...]:
+    """Usable options first (SLO-meeting and unthrottled, cheapest first), then the rest; excluded last in
+    scenario order. Ties (a hybrid keeping 0 base replicas costs what its API costs) go to the simpler."""
+    simplicity = {"api": 0, "self-host": 1, "hybrid": 2}
+    usable = [r for r in results if r.excluded_reason is None]
+    out = [r for r in results if r.excluded_reason is not None]
+    ordered = sorted(usable, key=lambda r: (not r.meets_slo, r.throttled, round(r.usd_per_month, 2), simplicity[r.kind]))
+    return tuple(ordered + out)
 
 
 def _scaled_volume(workload: Workload, factor: float) -> Workload:
@@ -243,7 +272,7 @@ def _reasons(ranked: tuple[OptionResult, ...]) -> tuple[str, ...]:
     else:
         reasons.append(f"No option meets the SLO; {chosen.name} is the cheapest (${chosen.usd_per_month:,.0f}/month) "
                        f"but {chosen.slo_reason}.")
-    runner_up = next((r for r in ranked[1:] if r.meets_slo and not r.throttled
+    runner_up = next((r for r in ranked[1:] if r.meets_slo and not r.throttled and r.excluded_reason is None
                       and r.usd_per_month > chosen.usd_per_month * 1.005), None)
     if runner_up is not None and runner_up.usd_per_month > 0:
         saving = 1.0 - chosen.usd_per_month / runner_up.usd_per_month

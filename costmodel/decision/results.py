@@ -75,6 +75,10 @@ class OptionResult:
     usd_per_gpu_hour: float | None = None
     api_usd_per_request: float | None = None
     efficiency_source: str | None = None
+    # Set when the option cannot be evaluated or cannot serve the workload (decision/validity.py): shown
+    # with the reason, never ranked first, recommended or used as a reference. Costs are then NaN.
+    excluded_reason: str | None = None
+    excluded_kind: str | None = None
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
@@ -102,6 +106,7 @@ class OptionResult:
             "ops_usd_per_month": self.breakdown.ops_usd_per_month,
             "price_sources": [ps.__dict__ for ps in self.price_sources],
             "notes": list(self.notes),
+            "excluded_reason": self.excluded_reason,
         }
 
 
@@ -125,6 +130,11 @@ class Decision:
     efficiency_source: str  # datasheet defaults, or the calibration used
     calibration_source: str | None = None
     as_of: dt.date | None = None  # the evaluation date: retirements and price ages count to it
+
+    @property
+    def usable_options(self) -> tuple[OptionResult, ...]:
+        """Ranked options that were evaluated (no `excluded_reason`): what charts, volumes and sensitivity use."""
+        return tuple(o for o in self.options if o.excluded_reason is None)
 
     def option(self, name: str) -> OptionResult:
         """The evaluated option with this name."""

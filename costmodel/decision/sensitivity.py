@@ -124,7 +124,7 @@ def decision_advantage(decision: Decision, scenario: Scenario, *, recommendation
     """Advantage of `recommendation` in a (re-)evaluated decision; strict: alternatives must meet the SLO."""
     chosen = decision.option(recommendation)
     best_name, best_usd = None, math.inf
-    for option in decision.options:
+    for option in decision.usable_options:
         if option.name == recommendation or (strict and (not option.meets_slo or option.throttled)):
             continue
         if option.kind == "hybrid" and option.replicas == 0 and _hybrid_api(scenario, option.name) == recommendation:

@@ -130,20 +130,20 @@ def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[
     """The economics inputs of every evaluated option (hybrids and rate limits resolved through the scenario)."""
     sheet = api_sheet or load_api_prices()
     costs: dict[str, OptionCost] = {}
-    for result in decision.options:
+    for result in decision.usable_options:
         option = scenario.option(result.name)
         if isinstance(option, ApiOption):
             costs[result.name] = _api_cost(result, option, decision, scenario, sheet)
         elif result.kind == "self-host":
             costs[result.name] = _self_host_cost(result, decision)
-    for result in decision.options:
+    for result in decision.usable_options:
         option = scenario.option(result.name)
         if isinstance(option, HybridOption):
             base = costs[option.self_host]
             costs[result.name] = replace(base, name=result.name, kind="hybrid", meets_slo=result.meets_slo,
                                          base=option.self_host, api=option.api)
     return CostModel(
-        options=tuple(costs[r.name] for r in decision.options), recommendation=decision.recommendation,
+        options=tuple(costs[r.name] for r in decision.usable_options), recommendation=decision.recommendation,
         mean_requests_per_second=decision.mean_requests_per_second,
         peak_requests_per_second=decision.peak_requests_per_second, hourly_profile=decision.hourly_profile,
         mean_prompt_tokens=decision.mean_prompt_tokens, mean_output_tokens=decision.mean_output_tokens,

@@ -11,7 +11,7 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
                       capacities: dict[str, Capacity]) -> tuple[str, ...]:
     """Risks worth a line in the review: KV at peak, spiky traffic, unmeasured API latency, wrong phase."""
     workload = scenario.workload
-    warnings = []
+    warnings = [f"Excluded {r.name}: {r.excluded_reason}" for r in ranked if r.excluded_reason is not None]
     peak_to_mean = workload.peak_to_mean()
     if peak_to_mean >= 2.0:
         warnings.append(

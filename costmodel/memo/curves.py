@@ -94,7 +94,7 @@ def quantile_tokens(distribution: TokenDistribution, *, quantile: float) -> floa
 def volume_range(decision: Decision, sensitivity: Sensitivity) -> tuple[float, float]:
     """Volume multiples for the cost chart: 1/10x .. 10x, widened to show flips and break-evens (<= 100x)."""
     marks = [f.volume_scale for f in (sensitivity.flip_below, sensitivity.flip_above) if f is not None]
-    marks += [o.break_even_tokens_per_month / decision.tokens_per_month for o in decision.options
+    marks += [o.break_even_tokens_per_month / decision.tokens_per_month for o in decision.usable_options
               if o.break_even_tokens_per_month]
     low = min([0.1] + [m / 2.0 for m in marks])
     high = max([10.0] + [m * 2.0 for m in marks])
@@ -108,14 +108,14 @@ def volume_curves(decision: Decision, model: CostModel, sensitivity: Sensitivity
     series = tuple(
         VolumeSeries(o.name, o.kind, o.meets_slo,
                      tuple(usd_per_month(model, o.name, Scaling(volume=float(s))) for s in scales))
-        for o in decision.options
+        for o in decision.usable_options
     )
     flips = tuple(f.tokens_per_month for f in (sensitivity.flip_below, sensitivity.flip_above) if f is not None)
     return VolumeCurves(
         tokens_per_month=tuple(float(s) * decision.tokens_per_month for s in scales),
         series=series,
         current_tokens_per_month=decision.tokens_per_month,
-        break_evens=tuple((o.name, o.break_even_tokens_per_month) for o in decision.options
+        break_evens=tuple((o.name, o.break_even_tokens_per_month) for o in decision.usable_options
                           if o.kind == "self-host" and o.break_even_tokens_per_month),
         flips=flips,
     )
@@ -124,7 +124,7 @@ def volume_curves(decision: Decision, model: CostModel, sensitivity: Sensitivity
 def self_host_options(decision: Decision, scenario: Scenario) -> tuple[tuple[OptionResult, SelfHostOption], ...]:
     """Up to MAX_PANELS self-host options that can meet the SLO, in ranked order, with their scenario entries."""
     found = []
-    for result in decision.options:
+    for result in decision.usable_options:
         option = scenario.option(result.name)
         if isinstance(option, SelfHostOption) and (result.capacity_requests_per_second or 0) > 0:
             found.append((result, option))
@@ -169,7 +169,7 @@ def interactivity_curves(decision: Decision, scenario: Scenario, *,
 def traffic_curves(decision: Decision) -> TrafficCurves:
     """Hourly demand (mean x profile) and each self-host / hybrid option's provisioned requests/s."""
     provisioned = tuple(
-        (o.name, o.replicas * (o.capacity_requests_per_second or 0.0)) for o in decision.options
+        (o.name, o.replicas * (o.capacity_requests_per_second or 0.0)) for o in decision.usable_options
         if o.kind != "api" and o.replicas > 0 and (o.capacity_requests_per_second or 0) > 0
     )
     return TrafficCurves(

@@ -49,7 +49,7 @@ def risk_items(decision: Decision, scenario: Scenario, sensitivity: Sensitivity,
     items = list(decision.warnings)
     items += [r for r in (_kv_risk(p) for p in kv) if r]
     items += [r for r in (_theater_risk(c) for c in curves) if r]
-    for o in decision.options:
+    for o in decision.usable_options:
         if o.kind == "self-host" and o.utilization is not None and o.break_even_utilization is not None \
                 and o.utilization < o.break_even_utilization:
             items.append(f"Idle capacity ({o.name}): sized for the peak hour it runs at {pct(o.utilization)} mean "
@@ -57,7 +57,7 @@ def risk_items(decision: Decision, scenario: Scenario, sensitivity: Sensitivity,
         if o.throttled:
             items.append(f"Rate limits ({o.name}): the peak minute passes the provider's per-minute limits; ask "
                          "for a higher tier or spread the load before relying on it.")
-    if any(o.kind != "api" for o in decision.options):
+    if any(o.kind != "api" for o in decision.usable_options):
         peak_to_mean = decision.peak_requests_per_second / decision.mean_requests_per_second
         items.append(f"Spiky traffic: replicas are sized for the busiest hour ({times(peak_to_mean)} the mean); bursts "
                      "inside an hour are not in an hourly profile, so check them with `costmodel simulate` at the "
@@ -74,7 +74,7 @@ def risk_items(decision: Decision, scenario: Scenario, sensitivity: Sensitivity,
 
 def _unique_sources(decision: Decision) -> list[PriceSource]:
     seen: dict[str, PriceSource] = {}
-    for option in decision.options:
+    for option in decision.usable_options:
         for source in option.price_sources:
             seen.setdefault(source.what, source)
     return list(seen.values())

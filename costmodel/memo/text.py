@@ -62,7 +62,7 @@ def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | N
         plan = hybrid_plan(model, chosen.name)
         return (f"{plan.base_replicas} base replica(s) at {pct(plan.utilization)} utilization serve "
                 f"{pct(1 - plan.overflow_fraction)} of requests; {pct(plan.overflow_fraction)} overflow to the API"), None
-    rivals = [r.name for r in decision.options if r.kind == "self-host" and r.meets_slo]
+    rivals = [r.name for r in decision.usable_options if r.kind == "self-host" and r.meets_slo]
     crossings = [(scale, name) for name in rivals
                  if (scale := overtakes_at(model, name, against=chosen.name)) is not None]
     if crossings:

@@ -13,7 +13,10 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from costmodel.scenario.limits import MAX_HOURLY_WEIGHT, MAX_LOGNORMAL_SIGMA, MAX_TOKENS_PER_REQUEST
 from costmodel.strict import StrictModel
+
+MAX_EMPIRICAL_COUNTS = 1_000_000  # observed counts per list: enough for any log sample, bounded memory
 
 
 def _normal_cdf(z: float) -> float:
@@ -42,7 +45,7 @@ class FixedTokens(_Dist):
     """Every request has exactly `tokens` tokens."""
 
     kind: Literal["fixed"] = "fixed"
-    tokens: int = Field(gt=0, description="tokens per request")
+    tokens: int = Field(gt=0, le=MAX_TOKENS_PER_REQUEST, description="tokens per request")
 
     def expected_tokens(self) -> float:
         return float(self.tokens)
@@ -61,8 +64,8 @@ class UniformTokens(_Dist):
     """Integer token counts uniform on [low_tokens, high_tokens], both ends included."""
 
     kind: Literal["uniform"] = "uniform"
-    low_tokens: int = Field(gt=0)
-    high_tokens: int = Field(gt=0)
+    low_tokens: int = Field(gt=0, le=MAX_TOKENS_PER_REQUEST)
+    high_tokens: int = Field(gt=0, le=MAX_TOKENS_PER_REQUEST)
 
     @model_validator(mode="after")
     def _ordered(self) -> UniformTokens:
@@ -95,8 +98,8 @@ class LognormalTokens(_Dist):
     mu = ln(mean_tokens) - sigma^2 / 2, so E[X] = mean_tokens exactly."""
 
     kind: Literal["lognormal"] = "lognormal"
-    mean_tokens: float = Field(gt=0, description="mean tokens per request")
-    sigma: float = Field(gt=0, le=3, description="standard deviation of ln(tokens); 0.5-1.0 is typical")
+    mean_tokens: float = Field(ge=1, le=MAX_TOKENS_PER_REQUEST, description="mean tokens per request")
+    sigma: float = Field(ge=0.01, le=MAX_LOGNORMAL_SIGMA, description="standard deviation of ln(tokens); 0.5-1.0 is typical")
 
     @property
     def mu(self) -> float:
@@ -124,18 +127,19 @@ class EmpiricalTokens(_Dist):
     """Token counts observed in logs (optionally weighted); requests draw from them."""
 
     kind: Literal["empirical"] = "empirical"
-    tokens: list[int] = Field(min_length=1, description="observed token counts")
-    weights: list[float] | None = Field(default=None, description="relative frequency of each count")
+    tokens: list[int] = Field(min_length=1, max_length=MAX_EMPIRICAL_COUNTS, description="observed token counts")
+    weights: list[float] | None = Field(default=None, max_length=MAX_EMPIRICAL_COUNTS,
+                                        description="relative frequency of each count")
 
     @model_validator(mode="after")
     def _check(self) -> EmpiricalTokens:
-        if any(t <= 0 for t in self.tokens):
-            raise ValueError("every empirical token count must be > 0")
+        if any(t <= 0 or t > MAX_TOKENS_PER_REQUEST for t in self.tokens):
+            raise ValueError(f"every empirical token count must be in 1..{MAX_TOKENS_PER_REQUEST:,}")
         if self.weights is not None:
             if len(self.weights) != len(self.tokens):
                 raise ValueError(f"weights has {len(self.weights)} entries; give one per token count ({len(self.tokens)})")
-            if any(w < 0 for w in self.weights) or sum(self.weights) <= 0:
-                raise ValueError("weights must be >= 0 with a positive sum")
+            if any(w < 0 or w > MAX_HOURLY_WEIGHT for w in self.weights) or sum(self.weights) < 1e-9:
+                raise ValueError(f"weights must be in 0..{MAX_HOURLY_WEIGHT:g} with a positive sum (>= 1e-9)")
         return self
 
     def _probabilities(self) -> np.ndarray:

@@ -12,11 +12,10 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from costmodel.errors import CostmodelError, unknown_id_error
-from costmodel.fileio import atomic_write_text
+from costmodel.fileio import atomic_write_text, parse_json_or_yaml, read_user_text
 from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
 from costmodel.scenario.slo import Slo
 from costmodel.scenario.workload import Workload
@@ -122,14 +121,8 @@ def parse_scenario(data: Any, *, where: str = "scenario") -> Scenario:
 def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario file (.yaml/.yml, or .json) and validate its shape."""
     file_path = Path(path)
-    try:
-        text = file_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CostmodelError(f"scenario file {file_path} not found; pass an existing .yaml or .json file") from None
-    try:
-        data = json.loads(text) if file_path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise CostmodelError(f"{file_path}: not valid {'JSON' if file_path.suffix == '.json' else 'YAML'}: {exc}") from None
+    text = read_user_text(file_path, what="scenario file")
+    data = parse_json_or_yaml(text, what=str(file_path), as_json=file_path.suffix == ".json")
     return parse_scenario(data, where=str(file_path))
 
 
@@ -161,6 +154,26 @@ def _id_problem(
                 f"pick an offering of {option.hardware}"
             )
     return None
+
+
+def scenario_id_problems(
+    scenario: Scenario,
+    *,
+    api_price_ids: Collection[str] | None = None,
+    gpu_offerings: Mapping[str, str] | None = None,
+    model_ids: Collection[str] | None = None,
+    hardware_ids: Collection[str] | None = None,
+) -> dict[int, str]:
+    """Option index -> 'options[i] ('name').field: what is unknown; did you mean ...', for every option
+    that references an unknown id (the decision evaluates the others)."""
+    found = {}
+    for index, option in enumerate(scenario.options):
+        problem = _id_problem(option, api_price_ids=api_price_ids, gpu_offerings=gpu_offerings,
+                              model_ids=model_ids, hardware_ids=hardware_ids)
+        if problem is not None:
+            field, error = problem
+            found[index] = f"options[{index}] ('{option.name}').{field}: {error}"
+    return found
 
 
 def check_scenario_ids(

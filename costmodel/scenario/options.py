@@ -7,6 +7,14 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from costmodel.dtypes import KvDtype, WeightDtype
+from costmodel.scenario.limits import (
+    MAX_GPUS_PER_REPLICA,
+    MAX_LATENCY_SECONDS,
+    MAX_RATE_LIMIT_PER_MINUTE,
+    MAX_USD_PER_GPU_HOUR,
+    MAX_USD_PER_MONTH,
+    MIN_LATENCY_SECONDS,
+)
 from costmodel.strict import StrictModel
 
 _NAME = Field(min_length=1, description="unique name of this option in the scenario")
@@ -20,12 +28,16 @@ class ApiOption(StrictModel):
     name: str = _NAME
     price_id: str = Field(min_length=1, description="row id in pricing_data/api_prices.csv, e.g. openai/gpt-4o")
     use_batch_api: bool = Field(default=True, description="use the batch API when the workload allows batching")
-    requests_per_minute_limit: int | None = Field(default=None, gt=0, description="overrides the sheet's limit")
-    tokens_per_minute_limit: int | None = Field(default=None, gt=0, description="overrides the sheet's limit")
+    requests_per_minute_limit: int | None = Field(default=None, gt=0, le=MAX_RATE_LIMIT_PER_MINUTE,
+                                                  description="overrides the sheet's limit")
+    tokens_per_minute_limit: int | None = Field(default=None, gt=0, le=MAX_RATE_LIMIT_PER_MINUTE,
+                                                description="overrides the sheet's limit")
     ttft_p90_seconds: float | None = Field(
-        default=None, gt=0, description="measured (costmodel probe-endpoint) or published p90 TTFT, s"
+        default=None, ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS,
+        description="measured (costmodel probe-endpoint) or published p90 TTFT, s",
     )
-    tpot_p90_seconds: float | None = Field(default=None, gt=0, description="measured or published p90 TPOT, s")
+    tpot_p90_seconds: float | None = Field(default=None, ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS,
+                                           description="measured or published p90 TPOT, s")
 
 
 class SelfHostOption(StrictModel):
@@ -35,16 +47,18 @@ class SelfHostOption(StrictModel):
     name: str = _NAME
     model: str = Field(pattern=_ID, description="catalog model id, e.g. llama-3.1-70b")
     hardware: str = Field(pattern=_ID, description="catalog accelerator id, e.g. h100-sxm")
-    gpus_per_replica: int = Field(default=1, ge=1, le=64, description="tensor-parallel GPUs per replica")
+    gpus_per_replica: int = Field(default=1, ge=1, le=MAX_GPUS_PER_REPLICA, description="tensor-parallel GPUs per replica")
     weight_dtype: WeightDtype = "bf16"
     kv_dtype: KvDtype = "bf16"
     offering: str | None = Field(
         default=None, description="row id in pricing_data/gpu_prices.csv, e.g. lambda/h100-sxm/on-demand"
     )
     usd_per_gpu_hour: float | None = Field(
-        default=None, gt=0, description="your own price per GPU-hour; overrides the offering's price"
+        default=None, gt=0, le=MAX_USD_PER_GPU_HOUR,
+        description="your own price per GPU-hour; overrides the offering's price"
     )
-    ops_usd_per_month: float = Field(default=0.0, ge=0, description="operations (people, monitoring), USD/month")
+    ops_usd_per_month: float = Field(default=0.0, ge=0, le=MAX_USD_PER_MONTH,
+                                     description="operations (people, monitoring), USD/month")
 
     @model_validator(mode="after")
     def _needs_a_price(self) -> SelfHostOption:

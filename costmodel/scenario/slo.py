@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from costmodel.scenario.limits import MAX_LATENCY_SECONDS, MIN_LATENCY_SECONDS
 from costmodel.strict import StrictModel
 
 SloMetric = Literal["ttft", "tpot", "e2e"]
@@ -33,14 +34,14 @@ class SloLimit:
 class Slo(StrictModel):
     """Latency targets. p90 TTFT and TPOT are required; p50/p99 and E2E limits are optional."""
 
-    ttft_p90_seconds: float = Field(gt=0, description="90th percentile time to first token, s")
-    tpot_p90_seconds: float = Field(gt=0, description="90th percentile time per output token after the first, s")
-    ttft_p50_seconds: float | None = Field(default=None, gt=0)
-    ttft_p99_seconds: float | None = Field(default=None, gt=0)
-    tpot_p50_seconds: float | None = Field(default=None, gt=0)
-    tpot_p99_seconds: float | None = Field(default=None, gt=0)
-    e2e_p90_seconds: float | None = Field(default=None, gt=0, description="90th percentile end-to-end time, s")
-    e2e_p99_seconds: float | None = Field(default=None, gt=0)
+    ttft_p90_seconds: float = Field(ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS, description="90th percentile time to first token, s")
+    tpot_p90_seconds: float = Field(ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS, description="90th percentile time per output token after the first, s")
+    ttft_p50_seconds: float | None = Field(default=None, ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS)
+    ttft_p99_seconds: float | None = Field(default=None, ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS)
+    tpot_p50_seconds: float | None = Field(default=None, ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS)
+    tpot_p99_seconds: float | None = Field(default=None, ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS)
+    e2e_p90_seconds: float | None = Field(default=None, ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS, description="90th percentile end-to-end time, s")
+    e2e_p99_seconds: float | None = Field(default=None, ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS)
 
     def limits(self) -> tuple[SloLimit, ...]:
         """Every limit that is set, as (metric, percentile, seconds)."""

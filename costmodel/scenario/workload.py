@@ -6,9 +6,20 @@ other follows from the mean tokens per request. A month is 365.25 / 12 = 30.4375
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from costmodel.scenario.distributions import TokenDistribution
+from costmodel.scenario.limits import (
+    MAX_GROWTH_PER_MONTH,
+    MAX_HOURLY_WEIGHT,
+    MAX_PEAK_TO_MEAN,
+    MAX_REQUESTS_PER_DAY,
+    MAX_TOKENS_PER_MONTH,
+    MIN_GROWTH_PER_MONTH,
+    MIN_HOURLY_WEIGHT_SUM,
+    MIN_REQUESTS_PER_DAY,
+    MIN_TOKENS_PER_MONTH,
+)
 from costmodel.strict import StrictModel
 from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_MONTH
 
@@ -17,10 +28,12 @@ class Workload(StrictModel):
     """What the service must handle: how much, how long, how bursty, how it grows."""
 
     requests_per_day: float | None = Field(
-        default=None, gt=0, description="requests per day (give this or tokens_per_month)"
+        default=None, gt=0, le=MAX_REQUESTS_PER_DAY,
+        description="requests per day (give this or tokens_per_month)"
     )
     tokens_per_month: float | None = Field(
-        default=None, gt=0, description="prompt + output tokens per month (give this or requests_per_day)"
+        default=None, gt=0, le=MAX_TOKENS_PER_MONTH,
+        description="prompt + output tokens per month (give this or requests_per_day)"
     )
     prompt_tokens: TokenDistribution = Field(description="prompt tokens per request (cached ones included)")
     output_tokens: TokenDistribution = Field(description="generated tokens per request")
@@ -35,12 +48,39 @@ class Workload(StrictModel):
         default=None, description="24 relative request rates, hour 0..23 (give this or peak_to_mean_ratio)"
     )
     peak_to_mean_ratio: float | None = Field(
-        default=None, ge=1, description="peak request rate / mean request rate (give this or hourly_traffic_weights)"
+        default=None, ge=1, le=MAX_PEAK_TO_MEAN,
+        description="peak request rate / mean request rate (give this or hourly_traffic_weights); at most 24"
     )
-    growth_per_month: float = Field(default=0.0, gt=-1, description="fractional volume growth per month, 0.05 = 5%")
+    growth_per_month: float = Field(default=0.0, ge=MIN_GROWTH_PER_MONTH, le=MAX_GROWTH_PER_MONTH,
+                                    description="fractional volume growth per month, 0.05 = 5%")
     batch_allowed: bool = Field(
         default=False, description="requests can wait for a batch API (offline work, results within 24 h)"
     )
+
+    @field_validator("requests_per_day")
+    @classmethod
+    def _check_requests(cls, value: float | None) -> float | None:
+        if value is not None and value < MIN_REQUESTS_PER_DAY:
+            raise ValueError(f"must be at least {MIN_REQUESTS_PER_DAY:g} requests/day (got {value!r}); fix the value")
+        return value
+
+    @field_validator("tokens_per_month")
+    @classmethod
+    def _check_tokens(cls, value: float | None) -> float | None:
+        if value is not None and value < MIN_TOKENS_PER_MONTH:
+            raise ValueError(f"must be at least {MIN_TOKENS_PER_MONTH:g} token/month (got {value!r}); fix the value")
+        return value
+
+    @field_validator("hourly_traffic_weights")
+    @classmethod
+    def _check_weights(cls, weights: list[float] | None) -> list[float] | None:
+        if weights is not None:
+            if len(weights) != 24:
+                raise ValueError(f"has {len(weights)} numbers; give 24, one per hour")
+            if any(w < 0 or w > MAX_HOURLY_WEIGHT for w in weights) or sum(weights) < MIN_HOURLY_WEIGHT_SUM:
+                raise ValueError(f"each weight must be in 0..{MAX_HOURLY_WEIGHT:g} with a positive sum "
+                                 f"(>= {MIN_HOURLY_WEIGHT_SUM:g}); only their ratios matter")
+        return weights
 
     @model_validator(mode="after")
     def _check(self) -> Workload:
@@ -50,12 +90,6 @@ class Workload(StrictModel):
             raise ValueError(
                 "give exactly one of hourly_traffic_weights (24 numbers) or peak_to_mean_ratio (1.0 for flat traffic)"
             )
-        weights = self.hourly_traffic_weights
-        if weights is not None:
-            if len(weights) != 24:
-                raise ValueError(f"hourly_traffic_weights has {len(weights)} numbers; give 24, one per hour")
-            if any(w < 0 for w in weights) or sum(weights) <= 0:
-                raise ValueError("hourly_traffic_weights must be >= 0 with a positive sum")
         if self.cached_prompt_fraction + self.cache_write_prompt_fraction > 1:
             raise ValueError("cached_prompt_fraction + cache_write_prompt_fraction cannot exceed 1 (of the prompt)")
         return self

@@ -27,6 +27,11 @@ MAX_REQUESTS = 2_000_000
 EVENTS_PER_REQUEST_LIMIT = 100  # loop iterations allowed per request before the run is declared runaway
 
 
+# 1e-6 requests/s is one request in 11.6 days: slower rates make arrival times overflow to inf for any
+# useful request count, and no SLO question is asked at them.
+MIN_RATE_PER_SECOND = 1e-6
+
+
 def slo_limits(slo: Slo | Sequence[SloLimit] | None) -> tuple[SloLimit, ...]:
     """A scenario Slo or a list of limits, as a tuple of limits."""
     if slo is None:
@@ -62,8 +67,9 @@ def arrival_times(
         if times.size == 0 or not np.all(np.isfinite(times)) or times[0] < 0:
             raise CostmodelError("replayed arrival times must be a non-empty list of finite seconds >= 0")
         return times
-    if rate_per_second is None or not (math.isfinite(rate_per_second) and rate_per_second > 0):
-        raise CostmodelError(f"--rate must be a positive number of requests per second (got {rate_per_second})")
+    if rate_per_second is None or not (math.isfinite(rate_per_second) and rate_per_second >= MIN_RATE_PER_SECOND):
+        raise CostmodelError(f"--rate must be a positive number of requests per second, at least "
+                             f"{MIN_RATE_PER_SECOND:g} (got {rate_per_second})")
     gaps = unit_gaps(requests=requests, burstiness=burstiness, seed=seed)
     return np.concatenate(([0.0], np.cumsum(gaps[:-1]))) / rate_per_second
 
