@@ -7,6 +7,7 @@ rest. The reference API for break-even is the cheapest API option that meets the
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -24,6 +25,7 @@ from costmodel.decision_options import api_result, hybrid_result, self_host_resu
 from costmodel.decision_types import Decision, OptionResult
 from costmodel.decision_warnings import scenario_warnings
 from costmodel.economics import diurnal_profile
+from costmodel.errors import CostmodelError
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload, check_scenario_ids
@@ -159,9 +161,14 @@ def decide(
             )
     # Ties (a hybrid that keeps 0 base replicas costs what its API costs) go to the simpler option.
     simplicity = {"api": 0, "self-host": 1, "hybrid": 2}
-    ranked = tuple(sorted(results.values(),
-                          key=lambda r: (not r.meets_slo, r.throttled, round(r.usd_per_month, 2), simplicity[r.kind])))
+    # A non-finite $/month (NaN sorts anywhere) ranks last, as infeasible, and never becomes the answer.
+    ranked = tuple(sorted((_unpriceable_is_infeasible(r) for r in results.values()),
+                          key=lambda r: (not math.isfinite(r.usd_per_month), not r.meets_slo, r.throttled,
+                                         round(r.usd_per_month, 2) if math.isfinite(r.usd_per_month) else 0.0,
+                                         simplicity[r.kind])))
     chosen = ranked[0]
+    if not math.isfinite(chosen.usd_per_month):
+        raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
     efficiency_sources = sorted({src for _, src in capacities.values()}) or ["no self-host options"]
     return Decision(
         scenario_name=scenario.name,
@@ -190,7 +197,16 @@ def _scaled_volume(workload: Workload, factor: float) -> Workload:
     return workload.model_copy(update={"tokens_per_month": workload.tokens_per_month * factor})
 
 
+def _unpriceable_is_infeasible(result: OptionResult) -> OptionResult:
+    """The result as it is, or, when its $/month is not a finite number, marked infeasible with that reason."""
+    if math.isfinite(result.usd_per_month):
+        return result
+    return replace(result, meets_slo=False,
+                   slo_reason=f"its cost is not a finite number (${result.usd_per_month}/month); check its prices")
+
+
 def _reference_api(apis: list[OptionResult]) -> OptionResult | None:
+    apis = [a for a in apis if math.isfinite(a.usd_per_mtok)]  # break-even against NaN would be NaN
     meeting = [a for a in apis if a.meets_slo and not a.throttled]
     pool = meeting or apis
     return min(pool, key=lambda a: a.usd_per_mtok) if pool else None

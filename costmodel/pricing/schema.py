@@ -18,7 +18,7 @@ ROW_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)+$"
 class ApiPriceRow(BaseModel):
     """One model as sold by one provider through its API, priced per million tokens."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # prices, rates, limits: finite
 
     id: str = Field(pattern=ROW_ID_PATTERN, description="'provider/model', lower-case, e.g. openai/gpt-4o")
     provider: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="provider id, the part of `id` before '/'")
@@ -107,7 +107,7 @@ HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730.5 h
 class GpuPriceRow(BaseModel):
     """One way to get one accelerator for an hour: rent it (on-demand, reserved, spot) or own it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # prices, rates, limits: finite
 
     id: str = Field(pattern=ROW_ID_PATTERN, description="'provider/accelerator/offering', e.g. aws/h100-sxm/on-demand")
     accelerator_id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="catalog accelerator id, e.g. h100-sxm")

@@ -45,7 +45,8 @@ class SelfHostOption(BaseModel):
         default=None, description="row id in pricing_data/gpu_prices.csv, e.g. lambda/h100-sxm/on-demand"
     )
     usd_per_gpu_hour: float | None = Field(
-        default=None, gt=0, description="your own price per GPU-hour; overrides the offering's price"
+        default=None, gt=0, allow_inf_nan=False,
+        description="your own price per GPU-hour; overrides the offering's price",
     )
     ops_usd_per_month: float = Field(default=0.0, ge=0, description="operations (people, monitoring), USD/month")
 
