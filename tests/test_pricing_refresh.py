@@ -53,6 +53,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             RELEASE.wait(10)
             return None
+        if self.path == "/short":  # promises 1000 bytes, sends 10 and hangs up
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"0123456789")
+            return None
         if self.path == "/huge":  # 50 MB, streamed without Content-Length
             self.send_response(200)
             self.end_headers()
@@ -324,6 +330,11 @@ def test_stall_after_headers_is_a_read_timeout_not_offline(server: str, api_copy
     message = _refresh_fails(api_copy, f"{server}/stall", "stopped sending after 10 bytes; timed out after 1 s",
                              timeout=1.0)
     assert "could not reach" not in message
+
+
+def test_body_cut_short_is_reported_as_broken_off(server: str, api_copy: Path) -> None:
+    message = _refresh_fails(api_copy, f"{server}/short", "broke off after 10 bytes")
+    assert "offline" not in message
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "601", "1e308"])

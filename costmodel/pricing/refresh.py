@@ -118,6 +118,10 @@ def download(url: str, *, timeout_seconds: float, max_bytes: int) -> bytes:
             declared = response.headers.get("Content-Length", "")
             if declared.isdigit() and int(declared) > max_bytes:
                 raise CostmodelError(f"{url} is {int(declared):,} bytes, over the {max_bytes:,}-byte limit")
+            read_some = getattr(response.raw, "read1", None)  # urllib3 2.x; 1.26 has none
+            if read_some is None:
+                raise CostmodelError("this urllib3 has no HTTPResponse.read1, which a time-bounded download needs; "
+                                     "upgrade it (pip install -U urllib3)")
             chunks: list[bytes] = []
             while True:
                 left_seconds = deadline - time.monotonic()
@@ -125,7 +129,7 @@ def download(url: str, *, timeout_seconds: float, max_bytes: int) -> bytes:
                     raise CostmodelError(_read_timeout_text(url, received_bytes=received,
                                                             timeout_seconds=timeout_seconds))
                 _set_socket_timeout(response, seconds=left_seconds)
-                chunk = response.raw.read1(_CHUNK_BYTES, decode_content=True)
+                chunk = read_some(_CHUNK_BYTES, decode_content=True)
                 if not chunk:
                     return b"".join(chunks)
                 received += len(chunk)
