@@ -4,7 +4,8 @@ the files a user hands us (scenarios, configs, calibrations): size-capped, UTF-8
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,19 +17,46 @@ _M = TypeVar("_M", bound=BaseModel)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Replace `path` with `data` so that readers see the old file or the new one, never half of one."""
+    """Replace `path` with `data` so that readers see the old file or the new one, never half of one.
+
+    File mode: a file that exists keeps its permission bits; a new file gets 0o666 less the process
+    umask, as `open()` would create it (0o644 under the usual umask 022). `tempfile.mkstemp` would
+    leave 0o600 on every file written this way."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    existing_mode = _existing_mode(target)
+    fd, tmp_path = _create_temp_beside(target)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if existing_mode is not None:
+                os.fchmod(handle.fileno(), existing_mode)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
+        os.replace(tmp_path, target)
     except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
+        tmp_path.unlink(missing_ok=True)
         raise
+
+
+def _existing_mode(target: Path) -> int | None:
+    """Permission bits of `target` (symlinks followed), or None when it does not exist."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _create_temp_beside(target: Path) -> tuple[int, Path]:
+    """An exclusively created, empty temp file in target's folder, mode 0o666 less the umask."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):  # tempfile's retry count for name collisions
+        tmp_path = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp_path, flags, 0o666), tmp_path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {target}")
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

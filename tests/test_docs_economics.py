@@ -807,11 +807,15 @@ def build_sources() -> None:
           "Tom's Guide | 8 | 2022-10-12 to 2026-06-01 |",
           ("rows", len(others), n0), ("runlocalai", sum("runlocalai" in r["source"] for r in others), n0),
           ("first", dates[0], text), ("last", dates[-1], text))
-    claim("The download stops after 20 s or 8 MiB;",
+    claim("The whole download (connect, headers and body) stops after 20 s (`--timeout`, at most 600 s) or 8 MiB;",
           ("timeout", refresh_module.DEFAULT_TIMEOUT_SECONDS, fixed(0, suffix=" s")),
+          ("max timeout", refresh_module.MAX_TIMEOUT_SECONDS, fixed(0, suffix=" s")),
           ("cap", refresh_module.MAX_DOWNLOAD_BYTES / 2**20, fixed(0, suffix=" MiB")))
-    fact("refresh refuses when more than half the LiteLLM keys are missing",
-         "len(dropped) * 2 > len(current.rows)" in inspect.getsource(refresh_module))
+    claim("a price that is not a finite number >= 0, or a download that would remove more than 10% of the "
+          "sheet's rows (without `--allow-removals`)",
+          ("removed share", refresh_module.MAX_REMOVED_SHARE, pct(0)))
+    fact("refresh refuses to remove more than MAX_REMOVED_SHARE of the rows unless removals are allowed",
+         "len(removed) <= MAX_REMOVED_SHARE * rows_before" in inspect.getsource(refresh_module))
     fact("refresh downloads LiteLLM's model_prices_and_context_window.json from GitHub",
          refresh_module.LITELLM_RAW_URL.startswith("https://raw.githubusercontent.com/")
          and refresh_module.LITELLM_RAW_URL.endswith("/model_prices_and_context_window.json"))

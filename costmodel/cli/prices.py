@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from costmodel.cli.output import emit, parse_date
-from costmodel.pricing.refresh import DEFAULT_TIMEOUT_SECONDS, refresh_sheet
+from costmodel.pricing.refresh import (
+    DEFAULT_TIMEOUT_SECONDS,
+    MAX_REMOVED_SHARE,
+    MAX_TIMEOUT_SECONDS,
+    check_timeout_seconds,
+    refresh_sheet,
+)
 from costmodel.pricing.schema import ApiPriceRow, GpuPriceRow
 from costmodel.pricing.sheets import load_sheet
 
@@ -35,7 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     refresh.add_argument("--sheet", choices=("api", "gpu"), default="api")
     refresh.add_argument("--url", help="CSV in the sheet's format, or (api) LiteLLM's JSON; required for gpu")
     refresh.add_argument("--file", type=Path, help="sheet file to replace (default: the bundled one)")
-    refresh.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS, help="seconds, whole download")
+    refresh.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS,
+                         help=f"seconds for the whole download, at most {MAX_TIMEOUT_SECONDS:g} "
+                              f"(default {DEFAULT_TIMEOUT_SECONDS:g})")
+    refresh.add_argument("--allow-removals", action="store_true",
+                         help=f"accept a download that drops more than {MAX_REMOVED_SHARE:.0%} of the sheet's rows")
     refresh.add_argument("--json", action="store_true", help="print one JSON object")
     refresh.set_defaults(handler=run_refresh)
 
@@ -89,7 +99,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_refresh(args: argparse.Namespace) -> int:
     """Refresh a sheet and print what changed."""
-    result = refresh_sheet(args.sheet, path=args.file, url=args.url, timeout_seconds=args.timeout)
+    timeout_seconds = check_timeout_seconds(args.timeout, name="--timeout")
+    result = refresh_sheet(args.sheet, path=args.file, url=args.url, timeout_seconds=timeout_seconds,
+                           allow_removals=args.allow_removals)
     payload = dataclasses.asdict(result)
     payload["checked"] = result.checked.isoformat()
     lines = [

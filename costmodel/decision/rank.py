@@ -206,6 +206,8 @@ def decide(
     ranked = rank_options(tuple(_finite_or_excluded(r) for r in results.values()))
     chosen = ranked[0]
     if chosen.excluded_reason is not None:
+        if all(r.excluded_kind == "non_finite_cost" for r in ranked):
+            raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
         raise CostmodelError("no option of the scenario is usable: "
                              + "; ".join(f"{r.name}: {r.excluded_reason}" for r in ranked))
     efficiency_sources = sorted({src for _, src in capacities.values()}) or ["no self-host options"]
@@ -235,7 +237,7 @@ def _finite_or_excluded(result: OptionResult) -> OptionResult:
         return result
     reason = "its cost is not a finite number; check the prices it uses (price sheet or scenario override)"
     return replace(result, excluded_reason=reason, excluded_kind="non_finite_cost", meets_slo=False,
-                   slo_status="misses")
+                   slo_status="misses", slo_reason=reason)
 
 
 def rank_options(results: tuple[OptionResult, ...]) -> tuple[OptionResult, ...]:
@@ -256,6 +258,7 @@ def _scaled_volume(workload: Workload, factor: float) -> Workload:
 
 
 def _reference_api(apis: list[OptionResult]) -> OptionResult | None:
+    apis = [a for a in apis if math.isfinite(a.usd_per_mtok)]  # break-even against NaN would be NaN
     meeting = [a for a in apis if a.meets_slo and not a.throttled]
     pool = meeting or apis
     return min(pool, key=lambda a: a.usd_per_mtok) if pool else None

@@ -12,6 +12,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
+from costmodel.errors import CostmodelError
 from costmodel.pricing.schema import ApiPriceRow
 from costmodel.units import TOKENS_PER_MTOK
 
@@ -138,5 +141,19 @@ def refresh_rows_from_litellm(
         )
         updated = row.model_dump()
         updated.update(fields, source_version=source_version, checked=checked, disagreement=disagreement)
-        new_rows.append(ApiPriceRow.model_validate(updated))
+        new_rows.append(_validated_row(updated, key=row.source_key))
     return new_rows, dropped
+
+
+def _validated_row(data: Mapping[str, Any], *, key: str) -> ApiPriceRow:
+    """An ApiPriceRow from refreshed fields; a bad value (NaN, Infinity, negative) names the entry and field."""
+    try:
+        return ApiPriceRow.model_validate(data)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"field '{'.'.join(str(p) for p in item['loc']) or '(row)'}': {item['msg']}" for item in err.errors()
+        )
+        raise CostmodelError(
+            f"LiteLLM entry '{key}' (row '{data.get('id')}'): {problems}; prices, rates and limits must be finite "
+            "numbers >= 0 (fix the upstream JSON or refresh from another copy)"
+        ) from None

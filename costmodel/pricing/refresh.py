@@ -6,8 +6,9 @@ LiteLLM is the sheet's primary source). LiteLLM JSON is converted with the keys 
 sheet's `source_key` column; rows are not added from it (which models the sheet covers is decided
 by scripts/import_api_prices.py). The GPU sheet has no machine-readable upstream, so it needs --url.
 
-Any failure (offline, timeout, HTTP error, HTML, oversized, schema-broken) raises CostmodelError and
-leaves the file byte-for-byte as it was; the message says how old the kept sheet is.
+Any failure (offline, timeout, HTTP error, HTML, oversized, schema-broken, a non-finite price, more than
+MAX_REMOVED_SHARE of the rows gone without --allow-removals) raises CostmodelError and leaves the file
+byte-for-byte as it was; the message says how old the kept sheet is.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -34,6 +37,11 @@ from costmodel.pricing.sheets import (
 )
 
 DEFAULT_TIMEOUT_SECONDS = 20.0
+# A refresh is one ~3.5 MB file; ten minutes is more than any working link needs, and bounds a typo (--timeout 1e9).
+MAX_TIMEOUT_SECONDS = 600.0
+# An upstream refresh retires a few models at a time (10% of a 62-row sheet is 6 rows); a download cut off
+# at a row boundary loses most of them and still parses.
+MAX_REMOVED_SHARE = 0.10
 # LiteLLM's JSON is ~3.5 MB (Nov 2026); 8 MiB leaves room to grow and stops runaway downloads.
 MAX_DOWNLOAD_BYTES = 8 * 1024 * 1024
 _CHUNK_BYTES = 64 * 1024
@@ -63,30 +71,94 @@ class RefreshResult:
     checked: dt.date
 
 
+def check_timeout_seconds(value: float, *, name: str = "timeout_seconds") -> float:
+    """`value` when it is a finite number of seconds in (0, MAX_TIMEOUT_SECONDS]; else CostmodelError naming `name`."""
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else float("nan")
+    if not (math.isfinite(number) and 0 < number <= MAX_TIMEOUT_SECONDS):
+        raise CostmodelError(
+            f"{name} must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECONDS:g}, got {value!r}; "
+            f"e.g. {name} {DEFAULT_TIMEOUT_SECONDS:g}"
+        )
+    return float(number)
+
+
+def _read_timeout_text(url: str, *, received_bytes: int, timeout_seconds: float) -> str:
+    return (f"read timeout: {url} stopped sending after {received_bytes:,} bytes; timed out after "
+            f"{timeout_seconds:g} s (--timeout bounds the whole download); try again or raise --timeout")
+
+
+def _set_socket_timeout(response: Any, *, seconds: float) -> None:
+    """Make the next socket read give up after `seconds` (the time left before the deadline)."""
+    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
+    if sock is not None:
+        sock.settimeout(max(seconds, 1e-3))
+
+
+class _Received:
+    """Bytes of the body read so far (what the error messages report)."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+
+def _read_body(response: Any, *, url: str, deadline: float, timeout_seconds: float, max_bytes: int,
+               progress: _Received) -> bytes:
+    """Read the body with `read1`, the deadline checked between reads (see `download`)."""
+    read_some = getattr(response.raw, "read1", None)  # urllib3 2.x; 1.26 has none
+    if read_some is None:
+        raise CostmodelError("this urllib3 has no HTTPResponse.read1, which a time-bounded download needs; "
+                             "upgrade it (pip install -U urllib3)")
+    chunks: list[bytes] = []
+    while True:
+        left_seconds = deadline - time.monotonic()
+        if left_seconds <= 0:
+            raise CostmodelError(_read_timeout_text(url, received_bytes=progress.bytes,
+                                                    timeout_seconds=timeout_seconds))
+        _set_socket_timeout(response, seconds=left_seconds)
+        chunk = read_some(_CHUNK_BYTES, decode_content=True)
+        if not chunk:
+            return b"".join(chunks)
+        progress.bytes += len(chunk)
+        if progress.bytes > max_bytes:
+            raise CostmodelError(f"{url} sent more than {max_bytes:,} bytes; not a price sheet")
+        chunks.append(chunk)
+
+
 def download(url: str, *, timeout_seconds: float, max_bytes: int) -> bytes:
-    """GET `url`, streamed, giving up after `timeout_seconds` in total or past `max_bytes`."""
+    """GET `url`, giving up `timeout_seconds` after the start (connect, headers and body together) or past
+    `max_bytes`.
+
+    urllib3's total timeout bounds the connect and leaves the rest for the response headers; the body is
+    read with `read1` (whatever one socket read returns, up to 64 KiB), the deadline checked between
+    reads and each read's socket timeout set to the time left, so a server that sends 1 byte every
+    0.5 s cannot hold the download open past the deadline. A server dripping its *headers* is bounded
+    per socket read only (http.client reads them; at most 100 lines of 64 KiB)."""
     import requests  # only this function touches the network
+    from urllib3 import Timeout
+    from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
     deadline = time.monotonic() + timeout_seconds
+    progress = _Received()
     try:
-        with requests.get(url, timeout=timeout_seconds, stream=True,
+        # requests passes a urllib3 Timeout through as it is (HTTPAdapter.send); its stubs list only floats.
+        with requests.get(url, timeout=Timeout(total=timeout_seconds), stream=True,  # type: ignore[arg-type]
                           headers={"User-Agent": "costmodel-prices-refresh"}) as response:
             if response.status_code != 200:
                 raise CostmodelError(f"{url} answered HTTP {response.status_code}; check the URL")
             declared = response.headers.get("Content-Length", "")
             if declared.isdigit() and int(declared) > max_bytes:
                 raise CostmodelError(f"{url} is {int(declared):,} bytes, over the {max_bytes:,}-byte limit")
-            chunks, total = [], 0
-            for chunk in response.iter_content(_CHUNK_BYTES):
-                total += len(chunk)
-                if total > max_bytes:
-                    raise CostmodelError(f"{url} sent more than {max_bytes:,} bytes; not a price sheet")
-                if time.monotonic() > deadline:
-                    raise CostmodelError(f"{url} took longer than {timeout_seconds:g} s; try again or raise --timeout")
-                chunks.append(chunk)
-            return b"".join(chunks)
+            return _read_body(response, url=url, deadline=deadline, timeout_seconds=timeout_seconds,
+                              max_bytes=max_bytes, progress=progress)
+    except ReadTimeoutError:
+        raise CostmodelError(_read_timeout_text(url, received_bytes=progress.bytes, timeout_seconds=timeout_seconds)) from None
+    except ProtocolError as exc:
+        raise CostmodelError(f"{url} broke off after {progress.bytes:,} bytes ({exc}); try again") from None
+    except requests.ConnectTimeout:
+        raise CostmodelError(f"could not reach {url}: connect timed out after {timeout_seconds:g} s; offline?") from None
     except requests.Timeout:
-        raise CostmodelError(f"{url} timed out after {timeout_seconds:g} s; try again or raise --timeout") from None
+        raise CostmodelError(f"{url} sent no response headers; timed out after {timeout_seconds:g} s; try again or "
+                             "raise --timeout") from None
     except requests.ConnectionError as exc:
         raise CostmodelError(f"could not reach {url} ({type(exc).__name__}); offline?") from None
     except requests.RequestException as exc:
@@ -111,16 +183,28 @@ def _rows_from_download(
         litellm = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CostmodelError(f"{url}: invalid JSON ({exc})") from None
+    except RecursionError:
+        raise CostmodelError(f"{url}: JSON nested too deeply; not LiteLLM's price file") from None
     if not isinstance(litellm, dict):
         raise CostmodelError(f"{url}: expected LiteLLM's JSON object of model entries")
     version = f"litellm ({url}, sha256 {hashlib.sha256(data).hexdigest()[:12]}, fetched {today.isoformat()})"
-    rows, dropped = refresh_rows_from_litellm(litellm, current.rows, source_version=version, checked=today)
-    if len(dropped) * 2 > len(current.rows):
-        raise CostmodelError(
-            f"{url} lacks {len(dropped)} of the {len(current.rows)} LiteLLM keys the sheet uses; refusing to drop "
-            "them (is this LiteLLM's model_prices_and_context_window.json?)"
-        )
-    return list(rows)
+    rows, _dropped = refresh_rows_from_litellm(litellm, current.rows, source_version=version, checked=today)
+    return list(rows)  # rows whose key is gone are dropped; check_removals decides whether that many may go
+
+
+def check_removals(*, removed: tuple[str, ...], rows_before: int, url: str, json_source: bool,
+                   allow_removals: bool) -> None:
+    """Refuse a refresh that would drop more than MAX_REMOVED_SHARE of the rows, unless removals are allowed.
+
+    A download cut at a row boundary parses as a valid, shorter sheet; this is what stops it."""
+    if allow_removals or len(removed) <= MAX_REMOVED_SHARE * rows_before:
+        return
+    hint = " (is this LiteLLM's model_prices_and_context_window.json?)" if json_source else " (a truncated download?)"
+    shown = ", ".join(removed[:3]) + (", ..." if len(removed) > 3 else "")
+    raise CostmodelError(
+        f"{url} would remove {len(removed)} of the {rows_before} rows ({shown}), more than "
+        f"{MAX_REMOVED_SHARE:.0%}{hint}; refusing to drop them: pass --allow-removals if they should go"
+    )
 
 
 def diff_rows(before: tuple[BaseModel, ...], after: list[BaseModel]) -> tuple[
@@ -148,8 +232,13 @@ def refresh_sheet(
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     max_bytes: int = MAX_DOWNLOAD_BYTES,
     today: dt.date | None = None,
+    allow_removals: bool = False,
 ) -> RefreshResult:
-    """Replace the sheet at `path` (default: the bundled one) with a validated download."""
+    """Replace the sheet at `path` (default: the bundled one) with a validated download.
+
+    `timeout_seconds` bounds the whole download; more than MAX_REMOVED_SHARE of the rows may go only
+    with `allow_removals`."""
+    timeout_seconds = check_timeout_seconds(timeout_seconds)
     file_path = Path(path) if path is not None else default_sheet_path(kind)
     day = today or dt.date.today()
     current = load_sheet(kind, file_path)
@@ -165,9 +254,11 @@ def refresh_sheet(
         rows = _rows_from_download(data, kind=kind, current=current, url=url, today=day)
         text = sheet_to_csv_text(rows, kind=kind)
         parse_sheet_text(text, kind=kind, where=url)  # the file we are about to write must load back
+        added, removed, changed = diff_rows(current.rows, rows)
+        check_removals(removed=removed, rows_before=len(current.rows), url=url,
+                       json_source=data.lstrip()[:1] == b"{", allow_removals=allow_removals)
     except CostmodelError as exc:
         raise CostmodelError(f"{exc}; {kept}") from None
-    added, removed, changed = diff_rows(current.rows, rows)
     atomic_write_text(file_path, text)
     return RefreshResult(
         sheet=kind, path=str(file_path), url=url, rows_before=len(current.rows), rows_after=len(rows),

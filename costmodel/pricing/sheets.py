@@ -79,7 +79,8 @@ def _describe(err: ValidationError) -> str:
     parts = []
     for item in err.errors():
         field = ".".join(str(p) for p in item["loc"]) or "(row)"
-        parts.append(f"field '{field}': {item['msg']}")
+        hint = " (prices, rates and limits must be finite numbers >= 0)" if item["type"] == "finite_number" else ""
+        parts.append(f"field '{field}': {item['msg']}{hint}")
     return "; ".join(parts)
 
 
