@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from costmodel.calibrate_fit import CalibrationFit, calibration_from_fit, fit_calibration
+from costmodel.calibration import MAX_HOLDOUT_MEDIAN_ABS_ERROR
 from costmodel.cli import emit
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_text
@@ -44,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     cal.add_argument("probe_file", type=Path, metavar="FILE", help="probe result JSON from `costmodel probe`")
     cal.add_argument("--out", type=Path, required=True, help="calibration JSON to write (--calibration FILE)")
     cal.add_argument("--hardware", help="catalog accelerator id, if the probe did not record one")
+    cal.add_argument("--force", action="store_true",
+                     help=f"write the calibration even when its held-out median error is above "
+                          f"{MAX_HOLDOUT_MEDIAN_ABS_ERROR:.0%} (it is marked forced)")
     cal.add_argument("--json", action="store_true", help="print one JSON object")
     cal.set_defaults(handler=run_calibrate_command)
 
@@ -130,7 +134,8 @@ def probe_text(result: ProbeResult, *, out: Path) -> str:
 def run_calibrate_command(args: argparse.Namespace) -> int:
     result = load_probe_result(args.probe_file)
     fit = fit_calibration(result)
-    calibration = calibration_from_fit(result, fit, source=args.probe_file.name, hardware_id=args.hardware)
+    calibration = calibration_from_fit(result, fit, source=args.probe_file.name, hardware_id=args.hardware,
+                                       force=args.force)
     atomic_write_text(args.out, calibration.model_dump_json(indent=2) + "\n")
     eff = fit.efficiency
     payload = {
@@ -149,6 +154,7 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
         "hbm_bytes_per_s": calibration.hbm_bytes_per_s,
         "points_fit": fit.points_fit,
         "points_holdout": fit.points_holdout,
+        "forced": calibration.forced,
         "points": [
             {"phase": p.phase, "batch": p.batch, "new_tokens": p.new_tokens, "context_tokens": p.context_tokens,
              "measured_seconds": p.measured_seconds, "roofline_seconds": p.roofline_seconds,
@@ -162,7 +168,8 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
         f"{eff.overhead_seconds_per_step * 1e3:.2f} ms/step  half-saturation {eff.compute_half_saturation_tokens:.1f} rows  "
         f"weight reads up to {eff.weight_reads_max_rows:.2f} rows",
         f"  held-out error: median {fit.holdout_median_abs_error:.1%}, max {fit.holdout_max_abs_error:.1%} "
-        f"({fit.points_holdout} points; fit on {fit.points_fit})",
+        f"({fit.points_holdout} points; fit on {fit.points_fit})"
+        + (f"; FORCED past the {MAX_HOLDOUT_MEDIAN_ABS_ERROR:.0%} bound" if calibration.forced else ""),
         fit_table_markdown(fit),
     ])
     emit(payload, as_json=args.json, text=text)
