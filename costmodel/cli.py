@@ -12,10 +12,12 @@ import importlib
 import json
 import math
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from costmodel.errors import CostmodelError
+from costmodel.units import printable
 
 SUBCOMMAND_MODULES = (
     "costmodel.cli_catalog",
@@ -73,8 +75,14 @@ def emit(payload: dict[str, Any], *, as_json: bool, text: str) -> None:
     """Print one JSON object (--json) or the human-readable text."""
     if as_json:
         sys.stdout.write(json.dumps(json_safe(payload), indent=2, default=str, allow_nan=False) + "\n")
-    else:
-        sys.stdout.write(text.rstrip("\n") + "\n")
+    else:  # text may echo outside text (server bodies, model names): no control or bidi characters
+        sys.stdout.write(printable(text.rstrip("\n"), keep_newlines=True) + "\n")
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """Library warnings (e.g. a skipped model file) as one 'costmodel: warning:' line on stderr."""
+    sys.stderr.write(f"costmodel: warning: {printable(str(message), keep_newlines=True)}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,9 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        result = args.handler(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            result = args.handler(args)
     except CostmodelError as exc:
-        sys.stderr.write(f"costmodel: error: {exc}\n")
+        sys.stderr.write(f"costmodel: error: {printable(str(exc), keep_newlines=True)}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("costmodel: interrupted\n")

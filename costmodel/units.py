@@ -1,6 +1,31 @@
-"""Formatting of SI quantities for people (tables, CLI text, app, memo)."""
+"""Formatting for people (tables, CLI text, app, memo): SI quantities, and outside text made safe to echo."""
 
 from __future__ import annotations
+
+import unicodedata
+
+# Unicode categories stripped from text we echo but did not write (server error bodies, model names from
+# a config.json, file names): Cc control characters (ESC starts terminal escape sequences), Cf format
+# characters (the bidi overrides U+202A-U+202E and isolates U+2066-U+2069 that reorder what a terminal
+# shows, zero-width characters), Zl/Zp line and paragraph separators, Cs lone surrogates. Unicode
+# Standard Annex #9 (bidi) and ECMA-48 (control functions).
+_STRIPPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """`text` without control, bidi-override and other invisible format characters (see above).
+
+    Tabs become spaces; with `keep_newlines`, "\n" is kept (multi-line messages), else it becomes a space.
+    """
+    kept = []
+    for char in text:
+        if char == "\n" and keep_newlines:
+            kept.append(char)
+        elif char in "\t\n\r":
+            kept.append(" ")
+        elif unicodedata.category(char) not in _STRIPPED_CATEGORIES:
+            kept.append(char)
+    return "".join(kept)
 
 
 def fmt_seconds(seconds: float) -> str:
