@@ -36,7 +36,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
         ("--timeout", "nan", "--timeout must be a finite number"),
         ("--timeout", "inf", "--timeout must be a finite number"),
         ("--timeout", "1e300", "--timeout must be at most 3,600.0"),
-        ("--concurrency", "1000000000", "--concurrency must be at most 4096"),
+        ("--concurrency", "1000000000", "--concurrency must be at most 4,096"),
         ("--max-tokens", str(2**63), "--max-tokens must be at most 16,777,216, got 922337203685... (19 digits)"),
         ("--prompt-tokens", str(10**400), "(401 digits)"),
     ],
