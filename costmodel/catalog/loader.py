@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -112,11 +112,11 @@ def _read_bundled_dir(directory: Path) -> dict[str, ModelSpec]:
     return {spec.id: spec for spec in specs}
 
 
-@cache
-def _read_model_dir(directory: Path, stamp_ns: int) -> _ModelDir:
+@lru_cache(maxsize=8)  # one entry per (folder, contents) seen; old contents fall out
+def _read_model_dir(directory: Path, stamp: tuple[tuple[str, int, int], ...]) -> _ModelDir:
     """The user's model files; each bad one is set aside with its error instead of failing the rest.
 
-    Cached by the folder's mtime (`stamp_ns`), which changes when an import adds or replaces a file.
+    Cached by `stamp` (name, mtime, size of each file), so an import or an edit is seen at the next call.
     """
     bundled = bundled_models()
     specs: dict[str, ModelSpec] = {}
@@ -136,11 +136,17 @@ def _read_model_dir(directory: Path, stamp_ns: int) -> _ModelDir:
 
 def _user_models() -> _ModelDir:
     user_dir = user_models_dir()
-    try:
-        stamp_ns = user_dir.stat().st_mtime_ns
-    except OSError:
+    if not user_dir.is_dir():
         return _ModelDir(specs={}, broken={})
-    return _read_model_dir(user_dir, stamp_ns) if user_dir.is_dir() else _ModelDir(specs={}, broken={})
+    stamp = []
+    for path in sorted(user_dir.glob("*.yaml")):
+        try:
+            info = path.stat()
+        except OSError:  # removed meanwhile, or a dangling link: parse_model_file reports it
+            stamp.append((path.name, -1, -1))
+            continue
+        stamp.append((path.name, info.st_mtime_ns, info.st_size))
+    return _read_model_dir(user_dir, tuple(stamp))
 
 
 def skipped_model_files() -> dict[str, str]:
