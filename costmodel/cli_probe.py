@@ -12,6 +12,7 @@ from typing import Any
 
 from costmodel.calibrate_fit import CalibrationFit, calibration_from_fit, fit_calibration
 from costmodel.calibration import MAX_HOLDOUT_MEDIAN_ABS_ERROR
+from costmodel.catalog.loader import load_accelerator
 from costmodel.cli import emit
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_text
@@ -53,15 +54,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run_probe_command(args: argparse.Namespace) -> int:
+    for flag, value in (("--threads", args.threads), ("--layers", args.layers)):
+        if value is not None and value < 1:
+            raise CostmodelError(f"{flag} must be >= 1 (got {value})")
+    if args.hardware is not None:  # before the run: `calibrate` refuses an id the catalog does not know
+        try:
+            load_accelerator(args.hardware)
+        except CostmodelError as exc:
+            raise CostmodelError(f"--hardware: {exc}") from None
     try:
         from probes.runner import ProbeRequest, run_probe
     except ImportError as exc:
         raise CostmodelError(
             f"the probe needs torch ({exc}); install it with: pip install -e '.[probes]'"
         ) from exc
-    for flag, value in (("--threads", args.threads), ("--layers", args.layers)):
-        if value is not None and value < 1:
-            raise CostmodelError(f"{flag} must be >= 1 (got {value})")
     request = ProbeRequest(
         out=args.out, device=args.device, model_id=args.model, quick=args.quick, dtype=args.dtype,
         threads=args.threads, layers=args.layers, cuda_graphs=args.cuda_graphs, torch_compile=args.compile,

@@ -162,3 +162,10 @@ def test_forced_calibration_file_with_a_large_error_loads(tmp_path: Path) -> Non
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps(data))
     assert load_calibration(path).forced
+
+
+def test_probe_refuses_an_unknown_hardware_id_before_running(tmp_path: Path, capsys) -> None:
+    code = main(["probe", "--device", "cpu", "--quick", "--hardware", "h100-sxmm", "--out", str(tmp_path / "p.json")])
+    captured = capsys.readouterr()
+    assert code == 2 and "--hardware: unknown hardware 'h100-sxmm'; did you mean 'h100-sxm'" in captured.err
+    assert not (tmp_path / "p.json").exists()
