@@ -160,9 +160,14 @@ def models() -> dict[str, ModelSpec]:
     A user file that does not load is left out with a CatalogWarning naming it (the library never prints).
     """
     user = _user_models()
-    for problem in user.broken.values():
-        warnings.warn(f"skipped a model file: {problem}", CatalogWarning, stacklevel=2)
+    _warn_skipped(user)
     return {**bundled_models(), **user.specs}
+
+
+def _warn_skipped(user: _ModelDir) -> None:
+    for problem in user.broken.values():
+        # One fixed location, so the default filter shows each message once per command.
+        warnings.warn(f"skipped a model file: {problem}", CatalogWarning, stacklevel=1)
 
 
 @cache
@@ -173,11 +178,12 @@ def accelerators() -> dict[str, AcceleratorSpec]:
 
 def load_model(model_id: str) -> ModelSpec:
     """Exact-id lookup of a bundled or imported model; asking for a skipped user file raises its error."""
-    table = models()
+    user = _user_models()
+    table = {**bundled_models(), **user.specs}
+    if model_id not in table and model_id in user.broken:  # asked for: an error, not a warning
+        raise CostmodelError(f"model '{model_id}' cannot be loaded: {user.broken[model_id]}")
+    _warn_skipped(user)
     if model_id not in table:
-        problem = _user_models().broken.get(model_id)
-        if problem is not None:
-            raise CostmodelError(f"model '{model_id}' cannot be loaded: {problem}")
         raise unknown_id_error("model", model_id, table)
     return table[model_id]
 
