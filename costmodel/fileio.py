@@ -64,6 +64,58 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def atomic_create_bytes(path: str | Path, data: bytes) -> None:
+    """Create `path` holding `data`; FileExistsError if it exists, even when another process creates it
+    at the same moment (no check-then-write race). Readers see no file or the whole file.
+
+    The data goes to a temp file beside the target, which is then hard-linked to the target name: link(2)
+    fails with EEXIST if the name exists, atomically. Where the filesystem has no hard links, an exclusive
+    open (O_CREAT | O_EXCL) is used instead: still exclusive, but a reader may see a partial file meanwhile.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_path = _create_temp_beside(target)  # mode 0o666 less the umask, as atomic_write_bytes
+    tmp_name = str(tmp_path)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp_name, target)
+        except FileExistsError:
+            raise
+        except OSError:  # no hard links here (EPERM, ENOTSUP on FAT, some network filesystems)
+            with open(target, "xb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+    finally:
+        Path(tmp_name).unlink(missing_ok=True)
+
+
+def atomic_create_text(path: str | Path, text: str) -> None:
+    """Text version of `atomic_create_bytes` (UTF-8)."""
+    atomic_create_bytes(path, text.encode("utf-8"))
+
+
+def write_problem(path: str | Path) -> str | None:
+    """Why an atomic write to `path` would fail now (None if it would not), found by creating and removing
+    a temp file beside it, so a long run can be refused before it starts rather than lost at the end.
+    Missing parent folders are created, as the atomic write would create them."""
+    target = Path(path)
+    if target.is_dir():
+        return "it is a directory"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_path = _create_temp_beside(target)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    os.close(fd)
+    tmp_path.unlink(missing_ok=True)
+    return None
+
+
 def load_json_model(path: str | Path, model: type[_M], *, what: str) -> _M:
     """Read a JSON file and validate it as `model`; errors name the file, the field and the problem."""
     from costmodel.catalog.loader import describe_validation_error  # the catalog imports this module

@@ -1,4 +1,5 @@
-"""Constants of time and tokens, and the formatting of SI quantities for people, in one place.
+"""Constants of time and tokens, the formatting of SI quantities for people, and outside text made safe
+to echo, in one place.
 
 Every module that converts months, hours or millions of tokens imports the constant from here; the CLI,
 the app and the memo format numbers with these functions (one formatter per quantity).
@@ -7,6 +8,7 @@ the app and the memo format numbers with these functions (one formatter per quan
 from __future__ import annotations
 
 import math
+import unicodedata
 
 # A month is a Julian year / 12 (what cloud bills average to): 30.4375 days, 730.5 hours.
 DAYS_PER_YEAR = 365.25
@@ -18,6 +20,30 @@ SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86_400.0
 SECONDS_PER_MONTH = DAYS_PER_MONTH * SECONDS_PER_DAY  # 2,629,800 s
 TOKENS_PER_MTOK = 1e6  # prices are quoted in USD per million tokens
+
+
+# Unicode categories stripped from text we echo but did not write (server error bodies, model names from
+# a config.json, file names): Cc control characters (ESC starts terminal escape sequences), Cf format
+# characters (the bidi overrides U+202A-U+202E and isolates U+2066-U+2069 that reorder what a terminal
+# shows, zero-width characters), Zl/Zp line and paragraph separators, Cs lone surrogates. Unicode
+# Standard Annex #9 (bidi) and ECMA-48 (control functions).
+_STRIPPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """`text` without control, bidi-override and other invisible format characters (see above).
+
+    Tabs become spaces; with `keep_newlines`, "\n" is kept (multi-line messages), else it becomes a space.
+    """
+    kept = []
+    for char in text:
+        if char == "\n" and keep_newlines:
+            kept.append(char)
+        elif char in "\t\n\r":
+            kept.append(" ")
+        elif unicodedata.category(char) not in _STRIPPED_CATEGORIES:
+            kept.append(char)
+    return "".join(kept)
 
 
 def fmt_seconds(seconds: float) -> str:

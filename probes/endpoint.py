@@ -28,7 +28,9 @@ from costmodel.measurements.endpoint_result import (
     EndpointProbeResult,
     EndpointProbeSettings,
     EndpointRequestRecord,
+    implausible_usage,
 )
+from costmodel.units import printable
 from probes.endpoint_summary import summarize
 from probes.sse import SseDecoder, StreamFault, chunk_fields
 
@@ -82,7 +84,9 @@ class _Outcome:
     error_message: str | None = None
 
 
-def _read_stream(response: requests.Response, *, sent: float, timeout_seconds: float, index: int) -> _Outcome:
+def _read_stream(
+    response: requests.Response, *, sent: float, timeout_seconds: float, max_tokens: int, index: int
+) -> _Outcome:
     """Consume an event stream; return the timing of a complete one or raise StreamFault."""
     content_times: list[float] = []
     usage: dict[str, Any] | None = None
@@ -111,7 +115,7 @@ def _read_stream(response: requests.Response, *, sent: float, timeout_seconds: f
     if not done:
         raise StreamFault(ERROR_KIND_MISSING_DONE, "stream ended without data: [DONE]")
     _drain(response)
-    return _timing_outcome(content_times, usage, sent=sent, index=index)
+    return _timing_outcome(content_times, usage, sent=sent, max_tokens=max_tokens, index=index)
 
 
 def _drain(response: requests.Response) -> None:
@@ -125,12 +129,19 @@ def _drain(response: requests.Response) -> None:
 
 
 def _timing_outcome(
-    content_times: list[float], usage: dict[str, Any] | None, *, sent: float, index: int
+    content_times: list[float], usage: dict[str, Any] | None, *, sent: float, max_tokens: int, index: int
 ) -> _Outcome:
+    """Latencies of one finished stream. The server's usage counts are used only when plausible
+    (costmodel.measurements.endpoint_result.implausible_usage); otherwise tokens are counted as content chunks."""
     completion_tokens = usage.get("completion_tokens") if usage else None
     prompt_tokens = usage.get("prompt_tokens") if usage else None
-    from_usage = isinstance(completion_tokens, int)
-    output_tokens = completion_tokens if isinstance(completion_tokens, int) else len(content_times)
+    problem = None
+    if completion_tokens is not None:
+        problem = implausible_usage(completion_tokens, max_tokens=max_tokens, content_chunks=len(content_times))
+    from_usage = completion_tokens is not None and problem is None
+    output_tokens = int(completion_tokens) if from_usage and completion_tokens is not None else len(content_times)
+    if isinstance(prompt_tokens, bool) or not isinstance(prompt_tokens, int) or prompt_tokens < 0:
+        prompt_tokens = None
     ttft = e2e = tpot = None
     if content_times:
         ttft = content_times[0] - sent
@@ -147,7 +158,8 @@ def _timing_outcome(
         output_tokens=output_tokens,
         output_tokens_source="usage" if from_usage else "content_chunks",
         content_chunks=len(content_times),
-        prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else None,
+        prompt_tokens=prompt_tokens,
+        usage_implausible=problem,
     )
     itl_seconds = [later - earlier for earlier, later in zip(content_times, content_times[1:], strict=False)]
     return _Outcome(record=record, itl_seconds=itl_seconds)
@@ -201,7 +213,9 @@ def stream_one_request(
                 raise StreamFault(
                     ERROR_KIND_MALFORMED, f"content-type is {content_type!r}, not text/event-stream"
                 )
-            return _read_stream(response, sent=sent, timeout_seconds=timeout_seconds, index=index)
+            return _read_stream(
+                response, sent=sent, timeout_seconds=timeout_seconds, max_tokens=settings.max_tokens, index=index
+            )
         except StreamFault as fault:
             return _failed(index, fault)
 
@@ -275,8 +289,8 @@ def probe_endpoint(
     wall_seconds = time.perf_counter() - start
     outcomes.sort(key=lambda o: o.record.index)
     for outcome in outcomes:
-        if outcome.error_message is not None:
-            outcome.error_message = redact(outcome.error_message, api_key)
+        if outcome.error_message is not None:  # server text: no key, no terminal control or bidi characters
+            outcome.error_message = printable(redact(outcome.error_message, api_key))
     return summarize(
         settings,
         outcomes,

@@ -44,7 +44,9 @@ def _token_source(
     return sources.pop() if len(sources) == 1 else "mixed"
 
 
-def _notes(settings: EndpointProbeSettings, token_source: str, empty_ok: int) -> list[str]:
+def _notes(
+    settings: EndpointProbeSettings, token_source: str, empty_ok: int, implausible: list[EndpointRequestRecord]
+) -> list[str]:
     notes = [
         f"prompt: ~{settings.prompt_tokens} tokens of random common English words (about one token each "
         "in the cl100k/o200k and Llama-3 vocabularies) plus a short instruction; the chat template adds "
@@ -62,6 +64,11 @@ def _notes(settings: EndpointProbeSettings, token_source: str, empty_ok: int) ->
         )
     if empty_ok:
         notes.append(f"{empty_ok} successful request(s) streamed no content: no TTFT/E2E for them")
+    if implausible:
+        notes.append(
+            f"{len(implausible)} request(s) had implausible usage counts, not used (tokens counted as content "
+            f"chunks instead), e.g. {implausible[0].usage_implausible}"
+        )
     return notes
 
 
@@ -88,6 +95,7 @@ def summarize(
     itl = [gap for o in outcomes if o.record.ok for gap in o.itl_seconds]
     prompt_counts = [r.prompt_tokens for r in ok if r.prompt_tokens is not None]
     output_tokens = sum(r.output_tokens for r in ok)
+    implausible = [r for r in ok if r.usage_implausible is not None]
     token_source = _token_source(ok)
     ttft_p = latency_percentiles(ttft)
     tpot_p = latency_percentiles(tpot)
@@ -119,7 +127,8 @@ def summarize(
         e2e_p50_seconds=e2e_p[0],
         e2e_p90_seconds=e2e_p[1],
         e2e_p99_seconds=e2e_p[2],
-        notes=_notes(settings, token_source, empty_ok=sum(r.ttft_seconds is None for r in ok)),
+        requests_implausible_usage=len(implausible),
+        notes=_notes(settings, token_source, empty_ok=sum(r.ttft_seconds is None for r in ok), implausible=implausible),
         environment={
             "python": platform.python_version(),
             "requests": requests.__version__,

@@ -15,6 +15,9 @@ HTTP chunk: a role chunk, `chunks` content chunks of `tokens_per_chunk` tokens e
   echo-key      HTTP 401 whose message echoes the bearer key, in full and masked like OpenAI does
   not-streaming HTTP 200 with a whole JSON completion, as a server that ignores stream=true
   hang          sleeps `hang_seconds` before answering
+  raw-error     HTTP 500 whose plain-text body holds terminal escapes (ESC, BEL) and a U+202E bidi override
+
+`FakeConfig.completion_tokens`, when set, replaces the usage chunk's completion_tokens (a lying server).
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+# ESC [2J clears the screen, ESC ] 0 ; ... BEL sets the terminal title, U+202E reverses what follows.
+RAW_ERROR_BODY = "overloaded \x1b[2J\x1b]0;pwned\x07 \u202etxt.exe\u202c done".encode()
+
 
 @dataclass
 class FakeConfig:
@@ -37,6 +43,7 @@ class FakeConfig:
     chunks: int = 4
     tokens_per_chunk: int = 2
     hang_seconds: float = 2.0
+    completion_tokens: Any = None  # sent as usage.completion_tokens instead of the true count
 
 
 @dataclass
@@ -82,6 +89,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._json_error(401, f"Incorrect API key provided: {masked}. Your key: {key}")
         elif mode == "not-streaming":
             self._json_error(200, "a whole completion")
+        elif mode == "raw-error":
+            payload = RAW_ERROR_BODY
+            self.send_response(500)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
         elif mode == "hang":
             time.sleep(config.hang_seconds)
             self._json_error(504, "hung")
@@ -126,10 +140,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._event(self._chunk({"content": " tok" * config.tokens_per_chunk}, finish))
         if mode != "no-usage":
             completion_tokens = chunks * config.tokens_per_chunk
+            if config.completion_tokens is not None:
+                completion_tokens = config.completion_tokens
             usage = {
                 "prompt_tokens": 7,
                 "completion_tokens": completion_tokens,
-                "total_tokens": 7 + completion_tokens,
+                "total_tokens": 7 + completion_tokens if isinstance(completion_tokens, int) else None,
             }
             self._event(
                 json.dumps({"id": "fake", "object": "chat.completion.chunk", "choices": [], "usage": usage})

@@ -152,15 +152,17 @@ def test_slow_stream_timings_follow_the_configured_delays(fake: RunningFake) -> 
     assert result.prompt_tokens_mean == 7.0
     assert result.itl_samples == 4 * (chunks - 1)
     _assert_monotone(result)
-    # TTFT >= the server's sleep before the first token; upper bounds are loose (loaded CI machines).
+    # Behaviour, not wall-clock bounds (no upper bound on time: a loaded machine may be slow): the server
+    # sleeps before the first token and between chunks, so each latency is at least what it slept.
     for record in result.request_records:
         assert record.ttft_seconds is not None and record.e2e_seconds is not None
-        assert first_token_delay <= record.ttft_seconds < first_token_delay + 0.5
+        assert first_token_delay <= record.ttft_seconds <= record.e2e_seconds
+        assert record.content_chunks == chunks and record.output_tokens == tokens
         # TPOT = (E2E - TTFT) / (N - 1), N from usage; the chunks were sent (chunks - 1) delays apart.
         assert record.tpot_seconds == pytest.approx((record.e2e_seconds - record.ttft_seconds) / (tokens - 1))
         expected_tpot = (chunks - 1) * chunk_delay / (tokens - 1)  # 0.2 s / 9 = 22 ms per token
-        assert 0.9 * expected_tpot <= record.tpot_seconds < expected_tpot + 0.5 / (tokens - 1)
-    assert result.itl_p50_seconds is not None and 0.9 * chunk_delay <= result.itl_p50_seconds < chunk_delay + 0.5
+        assert 0.9 * expected_tpot <= record.tpot_seconds
+    assert result.itl_p50_seconds is not None and 0.9 * chunk_delay <= result.itl_p50_seconds
     # What the server received: the streaming contract and the bearer key.
     body = fake.log.bodies[0]
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}

@@ -16,11 +16,13 @@ from pydantic import ValidationError
 from costmodel.catalog.loader import describe_validation_error
 from costmodel.catalog.schema import ModelSpec
 from costmodel.errors import CostmodelError
+from costmodel.units import printable
 
 SUPPORTED_MODEL_TYPES = {
     "llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "deepseek_v2", "deepseek_v3",
     "gpt_oss", "phi3", "granite", "olmo2",
 }
+MAX_NAME_CHARS = 200  # a display name in one table cell; `_name_or_path` can be any local path
 REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
 # Fields copied verbatim when present (the ModelSpec field names are the HF names).
 COPIED = (
@@ -62,7 +64,7 @@ def import_hf_config(
         fields["layer_types"] = [t if t in ("full_attention", "sliding_attention") else "full_attention" for t in fields["layer_types"]]
     data = {
         "id": model_id,
-        "name": config.get("_name_or_path") or model_id,
+        "name": _display_name(config.get("_name_or_path"), model_id=model_id),
         "source": source,
         "checked": (as_of or dt.date.today()).isoformat(),
         **fields,
@@ -71,6 +73,14 @@ def import_hf_config(
         return ModelSpec.model_validate(data)
     except ValidationError as exc:
         raise CostmodelError(describe_validation_error(exc, where="config.json")) from exc
+
+
+def _display_name(name_or_path: Any, *, model_id: str) -> str:
+    """The config's `_name_or_path` without control or bidi characters (it is echoed), else the id."""
+    if not isinstance(name_or_path, str):
+        return model_id
+    clean = printable(name_or_path).strip()[:MAX_NAME_CHARS]
+    return clean or model_id
 
 
 def import_hf_config_file(path: str | Path, *, model_id: str, as_of: dt.date | None = None) -> ModelSpec:

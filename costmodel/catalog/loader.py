@@ -1,13 +1,17 @@
 """Load and validate the bundled catalogs; exact-id lookups with a did-you-mean on a miss.
 
 Model rows live one per file in `catalog/models/<id>.yaml`; accelerators in `catalog/accelerators.yaml`
-under the key `accelerators`. A bad file raises CostmodelError naming the file, the row and the field.
+under the key `accelerators`. A bad file raises CostmodelError naming the file, the row and the field,
+except in the user's models folder: there a bad file is skipped with a CatalogWarning (one bad import must
+not break every command) and its error is raised only when that model is asked for.
 """
 
 from __future__ import annotations
 
 import os
-from functools import cache
+import warnings
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,6 +25,16 @@ CATALOG_DIR = Path(__file__).resolve().parent
 MODELS_DIR = CATALOG_DIR / "models"
 ACCELERATORS_FILE = CATALOG_DIR / "accelerators.yaml"
 _T = TypeVar("_T", bound=BaseModel)
+
+
+class CatalogWarning(UserWarning):
+    """A file in the user's models folder was skipped; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class _ModelDir:
+    specs: dict[str, ModelSpec]
+    broken: dict[str, str]  # file stem -> why the file was skipped (names the file)
 
 
 def describe_validation_error(err: ValidationError, *, where: str) -> str:
@@ -39,6 +53,10 @@ def _read_yaml(path: Path) -> Any:
         return yaml.load(path.read_text(encoding="utf-8"), Loader=loader_cls)
     except yaml.YAMLError as exc:
         raise CostmodelError(f"{path}: not valid YAML ({exc}); fix the syntax") from exc
+    except UnicodeDecodeError as exc:
+        raise CostmodelError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
+    except RecursionError as exc:
+        raise CostmodelError(f"{path}: nested too deeply to read; a catalog row is a flat mapping") from exc
     except OSError as exc:
         raise CostmodelError(f"{path}: cannot read ({exc.strerror})") from exc
 
@@ -84,26 +102,72 @@ def user_models_dir() -> Path:
 
 
 def bundled_models() -> dict[str, ModelSpec]:
-    """Models shipped with the package, by id."""
-    return _read_model_dir(MODELS_DIR)
+    """Models shipped with the package, by id (a bad bundled file is a bug: it raises)."""
+    return _read_bundled_dir(MODELS_DIR)
 
 
 @cache
-def _read_model_dir(directory: Path) -> dict[str, ModelSpec]:
+def _read_bundled_dir(directory: Path) -> dict[str, ModelSpec]:
     specs = [parse_model_file(path) for path in sorted(directory.glob("*.yaml"))]
     return {spec.id: spec for spec in specs}
 
 
-def models() -> dict[str, ModelSpec]:
-    """Bundled models plus the user's imported ones (an import may not reuse a bundled id)."""
-    table = dict(bundled_models())
+@lru_cache(maxsize=8)  # one entry per (folder, contents) seen; old contents fall out
+def _read_model_dir(directory: Path, stamp: tuple[tuple[str, int, int], ...]) -> _ModelDir:
+    """The user's model files; each bad one is set aside with its error instead of failing the rest.
+
+    Cached by `stamp` (name, mtime, size of each file), so an import or an edit is seen at the next call.
+    """
+    bundled = bundled_models()
+    specs: dict[str, ModelSpec] = {}
+    broken: dict[str, str] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        try:
+            spec = parse_model_file(path)
+        except CostmodelError as exc:
+            broken[path.stem] = str(exc)
+            continue
+        if spec.id in bundled:
+            broken[path.stem] = f"{path}: id '{spec.id}' shadows a bundled model; rename the file and its id"
+            continue
+        specs[spec.id] = spec
+    return _ModelDir(specs=specs, broken=broken)
+
+
+def _user_models() -> _ModelDir:
     user_dir = user_models_dir()
-    if user_dir.is_dir():
-        for model_id, spec in _read_model_dir(user_dir).items():
-            if model_id in table:
-                raise CostmodelError(f"{user_dir / (model_id + '.yaml')}: id '{model_id}' shadows a bundled model; rename it")
-            table[model_id] = spec
-    return table
+    if not user_dir.is_dir():
+        return _ModelDir(specs={}, broken={})
+    stamp = []
+    for path in sorted(user_dir.glob("*.yaml")):
+        try:
+            info = path.stat()
+        except OSError:  # removed meanwhile, or a dangling link: parse_model_file reports it
+            stamp.append((path.name, -1, -1))
+            continue
+        stamp.append((path.name, info.st_mtime_ns, info.st_size))
+    return _read_model_dir(user_dir, tuple(stamp))
+
+
+def skipped_model_files() -> dict[str, str]:
+    """Files in the user's models folder that were skipped: file stem -> the problem (names the file)."""
+    return dict(_user_models().broken)
+
+
+def models() -> dict[str, ModelSpec]:
+    """Bundled models plus the user's imported ones (an import may not reuse a bundled id).
+
+    A user file that does not load is left out with a CatalogWarning naming it (the library never prints).
+    """
+    user = _user_models()
+    _warn_skipped(user)
+    return {**bundled_models(), **user.specs}
+
+
+def _warn_skipped(user: _ModelDir) -> None:
+    for problem in user.broken.values():
+        # One fixed location, so the default filter shows each message once per command.
+        warnings.warn(f"skipped a model file: {problem}", CatalogWarning, stacklevel=1)
 
 
 @cache
@@ -113,8 +177,12 @@ def accelerators() -> dict[str, AcceleratorSpec]:
 
 
 def load_model(model_id: str) -> ModelSpec:
-    """Exact-id lookup of a bundled model."""
-    table = models()
+    """Exact-id lookup of a bundled or imported model; asking for a skipped user file raises its error."""
+    user = _user_models()
+    table = {**bundled_models(), **user.specs}
+    if model_id not in table and model_id in user.broken:  # asked for: an error, not a warning
+        raise CostmodelError(f"model '{model_id}' cannot be loaded: {user.broken[model_id]}")
+    _warn_skipped(user)
     if model_id not in table:
         raise unknown_id_error("model", model_id, table)
     return table[model_id]

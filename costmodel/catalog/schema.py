@@ -7,60 +7,101 @@ Units are SI base units: bytes, bytes/s, FLOP/s, seconds, watts.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from costmodel.strict import StrictModel
+from costmodel.units import printable
+
+# Sane bounds on shapes (a config.json is user input): about 16x the largest in the bundled catalog
+# (catalog/models/*.yaml: hidden 16,384, 126 layers and 128 heads in llama-3.1-405b, intermediate 53,248,
+# head_dim 128, vocab 201,088 in gpt-oss, 256 routed experts in deepseek-v3, q_lora_rank 1,536), rounded up to
+# a power of two, so a real new model passes and 1e30 or 2**63 does not. Context lengths get far more room
+# (the catalog's longest is deepseek-v3's 163,840): 2**27 = 134M tokens.
+MAX_HIDDEN_SIZE = 2**18
+MAX_LAYERS = 2048
+MAX_HEADS = 2048
+MAX_HEAD_DIM = 2048
+MAX_MLP_WIDTH = 2**20
+MAX_VOCAB_SIZE = 2**22
+MAX_CONTEXT_TOKENS = 2**27
+MAX_EXPERTS = 4096
+MAX_LORA_RANK = 2**15
+MAX_PARAMS = 1e14  # 100T parameters; deepseek-v3 publishes 671B
+
+
+def _dim(maximum: int, description: str = "", *, ge: int = 1) -> Any:
+    """A required integer shape field in [ge, maximum]; strict, so true/false and 4096.0 are refused."""
+    return Field(ge=ge, le=maximum, strict=True, description=description)
+
+
+def _opt_dim(maximum: int, description: str = "", *, ge: int = 1) -> Any:
+    """An optional integer shape field in [ge, maximum] (strict)."""
+    return Field(default=None, ge=ge, le=maximum, strict=True, description=description)
 
 
 class ModelSpec(StrictModel):
     """A decoder-only transformer, with field names as in its Hugging Face `config.json`."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="lower-case catalog id, e.g. llama-3.1-8b")
-    name: str = Field(description="display name")
+    name: str = Field(min_length=1, max_length=200, description="display name (printable characters only)")
     hf_repo: str | None = Field(default=None, description="Hugging Face repo the shapes come from")
     source: str = Field(min_length=1, description="URL of the config.json / model card")
     checked: dt.date = Field(description="date the shapes and counts were last checked")
-    published_total_params: float | None = Field(default=None, gt=0, description="parameters, as published")
-    published_active_params: float | None = Field(default=None, gt=0, description="active parameters per token")
+    published_total_params: float | None = Field(default=None, gt=0, le=MAX_PARAMS, description="parameters, as published")
+    published_active_params: float | None = Field(
+        default=None, gt=0, le=MAX_PARAMS, description="active parameters per token"
+    )
     published_counts_exclude_embedding: bool = Field(
-        default=False, description="the publisher's active count leaves out the input embedding table"
+        default=False, strict=True, description="the publisher's active count leaves out the input embedding table"
     )
 
     # Dense transformer shapes (HF names).
-    hidden_size: int = Field(gt=0)
-    num_hidden_layers: int = Field(gt=0)
-    num_attention_heads: int = Field(gt=0)
-    num_key_value_heads: int | None = Field(default=None, gt=0, description="defaults to num_attention_heads (MHA)")
-    head_dim: int | None = Field(default=None, gt=0, description="defaults to hidden_size / num_attention_heads")
-    intermediate_size: int = Field(gt=0, description="dense SwiGLU MLP width")
-    vocab_size: int = Field(gt=0)
-    tie_word_embeddings: bool = False
-    max_position_embeddings: int | None = Field(default=None, gt=0)
-    sliding_window: int | None = Field(default=None, gt=0, description="tokens kept by sliding-window layers")
+    hidden_size: int = _dim(MAX_HIDDEN_SIZE)
+    num_hidden_layers: int = _dim(MAX_LAYERS)
+    num_attention_heads: int = _dim(MAX_HEADS)
+    num_key_value_heads: int | None = _opt_dim(MAX_HEADS, "defaults to num_attention_heads (MHA)")
+    head_dim: int | None = _opt_dim(MAX_HEAD_DIM, "defaults to hidden_size / num_attention_heads")
+    intermediate_size: int = _dim(MAX_MLP_WIDTH, "dense SwiGLU MLP width")
+    vocab_size: int = _dim(MAX_VOCAB_SIZE)
+    tie_word_embeddings: bool = Field(default=False, strict=True)
+    max_position_embeddings: int | None = _opt_dim(MAX_CONTEXT_TOKENS)
+    sliding_window: int | None = _opt_dim(MAX_CONTEXT_TOKENS, "tokens kept by sliding-window layers")
     layer_types: list[Literal["full_attention", "sliding_attention"]] | None = Field(
         default=None, description="per-layer attention kind (gpt-oss alternates)"
     )
 
     # Mixture of experts (Mixtral: num_local_experts; DeepSeek: n_routed_experts).
-    num_local_experts: int | None = Field(default=None, gt=0)
-    n_routed_experts: int | None = Field(default=None, gt=0)
-    num_experts_per_tok: int | None = Field(default=None, gt=0)
-    moe_intermediate_size: int | None = Field(default=None, gt=0, description="expert MLP width")
-    n_shared_experts: int | None = Field(default=None, ge=0)
-    first_k_dense_replace: int | None = Field(default=None, ge=0, description="leading dense layers (DeepSeek)")
+    num_local_experts: int | None = _opt_dim(MAX_EXPERTS)
+    n_routed_experts: int | None = _opt_dim(MAX_EXPERTS)
+    num_experts_per_tok: int | None = _opt_dim(MAX_EXPERTS)
+    moe_intermediate_size: int | None = _opt_dim(MAX_MLP_WIDTH, "expert MLP width")
+    n_shared_experts: int | None = _opt_dim(MAX_EXPERTS, ge=0)
+    first_k_dense_replace: int | None = _opt_dim(MAX_LAYERS, "leading dense layers (DeepSeek)", ge=0)
 
     # Multi-head latent attention (DeepSeek-V2/V3).
-    kv_lora_rank: int | None = Field(default=None, gt=0)
-    q_lora_rank: int | None = Field(default=None, gt=0)
-    qk_rope_head_dim: int | None = Field(default=None, gt=0)
-    qk_nope_head_dim: int | None = Field(default=None, gt=0)
-    v_head_dim: int | None = Field(default=None, gt=0)
+    kv_lora_rank: int | None = _opt_dim(MAX_LORA_RANK)
+    q_lora_rank: int | None = _opt_dim(MAX_LORA_RANK)
+    qk_rope_head_dim: int | None = _opt_dim(MAX_HEAD_DIM)
+    qk_nope_head_dim: int | None = _opt_dim(MAX_HEAD_DIM)
+    v_head_dim: int | None = _opt_dim(MAX_HEAD_DIM)
+
+    @field_validator("name")
+    @classmethod
+    def _printable_name(cls, value: str) -> str:
+        if printable(value) != value:
+            raise ValueError("the name holds control, bidi or other invisible characters; remove them")
+        return value
 
     @model_validator(mode="after")
     def _check_consistency(self) -> ModelSpec:
         kv = self.num_key_value_heads or self.num_attention_heads
+        if self.head_dim is None and self.hidden_size % self.num_attention_heads != 0:
+            raise ValueError(
+                f"hidden_size ({self.hidden_size}) is not a multiple of num_attention_heads "
+                f"({self.num_attention_heads}); give head_dim or fix one of them"
+            )
         if self.num_attention_heads % kv != 0:
             raise ValueError(
                 f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "

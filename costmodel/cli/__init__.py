@@ -1,7 +1,8 @@
 """The `costmodel` command. Every subcommand takes --json; errors go to stderr with exit code 2.
 
 Subcommands living in other modules register themselves through a `register(subparsers)` function
-listed in SUBCOMMAND_MODULES; probe commands import `probes` lazily inside their handlers.
+listed in SUBCOMMAND_MODULES; probe commands import `probes` lazily inside their handlers. What is
+printed goes through `costmodel.cli.output` (the only place that writes to stdout/stderr).
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from costmodel.cli.output import emit, json_safe, parse_date
+from costmodel.cli.output import emit, error_line, json_safe, parse_date, show_warning
 from costmodel.errors import CostmodelError
 
 __all__ = ["build_parser", "emit", "json_safe", "main", "parse_date"]
@@ -31,7 +33,7 @@ SUBCOMMAND_MODULES = (
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse prints usage + exits 2; keep that, name the fix
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"costmodel: error: {message} (see --help)\n")
+        error_line(f"{message} (see --help)")
         raise SystemExit(2)
 
 
@@ -49,9 +51,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        result = args.handler(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = show_warning
+            result = args.handler(args)
     except CostmodelError as exc:
-        sys.stderr.write(f"costmodel: error: {exc}\n")
+        error_line(str(exc))
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("costmodel: interrupted\n")

@@ -14,7 +14,7 @@ from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.estimate import Estimate, estimate
-from costmodel.fileio import atomic_write_text
+from costmodel.fileio import atomic_create_text, atomic_write_text
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario.limits import MAX_GPUS_PER_REPLICA, MAX_TOKENS_PER_REQUEST
 from costmodel.units import fmt_bytes, fmt_seconds
@@ -133,9 +133,16 @@ def run_models_import(args: argparse.Namespace) -> int:
     if spec.id in loader.bundled_models():
         raise CostmodelError(f"--id '{spec.id}' is a bundled model; choose another id")
     out = args.out or loader.user_models_dir() / f"{spec.id}.yaml"
-    if out.exists() and not args.force:
-        raise CostmodelError(f"{out} exists; pass --force to overwrite it or --out to write elsewhere")
-    atomic_write_text(out, yaml.safe_dump(spec.model_dump(mode="json", exclude_none=True), sort_keys=False))
+    if out.is_dir():
+        raise CostmodelError(f"--out {out} is a directory; give a file path such as {spec.id}.yaml")
+    text = yaml.safe_dump(spec.model_dump(mode="json", exclude_none=True), sort_keys=False)
+    if args.force:
+        atomic_write_text(out, text)
+    else:
+        try:  # exclusive create: of two concurrent imports to one path, exactly one succeeds
+            atomic_create_text(out, text)
+        except FileExistsError:
+            raise CostmodelError(f"{out} exists; pass --force to overwrite it or --out to write elsewhere") from None
     shape = derive_shape(spec)
     emit(
         {"id": spec.id, "path": str(out), "total_params": shape.total_params, "active_params": shape.active_params},

@@ -2,7 +2,9 @@
 
 Exit codes: 0 when every request succeeded; 1 when the probe ran but at least one request failed
 (connection refused, HTTP errors, broken streams, timeouts: the result, with errors by kind, is still
-printed and written); 2 for bad flags (CostmodelError, printed by costmodel.cli.main).
+printed and written); 2 for bad flags (CostmodelError, printed by costmodel.cli.main), including an --out
+path that cannot be written (checked before any request; if the write still fails at the end, the
+result is printed on stdout and the exit code is 2).
 The API key is read from the environment (--api-key-env, default OPENAI_API_KEY) or, with --ask-key on
 a terminal, typed without echo; it is sent in the Authorization header and nowhere else.
 """
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from costmodel.cli.output import emit
 from costmodel.errors import CostmodelError
-from costmodel.fileio import atomic_write_text
+from costmodel.fileio import atomic_write_text, write_problem
 from costmodel.measurements.endpoint_result import (
     EndpointProbeResult,
     EndpointProbeSettings,
@@ -85,8 +87,11 @@ def run_probe_endpoint(args: argparse.Namespace) -> int:
         timeout_seconds=args.timeout,
         api_key_env=args.api_key_env,
     )
-    if args.out is not None and Path(args.out).is_dir():
-        raise CostmodelError(f"--out {args.out} is a directory; give a file path such as endpoint.json")
+    if args.out is not None:  # before any request is sent: a run must not be lost to a bad path
+        problem = write_problem(args.out)
+        if problem is not None:
+            raise CostmodelError(f"--out {args.out}: cannot write there ({problem}); give a writable file path "
+                                 "such as endpoint.json")
     api_key = read_api_key(env_name=args.api_key_env, ask=args.ask_key)
 
     from probes.endpoint import probe_endpoint  # lazy: costmodel must not import probes at module level
@@ -94,9 +99,17 @@ def run_probe_endpoint(args: argparse.Namespace) -> int:
     result = probe_endpoint(settings, api_key=api_key, on_progress=None if args.json else _print_progress)
     if not args.json:
         sys.stderr.write("\n")
+    write_error = None
     if args.out is not None:
-        atomic_write_text(args.out, result.model_dump_json(indent=2) + "\n")
+        try:
+            atomic_write_text(args.out, result.model_dump_json(indent=2) + "\n")
+        except OSError as exc:  # the path was writable when checked; print the result whatever happens
+            write_error = exc.strerror or str(exc)
     emit(result.model_dump(mode="json"), as_json=args.json, text=format_result(result))
+    if write_error is not None:
+        sys.stderr.write(f"costmodel: error: --out {args.out}: could not write the result ({write_error}); "
+                         "it is printed on stdout above\n")
+        return 2
     return 0 if result.requests_failed == 0 else 1
 
 
@@ -127,6 +140,9 @@ def format_result(result: EndpointProbeResult) -> str:
     for kind, count in result.errors_by_kind.items():
         lines.append(f"  error     {kind}: {count}  e.g. {result.error_examples.get(kind, '')[:160]}")
     source = "no successful request" if result.output_tokens_source == "none" else result.output_tokens_source
+    if result.requests_implausible_usage:
+        lines.append(f"  usage     {result.requests_implausible_usage} request(s) with implausible usage counts "
+                     "were counted by content chunks instead")
     lines.append(
         f"  output    {result.output_tokens} tokens (counted from {source}), "
         f"{result.output_tokens_per_second:.1f} tokens/s over {fmt_seconds(result.wall_seconds)}"

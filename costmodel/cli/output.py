@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from costmodel.units import printable
+
 
 def parse_date(text: str) -> dt.date:
     """argparse type for `--date YYYY-MM-DD` (one "as of" date for retirements, price ages and memos)."""
@@ -37,8 +39,19 @@ def emit(payload: dict[str, Any], *, as_json: bool, text: str) -> None:
     """Print one JSON object (--json) or the human-readable text."""
     if as_json:
         sys.stdout.write(json.dumps(json_safe(payload), indent=2, default=str, allow_nan=False) + "\n")
-    else:
-        sys.stdout.write(text.rstrip("\n") + "\n")
+    else:  # text may echo outside text (server bodies, model names): no control or bidi characters
+        sys.stdout.write(printable(text.rstrip("\n"), keep_newlines=True) + "\n")
+
+
+def error_line(message: str) -> None:
+    """'costmodel: error: ...' on stderr, control and bidi characters stripped."""
+    sys.stderr.write(f"costmodel: error: {printable(message, keep_newlines=True)}\n")
+
+
+def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+    """Library warnings (e.g. a skipped model file) as one 'costmodel: warning:' line on stderr."""
+    sys.stderr.write(f"costmodel: warning: {printable(str(message), keep_newlines=True)}\n")
 
 
 def bounded_int(low: int | None, high: int) -> Callable[[str], int]:

@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from costmodel.catalog.loader import load_accelerator
 from costmodel.cli.output import bounded_int, emit
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_text
+from costmodel.measurements.calibration import MAX_HOLDOUT_MEDIAN_ABS_ERROR
 from costmodel.measurements.fit import CalibrationFit, calibration_from_fit, fit_calibration
 from costmodel.measurements.probe_result import ProbeResult, batch1_decode_mbu, load_probe_result
 
@@ -44,20 +46,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     cal.add_argument("probe_file", type=Path, metavar="FILE", help="probe result JSON from `costmodel probe`")
     cal.add_argument("--out", type=Path, required=True, help="calibration JSON to write (--calibration FILE)")
     cal.add_argument("--hardware", help="catalog accelerator id, if the probe did not record one")
+    cal.add_argument("--force", action="store_true",
+                     help=f"write the calibration even when its held-out median error is above "
+                          f"{MAX_HOLDOUT_MEDIAN_ABS_ERROR:.0%} (it is marked forced)")
     cal.add_argument("--json", action="store_true", help="print one JSON object")
     cal.set_defaults(handler=run_calibrate_command)
 
 
 def run_probe_command(args: argparse.Namespace) -> int:
+    for flag, value in (("--threads", args.threads), ("--layers", args.layers)):
+        if value is not None and value < 1:
+            raise CostmodelError(f"{flag} must be >= 1 (got {value})")
+    if args.hardware is not None:  # before the run: `calibrate` refuses an id the catalog does not know
+        try:
+            load_accelerator(args.hardware)
+        except CostmodelError as exc:
+            raise CostmodelError(f"--hardware: {exc}") from None
     try:
         from probes.runner import ProbeRequest, run_probe
     except ImportError as exc:
         raise CostmodelError(
             f"the probe needs torch ({exc}); install it with: pip install -e '.[probes]'"
         ) from exc
-    for flag, value in (("--threads", args.threads), ("--layers", args.layers)):
-        if value is not None and value < 1:
-            raise CostmodelError(f"{flag} must be >= 1 (got {value})")
     request = ProbeRequest(
         out=args.out, device=args.device, model_id=args.model, quick=args.quick, dtype=args.dtype,
         threads=args.threads, layers=args.layers, cuda_graphs=args.cuda_graphs, torch_compile=args.compile,
@@ -130,7 +140,8 @@ def probe_text(result: ProbeResult, *, out: Path) -> str:
 def run_calibrate_command(args: argparse.Namespace) -> int:
     result = load_probe_result(args.probe_file)
     fit = fit_calibration(result)
-    calibration = calibration_from_fit(result, fit, source=args.probe_file.name, hardware_id=args.hardware)
+    calibration = calibration_from_fit(result, fit, source=args.probe_file.name, hardware_id=args.hardware,
+                                       force=args.force)
     atomic_write_text(args.out, calibration.model_dump_json(indent=2) + "\n")
     eff = fit.efficiency
     payload = {
@@ -149,6 +160,7 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
         "hbm_bytes_per_s": calibration.hbm_bytes_per_s,
         "points_fit": fit.points_fit,
         "points_holdout": fit.points_holdout,
+        "forced": calibration.forced,
         "points": [
             {"phase": p.phase, "batch": p.batch, "new_tokens": p.new_tokens, "context_tokens": p.context_tokens,
              "measured_seconds": p.measured_seconds, "roofline_seconds": p.roofline_seconds,
@@ -162,7 +174,8 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
         f"{eff.overhead_seconds_per_step * 1e3:.2f} ms/step  half-saturation {eff.compute_half_saturation_tokens:.1f} rows  "
         f"weight reads up to {eff.weight_reads_max_rows:.2f} rows",
         f"  held-out error: median {fit.holdout_median_abs_error:.1%}, max {fit.holdout_max_abs_error:.1%} "
-        f"({fit.points_holdout} points; fit on {fit.points_fit})",
+        f"({fit.points_holdout} points; fit on {fit.points_fit})"
+        + (f"; FORCED past the {MAX_HOLDOUT_MEDIAN_ABS_ERROR:.0%} bound" if calibration.forced else ""),
         fit_table_markdown(fit),
     ])
     emit(payload, as_json=args.json, text=text)

@@ -9,7 +9,8 @@ as vLLM's benchmark_serving does).
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field
@@ -25,6 +26,39 @@ ERROR_KIND_STREAM_ERROR = "stream_error"  # the server sent an {"error": ...} ev
 ERROR_KIND_MISSING_DONE = "missing_done"  # the stream ended cleanly but without `data: [DONE]`
 
 TokenSource = Literal["usage", "content_chunks"]
+
+# Flag limits. The per-request timeout is a wall-clock limit for one streamed answer: an hour is longer
+# than any interactive or batch request should stream; NaN or inf would never time out.
+MAX_TIMEOUT_SECONDS = 3600.0
+# Worker threads and requests held in memory at once (each prompt is built up front).
+MAX_CONCURRENCY = 4096
+MAX_REQUESTS = 1_000_000
+MAX_TOKENS_PER_REQUEST = 2**24  # 16.8M: above any context window sold (prompt or output)
+
+# Plausibility of a server's usage.completion_tokens (issue 10, item 12). The request asked for at most
+# max_tokens; a server may count a few special tokens (stop, reasoning delimiters) beyond them, so 10%
+# plus 8 tokens of slack. Each streamed chunk that carries content holds at least one token, so fewer
+# tokens than content chunks is impossible.
+USAGE_MARGIN_FRACTION = 0.10
+USAGE_MARGIN_TOKENS = 8
+
+
+def implausible_usage(completion_tokens: Any, *, max_tokens: int, content_chunks: int) -> str | None:
+    """Why a server's usage.completion_tokens cannot be right, or None when it is plausible.
+
+    Refused: non-integers (floats, strings, booleans), negatives, counts above max_tokens by more than
+    the margin above, and counts below the number of streamed content chunks.
+    """
+    if isinstance(completion_tokens, bool) or not isinstance(completion_tokens, int):
+        return f"completion_tokens {completion_tokens!r:.40} is not an integer"
+    if completion_tokens < 0:
+        return f"completion_tokens {completion_tokens} is negative"
+    ceiling = max_tokens * (1 + USAGE_MARGIN_FRACTION) + USAGE_MARGIN_TOKENS
+    if completion_tokens > ceiling:
+        return f"completion_tokens {completion_tokens:.3g} is above max_tokens {max_tokens} (+10% + 8)"
+    if completion_tokens < content_chunks:
+        return f"completion_tokens {completion_tokens} is below the {content_chunks} content chunks streamed"
+    return None
 
 
 class EndpointProbeSettings(StrictModel):
@@ -61,6 +95,9 @@ class EndpointRequestRecord(StrictModel):
     output_tokens_source: TokenSource = "content_chunks"
     content_chunks: int = Field(0, description="streamed chunks that carried content")
     prompt_tokens: int | None = Field(None, description="usage.prompt_tokens when the server sent it")
+    usage_implausible: str | None = Field(
+        None, description="why the server's usage count was not used (tokens then counted as content chunks)"
+    )
 
 
 class EndpointProbeResult(StrictModel):
@@ -78,6 +115,9 @@ class EndpointProbeResult(StrictModel):
     output_tokens: int = Field(description="output tokens of the successful requests")
     output_tokens_source: Literal["usage", "content_chunks", "mixed", "none"]
     output_tokens_per_second: float = Field(description="output_tokens / wall_seconds, all workers")
+    requests_implausible_usage: int = Field(
+        0, description="successful requests whose usage counts were implausible and not used"
+    )
     prompt_tokens_mean: float | None = Field(description="mean usage.prompt_tokens; None without usage")
     itl_samples: int = Field(description="inter-chunk gaps pooled for the itl_ percentiles")
     ttft_p50_seconds: float | None
@@ -132,9 +172,23 @@ def endpoint_settings(
         "--max-tokens": max_tokens,
         "--timeout": timeout_seconds,
     }
+    limits = {
+        "--concurrency": MAX_CONCURRENCY,
+        "--requests": MAX_REQUESTS,
+        "--prompt-tokens": MAX_TOKENS_PER_REQUEST,
+        "--max-tokens": MAX_TOKENS_PER_REQUEST,
+        "--timeout": MAX_TIMEOUT_SECONDS,
+    }
     for flag, value in checks.items():
+        if isinstance(value, float) and not math.isfinite(value):  # ints are finite (and may exceed a float)
+            raise CostmodelError(f"{flag} must be a finite number, got {value}")
         if value <= 0:
             raise CostmodelError(f"{flag} must be positive, got {value}")
+        if value > limits[flag]:
+            digits = str(value)
+            shown = f"{value:.3g}" if isinstance(value, float) else digits if len(digits) <= 15 else (
+                f"{digits[:12]}... ({len(digits)} digits)")
+            raise CostmodelError(f"{flag} must be at most {limits[flag]:,}, got {shown}")
     if not api_key_env.strip():
         raise CostmodelError("--api-key-env is empty; give a variable name such as OPENAI_API_KEY")
     return EndpointProbeSettings(

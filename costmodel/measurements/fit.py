@@ -22,15 +22,23 @@ from functools import partial
 
 import numpy as np
 
+from costmodel.catalog.loader import load_accelerator
 from costmodel.catalog.params import ModelShape
 from costmodel.errors import CostmodelError
-from costmodel.measurements.calibration import Calibration
+from costmodel.measurements.calibration import (
+    MAX_HOLDOUT_MEDIAN_ABS_ERROR,
+    Calibration,
+    holdout_error_message,
+)
 from costmodel.measurements.probe_result import ProbeResult, predict_arrays, sliced_shape
 from costmodel.roofline import Efficiency
 
 HOLDOUT_EVERY = 4  # points 3, 7, 11, ... (0-based, in measured order) are held out
 MIN_POINTS = 8
-MAX_EFFICIENCY = 1.5  # Calibration's bound: measured peaks can be beaten (a GEMV only reads; copy also writes)
+MIN_POINTS_PER_PHASE = 2  # prefill (compute-bound) and decode (memory-bound) points pin different factors
+# Calibration's bound: the efficiencies are fractions of the probe's measured peaks. (A GEMV that only reads
+# can beat the copy rate, which also writes; the fit then stops at 1 and the residual shows in the error.)
+MAX_EFFICIENCY = 1.0
 HALF_SATURATION_GRID = (0.0, *np.geomspace(1.0, 8192.0, 14).tolist())  # GEMM rows; 0 = no penalty
 WEIGHT_READS_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0)  # rows; 1 = weights read once
 HUGE = 1e30  # an efficiency so large that its side of the max vanishes
@@ -228,6 +236,19 @@ def holdout_mask(count: int) -> np.ndarray:
     return (np.arange(count) % HOLDOUT_EVERY) == HOLDOUT_EVERY - 1
 
 
+def _check_phases(result: ProbeResult) -> None:
+    """Refuse an incomplete probe: the fit needs measured points of both phases."""
+    for phase in ("prefill", "decode"):
+        count = sum(p.phase == phase for p in result.ok_points)
+        if count < MIN_POINTS_PER_PHASE:
+            interrupted = " (the probe was interrupted: complete is false)" if not result.complete else ""
+            raise CostmodelError(
+                f"the probe result has {count} measured {phase} point(s){interrupted}; the fit needs at least "
+                f"{MIN_POINTS_PER_PHASE} prefill and {MIN_POINTS_PER_PHASE} decode points (field 'points'); "
+                "rerun `costmodel probe` to the end"
+            )
+
+
 def fit_calibration(
     result: ProbeResult,
     *,
@@ -245,6 +266,7 @@ def fit_calibration(
             f"the probe result has {len(points)} measured points; the fit needs at least {MIN_POINTS} "
             "(rerun `costmodel probe`, with more memory or a smaller --model if points did not fit)"
         )
+    _check_phases(result)
     shape = sliced_shape(result.settings.model_id, layers=result.settings.layers_probed)
     arrays = {
         "batch": np.array([p.batch for p in points], dtype=np.float64),
@@ -292,14 +314,26 @@ def fit_calibration(
 
 
 def calibration_from_fit(result: ProbeResult, fit: CalibrationFit, *, source: str,
-                         hardware_id: str | None = None) -> Calibration:
-    """The calibration file's content: fitted factors plus the measured peaks they are relative to."""
+                         hardware_id: str | None = None, force: bool = False) -> Calibration:
+    """The calibration file's content: fitted factors plus the measured peaks they are relative to.
+
+    Refuses an unknown hardware id and a fit whose held-out median error is above
+    MAX_HOLDOUT_MEDIAN_ABS_ERROR, unless `force` (the calibration is then marked `forced`).
+    """
     hardware = hardware_id or result.environment.hardware_id
     if hardware is None:
         raise CostmodelError(
             f"the probe ran on '{result.environment.device_name}', which has no catalog accelerator id; "
             "pass --hardware ID (see `costmodel hardware list`)"
         )
+    where = "--hardware" if hardware_id else "the probe's environment.hardware_id"
+    try:
+        load_accelerator(hardware)
+    except CostmodelError as exc:
+        raise CostmodelError(f"{where}: {exc}; pass --hardware ID (see `costmodel hardware list`)") from None
+    forced = fit.holdout_median_abs_error > MAX_HOLDOUT_MEDIAN_ABS_ERROR
+    if forced and not force:
+        raise CostmodelError(holdout_error_message(fit.holdout_median_abs_error))
     eff = fit.efficiency
     return Calibration(
         hardware_id=hardware,
@@ -319,4 +353,5 @@ def calibration_from_fit(result: ProbeResult, fit: CalibrationFit, *, source: st
         points_holdout=fit.points_holdout,
         source=source,
         created=dt.datetime.now(dt.UTC).replace(microsecond=0),
+        forced=forced,
     )

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from costmodel.catalog.loader import load_model
 from costmodel.catalog.params import ModelShape, derive_shape
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 from costmodel.fileio import atomic_write_text, load_json_model
+from costmodel.measurements.calibration import MAX_HBM_BYTES_PER_S, MAX_PEAK_FLOPS_PER_S
 from costmodel.roofline import Efficiency, StepArrays, step_arrays, uniform_work
 from costmodel.strict import StrictModel
 
@@ -29,6 +30,11 @@ PROBE_DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16")
 MEASURED_ROOFLINE = Efficiency(
     eff_compute=1.0, eff_memory=1.0, overhead_seconds_per_step=0.0, source="measured roofline (no overhead)"
 )
+
+
+# One timed step longer than an hour is not a measurement of an engine step (a CPU prefill of 1024
+# tokens on a 2-layer slice takes ~0.1 s in examples/probe-cpu.json); 1e300 s timings are refused.
+MAX_STEP_SECONDS = 3600.0
 
 
 class ProbeEnvironment(StrictModel):
@@ -68,9 +74,9 @@ class Microbenchmark(StrictModel):
     kind: Literal["copy", "matmul"]
     dtype: str
     size: int = Field(description="copy: bytes per buffer; matmul: n")
-    seconds_median: float = Field(gt=0)
-    seconds_min: float = Field(gt=0)
-    seconds_max: float = Field(gt=0)
+    seconds_median: float = Field(gt=0, le=MAX_STEP_SECONDS)
+    seconds_min: float = Field(gt=0, le=MAX_STEP_SECONDS)
+    seconds_max: float = Field(gt=0, le=MAX_STEP_SECONDS)
     repeats: int = Field(ge=1)
     bytes_per_s: float | None = Field(default=None, description="copy: 2 x size / min (read + write)")
     flops_per_s: float | None = Field(default=None, description="matmul: 2 n^3 / min")
@@ -85,9 +91,9 @@ class ProbePoint(StrictModel):
     context_tokens: int = Field(ge=0)
     status: Literal["ok", "does_not_fit", "failed"]
     message: str = ""
-    seconds_median: float | None = None
-    seconds_min: float | None = None
-    seconds_max: float | None = None
+    seconds_median: float | None = Field(default=None, gt=0, le=MAX_STEP_SECONDS)
+    seconds_min: float | None = Field(default=None, gt=0, le=MAX_STEP_SECONDS)
+    seconds_max: float | None = Field(default=None, gt=0, le=MAX_STEP_SECONDS)
     repeats: int = 0
     predicted_seconds: float = Field(description="measured roofline for the probed layers")
     flops: float = Field(description="roofline FLOPs of the step (probed layers)")
@@ -98,6 +104,13 @@ class ProbePoint(StrictModel):
     full_model_seconds: float | None = Field(
         default=None, description="slice probes: measured x predicted(all layers) / predicted(probed layers)"
     )
+
+    @model_validator(mode="after")
+    def _ordered_timings(self) -> ProbePoint:
+        low, mid, high = self.seconds_min, self.seconds_median, self.seconds_max
+        if low is not None and mid is not None and high is not None and not low <= mid <= high:
+            raise ValueError(f"seconds_min <= seconds_median <= seconds_max does not hold ({low}, {mid}, {high})")
+        return self
 
     @property
     def ok(self) -> bool:
@@ -150,9 +163,13 @@ class ProbeResult(StrictModel):
     settings: ProbeSettings
     environment: ProbeEnvironment
     microbenchmarks: list[Microbenchmark]
-    peak_flops_per_s: float = Field(gt=0, description="best matmul FLOP/s measured in the probe dtype")
-    copy_bytes_per_s: float = Field(gt=0, description="best copy bandwidth measured, bytes/s")
-    peak_flops_per_s_by_dtype: dict[str, float] = Field(description="best matmul FLOP/s per dtype measured")
+    peak_flops_per_s: float = Field(
+        gt=0, le=MAX_PEAK_FLOPS_PER_S, description="best matmul FLOP/s measured in the probe dtype"
+    )
+    copy_bytes_per_s: float = Field(gt=0, le=MAX_HBM_BYTES_PER_S, description="best copy bandwidth measured, bytes/s")
+    peak_flops_per_s_by_dtype: dict[str, Annotated[float, Field(gt=0, le=MAX_PEAK_FLOPS_PER_S)]] = Field(
+        description="best matmul FLOP/s per dtype measured"
+    )
     points: list[ProbePoint]
     started_at: dt.datetime
     wall_seconds: float = Field(ge=0)
