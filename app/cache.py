@@ -1,9 +1,9 @@
-"""Cached library calls shared by pages: catalogs, price sheets, the Roofline view.
+"""Cached library calls shared by pages: the catalogs and the price sheets.
 
 Each wrapper is one library call under st.cache_data (or cache_resource for shared read-only objects),
 keyed by plain arguments (ids, numbers, JSON text), so reruns after a widget change reuse everything
-that did not change. The heavier page-specific calls live in cache_compare, cache_latency, cache_probes
-and cache_memo, so the first page does not import the simulator, the decision or the memo.
+that did not change. A page's own calls live in its module under app/views/, so the first page does not
+import the simulator, the decision or the memo.
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from costmodel.catalog import accelerators, models
-from costmodel.charts.roofline import RooflineView, roofline_view
 from costmodel.errors import CostmodelError
-from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 
 
@@ -42,27 +40,6 @@ def model_names() -> dict[str, str]:
 def hardware_names() -> dict[str, str]:
     """Accelerator id -> display name."""
     return {hw_id: spec.name for hw_id, spec in accelerators().items()}
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def cached_roofline_view(
-    model: str,
-    hardware: str,
-    *,
-    gpus: int,
-    weight_dtype: str,
-    kv_dtype: str,
-    batch: int,
-    prompt_tokens: int,
-    output_tokens: int,
-    calibration_json: str | None = None,
-) -> RooflineView:
-    """`costmodel.charts.roofline.roofline_view`, cached; the calibration travels as its JSON text."""
-    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
-    return roofline_view(
-        model, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=batch,
-        prompt_tokens=prompt_tokens, output_tokens=output_tokens, calibration=calibration,
-    )
 
 
 @st.cache_resource(show_spinner=False)
@@ -94,7 +71,6 @@ def api_sheet_for(overrides_json: str | None) -> PriceSheet[ApiPriceRow]:
                 raise CostmodelError(f"override of {row.id}: {exc.errors()[0]['msg']}") from None
         rows.append(row)
     return PriceSheet(kind="api", where=f"{sheet.where} (with overrides)", rows=tuple(rows))
-
 
 
 def api_price_rows() -> dict[str, ApiPriceRow]:

@@ -1,7 +1,7 @@
 """Streamlit entry point (`make run` -> `streamlit run app/main.py`): navigation over the pages in views/.
 
-Each page turns widgets into one library call and renders the returned object; the scenario lives in
-st.session_state and in the URL (query parameter `s`), see app/state.py.
+Each page module (app/views/NAME.py) turns widgets into one library call and renders the returned object;
+the scenario lives in st.session_state and in the URL (query parameter `s`), see app/state.py.
 """
 
 from __future__ import annotations

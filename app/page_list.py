@@ -1,6 +1,8 @@
 """The app's pages in navigation order: file under app/, title (also the page's st.title), URL path.
 
-main.py builds st.navigation from this list; the AppTest and browser tests walk the same list."""
+main.py builds st.navigation from this list; the AppTest and browser tests walk the same list. The folder
+is views/, not pages/: Streamlit treats a pages/ folder next to main.py as its legacy multipage folder (the
+first run of a server process then goes through script_runner._mpa_v1, which lists every .py in it)."""
 
 from __future__ import annotations
 

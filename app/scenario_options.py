@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app import cache, state
-from app.text import md
+from app.widgets import md
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, parse_scenario

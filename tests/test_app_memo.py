@@ -1,5 +1,5 @@
 """AppTest: the Memo page builds the PDF of the current scenario, offers it for download and previews
-its pages (or its text without poppler). The bytes come from app.memo_preview.build_memo_file."""
+its pages (or its text without poppler). The bytes come from app.views.memo.build_memo_file."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ pytest.importorskip("streamlit")
 pytest.importorskip("reportlab", reason="the memo needs the memo extra")
 from streamlit.testing.v1 import AppTest
 
-from app import memo_preview
 from app.scenario_io import load_example
+from app.views import memo as memo_preview
 from costmodel.decision.rank import decide
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")

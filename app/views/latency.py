@@ -1,71 +1,156 @@
 """Latency page: the serving simulator's TTFT/TPOT percentiles vs load for a self-host option (capacity
 at the SLO marked), and the throughput-vs-interactivity curve of every self-host option with the SLO.
-One call per option: costmodel.charts.latency.option_latency, cached."""
+One call per option: costmodel.charts.latency.option_latency, cached.
+
+Owns: the cached option_latency call and the page's two plotly figures (display units only).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
-from app import cache_latency, state
-from app.colors import option_colors
-from app.errors import show_error
-from app.figures_latency import interactivity_figure, load_figure
-from costmodel.charts.latency import interactivity_floor, self_host_options
+from app import state
+from app.colors import LIMIT_COLOR, SLO_COLOR, option_colors
+from app.widgets import show_error
+from costmodel.charts.latency import OptionLatency, interactivity_floor, option_latency, self_host_options
 from costmodel.errors import CostmodelError
-from costmodel.scenario import ApiOption
+from costmodel.measurements.calibration import Calibration
+from costmodel.scenario import ApiOption, Scenario, SelfHostOption, Slo, Workload
 
-st.title("Latency")
-st.caption("Continuous-batching simulation of one replica: Poisson arrivals with the scenario's token "
-           "distributions and prefix caching; each engine step's duration comes from the roofline. "
-           "Filled markers meet the SLO, hollow ones miss it.")
-scenario = state.current()
-try:
-    options = self_host_options(scenario.options)
-except CostmodelError as exc:
-    show_error("Latency", exc)
-    st.stop()
+MS = 1e3
+PERCENTILE_DASH = {50: "dot", 90: "solid", 99: "dash"}
 
-names = [o.name for o in options]
-colors = option_colors(o.name for o in scenario.options)
-cols = st.columns([3, 1, 1])
-chosen = cols[0].multiselect("Self-host options to simulate", names, default=names, key="lat_options")
-requests = cols[1].selectbox("Requests per simulation", [200, 400, 1000, 2000], index=1, key="lat_requests",
-                             help="More requests: steadier p99, slower page.")
-seed = cols[2].number_input("Seed", min_value=0, max_value=10_000, value=0, step=1, key="lat_seed")
-if not chosen:
-    st.info("Pick at least one option to simulate.")
-    st.stop()
 
-results = []
-for option in options:
-    if option.name not in chosen:
-        continue
-    try:
-        results.append(cache_latency.cached_option_latency(
-            option.model_dump_json(), scenario.workload.model_dump_json(), scenario.slo.model_dump_json(),
-            state.calibration_json(), requests=int(requests), seed=int(seed)))
-    except CostmodelError as exc:
-        show_error(f"Option '{option.name}'", exc)
+# --- cached call --------------------------------------------------------------------------------------
 
-summary = pd.DataFrame([
-    {
-        "option": r.name,
-        "replica": f"{r.gpus} x {r.hardware_id}, {r.model_id}",
-        "meets SLO at some load": r.feasible,
-        "capacity at SLO (req/s per replica)": r.capacity_requests_per_second,
-        "saturation (req/s)": r.saturation_requests_per_second,
-        "why not": r.reason,
-    }
-    for r in results
-])
-st.subheader("Capacity per replica")
-st.dataframe(summary, hide_index=True, key="lat_summary",
-             column_config={"capacity at SLO (req/s per replica)": st.column_config.NumberColumn(format="%.2f"),
-                            "saturation (req/s)": st.column_config.NumberColumn(format="%.2f")})
+@st.cache_data(show_spinner="Simulating the replica under load...", max_entries=64)
+def cached_option_latency(option_json: str, workload_json: str, slo_json: str, calibration_json: str | None,
+                          *, requests: int, seed: int) -> OptionLatency:
+    """`costmodel.charts.latency.option_latency` for one self-host option (about a second; cached)."""
+    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
+    return option_latency(
+        SelfHostOption.model_validate_json(option_json), Workload.model_validate_json(workload_json),
+        Slo.model_validate_json(slo_json), calibration=calibration, requests=requests, seed=seed,
+    )
 
-simulated = [r for r in results if r.load]
-if simulated:
+
+# --- figures ------------------------------------------------------------------------------------------
+
+def load_figure(option: OptionLatency, *, metric: str, color: str) -> go.Figure:
+    """One metric's p50/p90/p99 (ms) vs arrival rate per replica, the SLO limits and the capacity drawn."""
+    fig = go.Figure()
+    rates = [p.rate_requests_per_second for p in option.load]
+    label = metric.upper()
+    for percentile in (50, 90, 99):
+        values = [getattr(p, f"{metric}_p{percentile}_seconds") * MS for p in option.load]
+        fig.add_trace(go.Scatter(
+            x=rates, y=values, mode="lines+markers", name=f"{label} p{percentile}",
+            line={"color": color, "dash": PERCENTILE_DASH[percentile]},
+            marker={"symbol": ["circle" if p.meets_slo else "circle-open" for p in option.load], "color": color},
+            hovertemplate=f"%{{x:.2f}} requests/s: {label} p{percentile} %{{y:.1f}} ms<extra></extra>",
+        ))
+    ends = [0.0, max(rates) if rates else 1.0]
+    for limit in option.slo_limits:
+        if limit.metric != metric:
+            continue
+        fig.add_trace(go.Scatter(
+            x=ends, y=[limit.limit_seconds * MS] * 2, mode="lines", name=f"SLO p{limit.percentile} {limit.limit_seconds * MS:g} ms",
+            line={"color": SLO_COLOR, "dash": PERCENTILE_DASH.get(limit.percentile, "solid"), "width": 2},
+            hovertemplate=f"SLO: {label} p{limit.percentile} <= {limit.limit_seconds * MS:g} ms<extra></extra>",
+        ))
+    if option.feasible and option.load:
+        top = max(max(getattr(p, f"{metric}_p99_seconds") for p in option.load) * MS, 1e-3)
+        fig.add_trace(go.Scatter(
+            x=[option.capacity_requests_per_second] * 2, y=[0.0, top], mode="lines",
+            name=f"capacity at SLO {option.capacity_requests_per_second:.2f} req/s",
+            line={"color": LIMIT_COLOR, "dash": "dot", "width": 1}, hoverinfo="skip",
+        ))
+    fig.update_layout(
+        xaxis={"title": "arrival rate per replica (requests/s)", "rangemode": "tozero"},
+        yaxis={"title": f"{label} (ms)", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.3}, margin={"t": 30}, height=400,
+    )
+    return fig
+
+
+def interactivity_figure(options: list[OptionLatency], colors: dict[str, str], *, tpot_limit_seconds: float,
+                         floor_tokens_per_second: float) -> go.Figure:
+    """Output tokens/s per GPU vs tokens/s per user over concurrency, per option; the TPOT SLO drawn.
+    Hollow markers: p90 TPOT misses the SLO at that concurrency."""
+    fig = go.Figure()
+    top = 1.0
+    for option in options:
+        if not option.curve:
+            continue
+        points = [c.point for c in option.curve]
+        top = max(top, max(p.output_tokens_per_second_per_gpu for p in points))
+        fig.add_trace(go.Scatter(
+            x=[p.output_tokens_per_second_per_user for p in points], y=[p.output_tokens_per_second_per_gpu for p in points],
+            mode="lines+markers+text", name=option.name, text=[str(p.concurrency) for p in points],
+            textposition="top right", textfont={"size": 9},
+            line={"color": colors[option.name]},
+            marker={"size": 9, "color": colors[option.name],
+                    "symbol": ["circle" if c.meets_tpot_limit else "circle-open" for c in option.curve]},
+            customdata=[[p.concurrency, p.tpot_p90_seconds * MS, p.ttft_p50_seconds * MS, p.mean_batch] for p in points],
+            hovertemplate=(f"<b>{option.name}</b><br>concurrency %{{customdata[0]}} (mean batch %{{customdata[3]:.1f}})"
+                           "<br>%{x:.1f} tokens/s per user, %{y:,.0f} tokens/s per GPU"
+                           "<br>TPOT p90 %{customdata[1]:.1f} ms, TTFT p50 %{customdata[2]:.0f} ms<extra></extra>"),
+        ))
+    floor = floor_tokens_per_second
+    fig.add_trace(go.Scatter(
+        x=[floor, floor], y=[0.0, top * 1.05], mode="lines",
+        name=f"SLO: TPOT p90 {tpot_limit_seconds * MS:g} ms = {floor:.0f} tokens/s per user",
+        line={"color": SLO_COLOR, "width": 2}, hoverinfo="skip",
+    ))
+    fig.update_layout(
+        xaxis={"title": "interactivity: tokens/s per user (1 / mean TPOT)", "rangemode": "tozero"},
+        yaxis={"title": "throughput: output tokens/s per GPU", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=460,
+    )
+    return fig
+
+
+# --- page ---------------------------------------------------------------------------------------------
+
+def _simulate(scenario: Scenario, options: Sequence[SelfHostOption], chosen: list[str], *, requests: int,
+              seed: int) -> list[OptionLatency]:
+    """The chosen options' simulations, in scenario order; a failing option is an inline error."""
+    results = []
+    for option in options:
+        if option.name not in chosen:
+            continue
+        try:
+            results.append(cached_option_latency(
+                option.model_dump_json(), scenario.workload.model_dump_json(), scenario.slo.model_dump_json(),
+                state.calibration_json(), requests=requests, seed=seed))
+        except CostmodelError as exc:
+            show_error(f"Option '{option.name}'", exc)
+    return results
+
+
+def _summary(results: list[OptionLatency]) -> None:
+    summary = pd.DataFrame([
+        {
+            "option": r.name,
+            "replica": f"{r.gpus} x {r.hardware_id}, {r.model_id}",
+            "meets SLO at some load": r.feasible,
+            "capacity at SLO (req/s per replica)": r.capacity_requests_per_second,
+            "saturation (req/s)": r.saturation_requests_per_second,
+            "why not": r.reason,
+        }
+        for r in results
+    ])
+    st.subheader("Capacity per replica")
+    st.dataframe(summary, hide_index=True, key="lat_summary",
+                 column_config={"capacity at SLO (req/s per replica)": st.column_config.NumberColumn(format="%.2f"),
+                                "saturation (req/s)": st.column_config.NumberColumn(format="%.2f")})
+
+
+def _charts(scenario: Scenario, simulated: list[OptionLatency], colors: dict[str, str], *, seed: int) -> None:
     st.subheader("Percentiles vs load")
     shown = st.selectbox("Option", [r.name for r in simulated], key="lat_load_option")
     result = next(r for r in simulated if r.name == shown)
@@ -86,11 +171,51 @@ if simulated:
     st.caption("Each point is a closed loop of N users (N labels the point); right of the red line every "
                "user gets at least the SLO's tokens/s. Tokens/s without a latency cap is benchmark theater.")
 
-apis = [o for o in scenario.options if isinstance(o, ApiOption)]
-if apis:
-    with st.expander("API options (latency as the provider delivers it)"):
-        st.dataframe(pd.DataFrame([
-            {"option": o.name, "TTFT p90 (s)": o.ttft_p90_seconds, "TPOT p90 (s)": o.tpot_p90_seconds,
-             "source": "given in the scenario" if o.ttft_p90_seconds else "not measured: run costmodel probe-endpoint"}
-            for o in apis
-        ]), hide_index=True, key="lat_api_table")
+
+def _api_latencies(scenario: Scenario) -> None:
+    apis = [o for o in scenario.options if isinstance(o, ApiOption)]
+    if apis:
+        with st.expander("API options (latency as the provider delivers it)"):
+            st.dataframe(pd.DataFrame([
+                {"option": o.name, "TTFT p90 (s)": o.ttft_p90_seconds, "TPOT p90 (s)": o.tpot_p90_seconds,
+                 "source": "given in the scenario" if o.ttft_p90_seconds else "not measured: run costmodel probe-endpoint"}
+                for o in apis
+            ]), hide_index=True, key="lat_api_table")
+
+
+def render() -> None:
+    """The Latency page."""
+    st.title("Latency")
+    st.caption("Continuous-batching simulation of one replica: Poisson arrivals with the scenario's token "
+               "distributions and prefix caching; each engine step's duration comes from the roofline. "
+               "Filled markers meet the SLO, hollow ones miss it.")
+    scenario = state.current()
+    try:
+        options = self_host_options(scenario.options)
+    except CostmodelError as exc:
+        show_error("Latency", exc)
+        st.stop()
+
+    names = [o.name for o in options]
+    colors = option_colors(o.name for o in scenario.options)
+    cols = st.columns([3, 1, 1])
+    chosen = cols[0].multiselect("Self-host options to simulate", names, default=names, key="lat_options")
+    requests = cols[1].selectbox("Requests per simulation", [200, 400, 1000, 2000], index=1, key="lat_requests",
+                                 help="More requests: steadier p99, slower page.")
+    seed = cols[2].number_input("Seed", min_value=0, max_value=10_000, value=0, step=1, key="lat_seed")
+    if not chosen:
+        st.info("Pick at least one option to simulate.")
+        st.stop()
+
+    results = _simulate(scenario, options, chosen, requests=int(requests), seed=int(seed))
+    _summary(results)
+    simulated = [r for r in results if r.load]
+    if simulated:
+        _charts(scenario, simulated, colors, seed=seed)
+    _api_latencies(scenario)
+
+
+if __name__ == "__main__":  # st.navigation runs this file as a script: render through the imported module
+    from app.views import latency
+
+    latency.render()

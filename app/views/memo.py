@@ -1,45 +1,99 @@
 """Memo page: preview and download the PDF design-review memo of the current scenario.
-One call: costmodel.memo.build_memo (through app.memo_preview), cached by scenario, calibration and date."""
+One call: costmodel.memo.build_memo, cached by scenario, calibration and date.
+
+Owns: the memo's bytes (build_memo_file: the PDF, its page count and blocks), the PNG previews of its
+pages rendered by poppler's `pdftoppm` (the page falls back to the memo's text when it is not installed),
+and the cached calls of both.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
-from app import cache_memo, state
-from app.errors import show_error
-from app.memo_preview import can_render_pages
+from app import state
+from app.cache_capacity import capacity_cache
 from app.scenario_io import file_stem
-from app.text import md
+from app.widgets import md, show_error
+from costmodel.decision.rank import CapacityCache
 from costmodel.errors import CostmodelError
-from costmodel.memo.blocks import Bullets, Code, Heading, Para, Table
+from costmodel.measurements.calibration import Calibration
+from costmodel.memo import build_memo
+from costmodel.memo.blocks import Block, Bullets, Code, Heading, Para, Table
+from costmodel.scenario import Scenario
 
-st.title("Memo")
-st.caption("The design-review memo: the decision and the two numbers that drive it, the options table, cost, "
-           "traffic, interactivity and KV charts, sensitivity and the volume where the decision flips, risks, "
-           "sources with their dates, and the formulas. Same scenario and date, same PDF.")
-scenario = state.current()
-cols = st.columns([1, 3])
-today = cols[0].date_input("Memo date (price ages are counted to it)", value=dt.date.today(), key="memo_date")
-if state.api_overrides():
-    cols[1].warning("The memo prices API options from the price sheet; this session's API price overrides "
-                    "(Prices page) are not in it.")
+PREVIEW_DPI = 60
 
-try:
-    memo = cache_memo.cached_memo(scenario.model_dump_json(), state.calibration_json(), today.isoformat())
-except CostmodelError as exc:
-    show_error("Memo", exc)
-    st.stop()
 
-st.download_button(f"Download the memo (PDF, {memo.pages} pages)", memo.pdf, file_name=f"memo-{file_stem(scenario)}.pdf",
-                   mime="application/pdf", key="memo_download", type="primary")
-st.caption(f"Recommendation in the memo: **{md(memo.recommendation)}**.")
+# --- the memo's bytes ---------------------------------------------------------------------------------
 
-st.subheader("Preview")
-if can_render_pages():
+@dataclass(frozen=True)
+class MemoFile:
+    """A built memo: the PDF bytes the download button offers, its page count and blocks (text preview)."""
+
+    pdf: bytes
+    pages: int
+    recommendation: str
+    blocks: tuple[Block, ...]
+
+
+def build_memo_file(scenario: Scenario, *, calibration: Calibration | None, today: dt.date,
+                    capacity_cache: CapacityCache | None = None) -> MemoFile:
+    """One library call: build_memo for the scenario as of `today` (same date, same bytes)."""
+    memo = build_memo(scenario, calibration=calibration, today=today, capacity_cache=capacity_cache)
+    return MemoFile(pdf=memo.pdf, pages=memo.pages, recommendation=memo.content.decision.recommendation,
+                    blocks=memo.content.blocks)
+
+
+def can_render_pages() -> bool:
+    """Whether poppler's pdftoppm is installed (Debian: apt-get install poppler-utils)."""
+    return shutil.which("pdftoppm") is not None
+
+
+def page_images(pdf: bytes, *, dpi: int = PREVIEW_DPI) -> list[bytes]:
+    """PNG bytes of every page, in order."""
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "memo.pdf"
+        source.write_bytes(pdf)
+        try:
+            subprocess.run(["pdftoppm", "-png", "-r", str(dpi), str(source), str(Path(folder) / "page")],
+                           check=True, capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise CostmodelError(f"could not render the memo preview with pdftoppm ({exc})") from None
+        return [path.read_bytes() for path in sorted(Path(folder).glob("page-*.png"), key=_page_number)]
+
+
+def _page_number(path: Path) -> int:
+    return int(path.stem.rsplit("-", 1)[1])
+
+
+# --- cached calls -------------------------------------------------------------------------------------
+
+@st.cache_data(show_spinner="Building the PDF memo (charts, sensitivity)...", max_entries=8)
+def cached_memo(scenario_json: str, calibration_json: str | None, today_iso: str) -> MemoFile:
+    """build_memo_file, cached by scenario, calibration and date."""
+    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
+    return build_memo_file(Scenario.model_validate_json(scenario_json), calibration=calibration,
+                           today=dt.date.fromisoformat(today_iso), capacity_cache=capacity_cache())
+
+
+@st.cache_data(show_spinner="Rendering the preview...", max_entries=8)
+def cached_page_images(pdf: bytes) -> list[bytes]:
+    """PNG previews of the memo's pages."""
+    return page_images(pdf)
+
+
+# --- page ---------------------------------------------------------------------------------------------
+
+def _image_preview(memo: MemoFile) -> None:
     try:
-        images = cache_memo.cached_page_images(memo.pdf)
+        images = cached_page_images(memo.pdf)
     except CostmodelError as exc:
         show_error("Preview", exc)
         images = []
@@ -48,7 +102,9 @@ if can_render_pages():
         row = st.columns(per_row)
         for offset, image in enumerate(images[start:start + per_row]):
             row[offset].image(image, caption=f"page {start + offset + 1}", width="stretch")
-else:
+
+
+def _text_preview(memo: MemoFile) -> None:
     st.info("Page images need poppler's pdftoppm (apt-get install poppler-utils); here is the memo's text.")
     for block in memo.blocks:
         if isinstance(block, Heading):
@@ -61,3 +117,40 @@ else:
             st.table([dict(zip(block.header, row, strict=False)) for row in block.rows])
         elif isinstance(block, Code):
             st.code("\n".join(block.lines))
+
+
+def render() -> None:
+    """The Memo page."""
+    st.title("Memo")
+    st.caption("The design-review memo: the decision and the two numbers that drive it, the options table, cost, "
+               "traffic, interactivity and KV charts, sensitivity and the volume where the decision flips, risks, "
+               "sources with their dates, and the formulas. Same scenario and date, same PDF.")
+    scenario = state.current()
+    cols = st.columns([1, 3])
+    today = cols[0].date_input("Memo date (price ages are counted to it)", value=dt.date.today(), key="memo_date")
+    if state.api_overrides():
+        cols[1].warning("The memo prices API options from the price sheet; this session's API price overrides "
+                        "(Prices page) are not in it.")
+
+    try:
+        memo = cached_memo(scenario.model_dump_json(), state.calibration_json(), today.isoformat())
+    except CostmodelError as exc:
+        show_error("Memo", exc)
+        st.stop()
+
+    st.download_button(f"Download the memo (PDF, {memo.pages} pages)", memo.pdf,
+                       file_name=f"memo-{file_stem(scenario)}.pdf", mime="application/pdf", key="memo_download",
+                       type="primary")
+    st.caption(f"Recommendation in the memo: **{md(memo.recommendation)}**.")
+
+    st.subheader("Preview")
+    if can_render_pages():
+        _image_preview(memo)
+    else:
+        _text_preview(memo)
+
+
+if __name__ == "__main__":  # st.navigation runs this file as a script: render through the imported
+    from app.views import memo  # module, so its caches (and the tests' patches) are the shared ones
+
+    memo.render()

@@ -1,5 +1,9 @@
 """Prices page: browse and filter both price sheets with source and age, override a price for this
-scenario (GPU: saved in the scenario; API: for this session), refresh a sheet from its source."""
+scenario (GPU: saved in the scenario; API: for this session), refresh a sheet from its source.
+
+Owns: the override and refresh callbacks; the sheets themselves are app.cache's shared cached calls, and
+a refresh clears them with everything the Compare page priced from them.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,11 @@ import datetime as dt
 import pandas as pd
 import streamlit as st
 
-from app import cache, cache_compare, state
-from app.errors import show_error
-from app.text import md
+from app import cache, state
+from app.views import compare
+from app.widgets import md, show_error
 from costmodel.errors import CostmodelError
+from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.pricing.refresh import refresh_sheet
 from costmodel.scenario import ApiOption, SelfHostOption, parse_scenario
 
@@ -61,23 +66,14 @@ def _refresh() -> None:
     except CostmodelError as exc:
         st.session_state[MESSAGE_KEY] = ("error", f"Refresh of the {kind} sheet failed: {exc}")
         return
-    cache_compare.clear_price_caches()
+    compare.clear_price_caches()
     st.session_state[MESSAGE_KEY] = ("success", (
         f"Refreshed {result.path} from {result.url}: {result.rows_before} -> {result.rows_after} rows, "
         f"{len(result.added)} added, {len(result.removed)} removed, {len(result.changed)} changed."))
 
 
-st.title("Prices")
-message = st.session_state.pop(MESSAGE_KEY, None)
-if message:
-    kind, text = message
-    (st.success if kind == "success" else st.error)(md(text))
-
-api_sheet, gpu_sheet = cache.api_sheet(), cache.gpu_sheet()
-api_tab, gpu_tab, override_tab, refresh_tab = st.tabs(
-    ["API prices", "GPU-hour prices", "Override for this scenario", "Refresh"])
-
-with api_tab:
+def _api_table(api_sheet: PriceSheet[ApiPriceRow]) -> None:
+    """The API sheet, filtered by provider and a search text."""
     st.caption(f"{api_sheet.where}: {len(api_sheet.rows)} rows, {api_sheet.age_text()}. USD per million tokens.")
     cols = st.columns([2, 3])
     providers = cols[0].multiselect("Providers", sorted({r.provider for r in api_sheet.rows}), key="pr_api_providers")
@@ -93,7 +89,9 @@ with api_tab:
         for r in rows
     ]), hide_index=True, key="pr_api_table")
 
-with gpu_tab:
+
+def _gpu_table(gpu_sheet: PriceSheet[GpuPriceRow]) -> None:
+    """The GPU-hour sheet, filtered by accelerator, offering and a search text."""
     st.caption(f"{gpu_sheet.where}: {len(gpu_sheet.rows)} rows, {gpu_sheet.age_text()}. Owned rows derive an "
                "hourly cost from capex over life + power x PUE + colocation.")
     cols = st.columns([2, 2, 3])
@@ -112,7 +110,9 @@ with gpu_tab:
     ]), hide_index=True, key="pr_gpu_table",
         column_config={"$/GPU-hour (all in)": st.column_config.NumberColumn(format="$%.3f")})
 
-with override_tab:
+
+def _overrides() -> None:
+    """A self-host option's own $/GPU-hour (saved in the scenario) and API token prices (this session)."""
     scenario = state.current()
     self_hosts = [o for o in scenario.options if isinstance(o, SelfHostOption)]
     st.markdown("**GPU price of a self-host option** (saved in the scenario, its file and its link)")
@@ -148,16 +148,43 @@ with override_tab:
             state.clear_api_overrides()
             st.rerun()
 
-with refresh_tab:
+
+def _refresh_form() -> None:
+    """Which sheet and from where; the button's callback reads both from session state."""
     st.caption("Downloads a newer sheet, validates it and replaces the file atomically; any failure keeps the "
                "current file byte for byte.")
     cols = st.columns([1, 3])
-    kind = cols[0].radio("Sheet", ["api", "gpu"], key="pr_refresh_kind",
+    cols[0].radio("Sheet", ["api", "gpu"], key="pr_refresh_kind",
                          format_func=lambda k: "API (LiteLLM)" if k == "api" else "GPU-hour (CSV URL)")
-    url = cols[1].text_input("URL (empty: LiteLLM's JSON for the API sheet)", key="pr_refresh_url")
+    cols[1].text_input("URL (empty: LiteLLM's JSON for the API sheet)", key="pr_refresh_url")
     st.button("Refresh now", key="pr_refresh_button", on_click=_refresh)
 
-try:
-    cache.api_sheet_for(state.api_overrides_json())
-except CostmodelError as exc:
-    show_error("API price override", exc)
+
+def render() -> None:
+    """The Prices page."""
+    st.title("Prices")
+    message = st.session_state.pop(MESSAGE_KEY, None)
+    if message:
+        kind, text = message
+        (st.success if kind == "success" else st.error)(md(text))
+
+    api_tab, gpu_tab, override_tab, refresh_tab = st.tabs(
+        ["API prices", "GPU-hour prices", "Override for this scenario", "Refresh"])
+    with api_tab:
+        _api_table(cache.api_sheet())
+    with gpu_tab:
+        _gpu_table(cache.gpu_sheet())
+    with override_tab:
+        _overrides()
+    with refresh_tab:
+        _refresh_form()
+    try:
+        cache.api_sheet_for(state.api_overrides_json())
+    except CostmodelError as exc:
+        show_error("API price override", exc)
+
+
+if __name__ == "__main__":  # st.navigation runs this file as a script: render through the imported module
+    from app.views import prices
+
+    prices.render()

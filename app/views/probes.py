@@ -1,6 +1,9 @@
 """Probes page: run a quick local probe (live progress), or upload a ProbeResult / calibration file;
 measured vs predicted step times; apply the fitted calibration to the scenario's evaluation.
-Library calls: `costmodel probe` (child process), calibrate_fit.fit_calibration, calibration_from_fit."""
+Library calls: `costmodel probe` (child process, app.probe_runner), fit_calibration, calibration_from_fit.
+
+Owns: the cached calibration fit of a probe result and the measured-vs-predicted figure.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +12,68 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 from pydantic import ValidationError
 
-from app import cache, cache_probes, probe_runner, state
-from app.errors import show_error
-from app.figures_probes import fit_figure
+from app import cache, probe_runner, state
+from app.colors import LIMIT_COLOR, PHASE_COLORS
+from app.widgets import show_error
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
-from costmodel.measurements.fit import calibration_from_fit
+from costmodel.measurements.fit import CalibrationFit, calibration_from_fit, fit_calibration
 from costmodel.measurements.probe_result import ProbeResult, batch1_decode_mbu
 
 PROBE_KEY = "probe_result"  # {"name": file or run label, "json": ProbeResult JSON}
 UPLOAD_ERROR_KEY = "probe_upload_error"
+MS = 1e3
 
+
+# --- cached call --------------------------------------------------------------------------------------
+
+@st.cache_data(show_spinner="Fitting the calibration...", max_entries=16)
+def cached_fit(probe_json: str) -> CalibrationFit:
+    """`costmodel.measurements.fit.fit_calibration` of a probe result (JSON text)."""
+    return fit_calibration(ProbeResult.model_validate_json(probe_json))
+
+
+# --- figure -------------------------------------------------------------------------------------------
+
+def fit_figure(fit: CalibrationFit) -> go.Figure:
+    """Predicted (roofline before calibration, and calibrated) vs measured ms, log-log, y = x drawn;
+    held-out points are diamonds."""
+    fig = go.Figure()
+    measured = [p.measured_seconds * MS for p in fit.points]
+    predicted = [p.roofline_seconds * MS for p in fit.points] + [p.calibrated_seconds * MS for p in fit.points]
+    low, high = min(measured + predicted), max(measured + predicted)
+    fig.add_trace(go.Scatter(x=[low, high], y=[low, high], mode="lines", name="predicted = measured",
+                             line={"color": LIMIT_COLOR, "dash": "dot"}, hoverinfo="skip"))
+    for label, field, opacity in (("roofline (datasheet-free, before calibration)", "roofline_seconds", 0.45),
+                                  ("calibrated", "calibrated_seconds", 1.0)):
+        for phase in ("prefill", "decode"):
+            points = [p for p in fit.points if p.phase == phase]
+            if not points:
+                continue
+            fig.add_trace(go.Scatter(
+                x=[p.measured_seconds * MS for p in points], y=[getattr(p, field) * MS for p in points],
+                mode="markers", name=f"{phase}: {label}", opacity=opacity,
+                marker={"color": PHASE_COLORS[phase], "size": 10,
+                        "symbol": ["diamond" if p.holdout else "circle" for p in points]},
+                customdata=[[p.batch, p.new_tokens, p.context_tokens, p.abs_error * 100, "held out" if p.holdout else "fit"]
+                            for p in points],
+                hovertemplate=(f"<b>{phase}</b> B=%{{customdata[0]}} T=%{{customdata[1]}} C=%{{customdata[2]}}"
+                               "<br>measured %{x:.2f} ms, predicted %{y:.2f} ms<br>"
+                               f"{label}; %{{customdata[4]}}<extra></extra>"),
+            ))
+    fig.update_layout(
+        xaxis={"type": "log", "title": "measured step time (ms)"},
+        yaxis={"type": "log", "title": "predicted step time (ms)"},
+        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=460,
+    )
+    return fig
+
+
+# --- page ---------------------------------------------------------------------------------------------
 
 def _upload() -> None:
     uploaded = st.session_state.get("pb_upload")
@@ -45,42 +96,37 @@ def _upload() -> None:
         st.session_state[UPLOAD_ERROR_KEY] = f"{uploaded.name} is not a valid {kind} file: {fields}"
 
 
-st.title("Probes")
-st.caption("Measure this machine: a Llama-style decoder with the catalog model's shapes (random weights) times "
-           "prefill and decode steps; the fit gives eff_compute, eff_memory and the per-step overhead, with "
-           "the error on held-out points. A calibration replaces the datasheet defaults for its accelerator.")
-upload_error = st.session_state.pop(UPLOAD_ERROR_KEY, None)
-if upload_error:
-    st.error(f"**Upload**: {upload_error}")
+def _run_or_upload() -> None:
+    """Left: run a quick probe here with a live progress bar; right: upload a probe or calibration file."""
+    run_col, upload_col = st.columns(2)
+    with run_col:
+        st.subheader("Run a quick probe here")
+        models = cache.model_ids()
+        model = st.selectbox("Model", models, index=models.index("qwen2.5-0.5b"), key="pb_model")
+        device = st.radio("Device", ["cpu", "cuda", "auto"], horizontal=True, key="pb_device")
+        if st.button("Run quick probe", key="pb_run"):
+            bar = st.progress(0.0, text="starting the probe...")
 
-run_col, upload_col = st.columns(2)
-with run_col:
-    st.subheader("Run a quick probe here")
-    models = cache.model_ids()
-    model = st.selectbox("Model", models, index=models.index("qwen2.5-0.5b"), key="pb_model")
-    device = st.radio("Device", ["cpu", "cuda", "auto"], horizontal=True, key="pb_device")
-    if st.button("Run quick probe", key="pb_run"):
-        bar = st.progress(0.0, text="starting the probe...")
+            def show(step: probe_runner.ProgressStep) -> None:
+                bar.progress(step.fraction, text=f"{step.done}/{step.total} ({step.elapsed_seconds:.0f} s): {step.label}")
 
-        def show(step: probe_runner.ProgressStep) -> None:
-            bar.progress(step.fraction, text=f"{step.done}/{step.total} ({step.elapsed_seconds:.0f} s): {step.label}")
+            with tempfile.TemporaryDirectory() as folder:
+                try:
+                    result = probe_runner.run_probe_subprocess(model=model, device=device,
+                                                               out=Path(folder) / "probe.json", on_progress=show)
+                    st.session_state[PROBE_KEY] = {"name": f"quick probe of {model} on {device}",
+                                                   "json": result.model_dump_json()}
+                    bar.progress(1.0, text=f"done in {result.wall_seconds:.0f} s")
+                except CostmodelError as exc:
+                    show_error("Probe", exc)
+    with upload_col:
+        st.subheader("Or upload a file")
+        st.file_uploader("ProbeResult (costmodel probe --out) or calibration (costmodel calibrate --out) JSON",
+                         type=["json"], key="pb_upload", on_change=_upload)
 
-        with tempfile.TemporaryDirectory() as folder:
-            try:
-                result = probe_runner.run_probe_subprocess(model=model, device=device, out=Path(folder) / "probe.json",
-                                                           on_progress=show)
-                st.session_state[PROBE_KEY] = {"name": f"quick probe of {model} on {device}",
-                                               "json": result.model_dump_json()}
-                bar.progress(1.0, text=f"done in {result.wall_seconds:.0f} s")
-            except CostmodelError as exc:
-                show_error("Probe", exc)
-with upload_col:
-    st.subheader("Or upload a file")
-    st.file_uploader("ProbeResult (costmodel probe --out) or calibration (costmodel calibrate --out) JSON",
-                     type=["json"], key="pb_upload", on_change=_upload)
 
-probe = st.session_state.get(PROBE_KEY)
-if probe:
+def _measured_vs_predicted(probe: dict[str, str]) -> None:
+    """The probe's fit: held-out errors, the factors, the chart, the points; apply it or download it."""
     result = ProbeResult.model_validate_json(probe["json"])
     env, settings = result.environment, result.settings
     st.subheader("Measured vs predicted")
@@ -88,7 +134,7 @@ if probe:
                f"{env.device_name} ({env.device}, {env.dtype}); copy {result.copy_bytes_per_s / 1e9:.1f} GB/s, "
                f"matmul {result.peak_flops_per_s / 1e12:.2f} TFLOP/s; {len(result.ok_points)} points.")
     try:
-        fit = cache_probes.cached_fit(probe["json"])
+        fit = cached_fit(probe["json"])
     except CostmodelError as exc:
         show_error("Calibration fit", exc)
         st.stop()
@@ -122,8 +168,8 @@ if probe:
     cols[2].download_button("Download probe JSON", probe["json"].encode("utf-8"), file_name="probe.json",
                             mime="application/json", key="pb_download_probe")
 
-applied = state.calibration()
-if applied:
+
+def _calibration_in_use(applied: dict[str, str]) -> None:
     calibration = Calibration.model_validate_json(applied["json"])
     st.subheader("Calibration in use")
     st.success(
@@ -142,3 +188,27 @@ if applied:
     if cols[1].button("Stop using it", key="pb_remove"):
         state.clear_calibration()
         st.rerun()
+
+
+def render() -> None:
+    """The Probes page."""
+    st.title("Probes")
+    st.caption("Measure this machine: a Llama-style decoder with the catalog model's shapes (random weights) times "
+               "prefill and decode steps; the fit gives eff_compute, eff_memory and the per-step overhead, with "
+               "the error on held-out points. A calibration replaces the datasheet defaults for its accelerator.")
+    upload_error = st.session_state.pop(UPLOAD_ERROR_KEY, None)
+    if upload_error:
+        st.error(f"**Upload**: {upload_error}")
+    _run_or_upload()
+    probe = st.session_state.get(PROBE_KEY)
+    if probe:
+        _measured_vs_predicted(probe)
+    applied = state.calibration()
+    if applied:
+        _calibration_in_use(applied)
+
+
+if __name__ == "__main__":  # st.navigation runs this file as a script: render through the imported module
+    from app.views import probes
+
+    probes.render()

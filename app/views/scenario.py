@@ -1,12 +1,15 @@
 """Scenario page: load (bundled example, upload, link) and save the scenario; edit its workload, SLO
-and options. Widgets -> one library call (parse_scenario + check_scenario_ids) -> the current scenario."""
+and options. Widgets -> one library call (parse_scenario + check_scenario_ids) -> the current scenario.
+
+Owns: the load/save expander and applying the edited draft; the widgets themselves are in
+app.scenario_form (workload and SLO) and app.scenario_options (the options tables and pickers).
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from app import cache, state
-from app.errors import show_error
 from app.scenario_form import workload_and_slo
 from app.scenario_io import (
     example_names,
@@ -17,8 +20,9 @@ from app.scenario_io import (
     scenario_yaml_bytes,
 )
 from app.scenario_options import add_pickers, options_editor
+from app.widgets import show_error
 from costmodel.errors import CostmodelError
-from costmodel.scenario import check_scenario_ids, parse_scenario
+from costmodel.scenario import Scenario, check_scenario_ids, parse_scenario
 
 LOAD_ERROR_KEY = "load_error"
 
@@ -38,43 +42,56 @@ def _load_upload() -> None:
         st.session_state[LOAD_ERROR_KEY] = f"{uploaded.name}: {exc}"
 
 
-st.title("Scenario")
-st.caption("Your workload, its latency SLO and the options to compare. Every change is checked and applied "
-           "at once; the page's link (the `s` query parameter) and the files below hold the whole scenario.")
-scenario = state.current()
-errors = st.container()
-load_error = st.session_state.pop(LOAD_ERROR_KEY, None)
-if load_error:
-    errors.error(f"**Scenario file**: {load_error}")
+def _load_or_save(scenario: Scenario) -> None:
+    """Load a bundled example or an uploaded file; download the scenario as YAML or JSON."""
+    with st.expander("Load or save", expanded=False):
+        cols = st.columns([2, 1, 3])
+        cols[0].selectbox("Bundled example", example_names(), key="load_example_name")
+        cols[1].button("Load example", key="load_example_button", on_click=_load_example)
+        cols[2].file_uploader("Upload a scenario (.yaml, .yml, .json)", type=["yaml", "yml", "json"], key="load_upload",
+                              on_change=_load_upload)
+        cols = st.columns(3)
+        cols[0].download_button("Download YAML", scenario_yaml_bytes(scenario), file_name=f"{file_stem(scenario)}.yaml",
+                                mime="application/x-yaml", key="save_yaml")
+        cols[1].download_button("Download JSON", scenario_json_bytes(scenario), file_name=f"{file_stem(scenario)}.json",
+                                mime="application/json", key="save_json")
+        cols[2].caption(f"Loaded from: {st.session_state.get(state.SOURCE_KEY, '?')}")
 
-with st.expander("Load or save", expanded=False):
-    cols = st.columns([2, 1, 3])
-    cols[0].selectbox("Bundled example", example_names(), key="load_example_name")
-    cols[1].button("Load example", key="load_example_button", on_click=_load_example)
-    cols[2].file_uploader("Upload a scenario (.yaml, .yml, .json)", type=["yaml", "yml", "json"], key="load_upload",
-                          on_change=_load_upload)
-    cols = st.columns(3)
-    cols[0].download_button("Download YAML", scenario_yaml_bytes(scenario), file_name=f"{file_stem(scenario)}.yaml",
-                            mime="application/x-yaml", key="save_yaml")
-    cols[1].download_button("Download JSON", scenario_json_bytes(scenario), file_name=f"{file_stem(scenario)}.json",
-                            mime="application/json", key="save_json")
-    cols[2].caption(f"Loaded from: {st.session_state.get(state.SOURCE_KEY, '?')}")
 
-draft = workload_and_slo(scenario)
-st.subheader("Options to compare")
-draft["options"] = options_editor(scenario)
-add_pickers(scenario)
+def render() -> None:
+    """The Scenario page."""
+    st.title("Scenario")
+    st.caption("Your workload, its latency SLO and the options to compare. Every change is checked and applied "
+               "at once; the page's link (the `s` query parameter) and the files below hold the whole scenario.")
+    scenario = state.current()
+    errors = st.container()
+    load_error = st.session_state.pop(LOAD_ERROR_KEY, None)
+    if load_error:
+        errors.error(f"**Scenario file**: {load_error}")
 
-try:
-    edited = parse_scenario(draft, where="scenario")
-    check_scenario_ids(
-        edited, api_price_ids=cache.api_price_ids(), gpu_offerings=cache.gpu_offering_accelerators(),
-        model_ids=cache.model_ids(), hardware_ids=cache.hardware_ids(),
-    )
-except CostmodelError as exc:
-    with errors:
-        show_error("Scenario not applied (the other pages still show the last valid one)", exc)
-else:
-    if edited != scenario:
-        state.set_scenario(edited, source="edited", reload_widgets=False)
-    errors.success(f"**{edited.name}**: {len(edited.options)} options; the other pages use this scenario.")
+    _load_or_save(scenario)
+
+    draft = workload_and_slo(scenario)
+    st.subheader("Options to compare")
+    draft["options"] = options_editor(scenario)
+    add_pickers(scenario)
+
+    try:
+        edited = parse_scenario(draft, where="scenario")
+        check_scenario_ids(
+            edited, api_price_ids=cache.api_price_ids(), gpu_offerings=cache.gpu_offering_accelerators(),
+            model_ids=cache.model_ids(), hardware_ids=cache.hardware_ids(),
+        )
+    except CostmodelError as exc:
+        with errors:
+            show_error("Scenario not applied (the other pages still show the last valid one)", exc)
+    else:
+        if edited != scenario:
+            state.set_scenario(edited, source="edited", reload_widgets=False)
+        errors.success(f"**{edited.name}**: {len(edited.options)} options; the other pages use this scenario.")
+
+
+if __name__ == "__main__":  # st.navigation runs this file as a script: render through the imported module
+    from app.views import scenario
+
+    scenario.render()

@@ -1,11 +1,17 @@
-"""Inline errors: a bad value is shown next to the page as st.error naming the field, never a traceback."""
+"""Display helpers every page shares: library text made safe for Markdown, and inline errors.
+
+A bad value is shown next to the page as st.error naming the field, never a traceback.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 from pydantic import ValidationError
 
-from app.text import md
+
+def md(text: str) -> str:
+    """Text safe for st.markdown / st.success / st.warning: '$' would open LaTeX math, so escape it."""
+    return text.replace("$", "\\$")
 
 
 def describe(exc: Exception) -> str:
