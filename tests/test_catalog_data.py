@@ -26,7 +26,8 @@ REQUIRED_MODEL_IDS = {
     "llama-2-7b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b",
     "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-72b", "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b",
     "tiny-test", "qwen2.5-0.5b", "llama-3.2-1b",
-    "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-r1", "gemma-3-27b", "mistral-small-24b",
+    "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-r1", "deepseek-v3.1", "gemma-3-27b",
+    "mistral-small-24b",
 }  # fmt: skip
 REQUIRED_ACCELERATOR_IDS = {
     "h100-sxm", "h100-pcie", "h200", "b200", "a100-80gb", "a100-40gb", "l40s", "l4", "mi300x", "rtx-4090",
@@ -316,10 +317,11 @@ def test_current_family_shapes_match_their_configs() -> None:
             128, 8, width, layers,
         ), model_id  # fmt: skip
         assert not m.n_shared_experts and not m.first_k_dense_replace, model_id
-    # DeepSeek-R1 is V3-Base post-trained: the same shapes as deepseek-v3.
-    r1, v3 = models["deepseek-r1"], models["deepseek-v3"]
+    # DeepSeek-R1 (V3-Base post-trained) and V3.1 (V3 base, longer-context training): V3's shapes and counts.
     shape_fields = set(ModelSpec.model_fields) - {"id", "name", "hf_repo", "source", "checked"}
-    assert {f: getattr(r1, f) for f in shape_fields} == {f: getattr(v3, f) for f in shape_fields}
+    v3 = {f: getattr(models["deepseek-v3"], f) for f in shape_fields}
+    for model_id in ("deepseek-r1", "deepseek-v3.1"):
+        assert {f: getattr(models[model_id], f) for f in shape_fields} == v3, model_id
     # Mistral Small 3 params.json: dim 5120, 40 layers, 32/8 heads of 128, hidden 32768, vocab 131072.
     s = models["mistral-small-24b"]
     assert (s.hidden_size, s.num_hidden_layers, s.num_attention_heads, s.kv_heads, s.head_dim_resolved) == (
