@@ -14,7 +14,7 @@ import math
 import pytest
 
 from costmodel.catalog.loader import bundled_models
-from costmodel.catalog.quality import QUALITY_FILE, load_quality_scores, parse_quality_text
+from costmodel.catalog.quality import DEFAULT_BENCHMARK, QUALITY_FILE, load_quality_scores, parse_quality_text
 from costmodel.errors import CostmodelError
 from costmodel.pricing.sheets import load_api_prices
 
@@ -170,3 +170,7 @@ def test_duplicates_mixed_scales_and_empty_sheets_are_rejected() -> None:
 def test_missing_file_is_a_clear_error(tmp_path) -> None:
     with pytest.raises(CostmodelError, match="not found"):
         load_quality_scores(tmp_path / "none.csv", open_model_ids={})
+
+
+def test_default_benchmark_is_in_the_bundled_sheet(sheet) -> None:
+    assert DEFAULT_BENCHMARK in sheet.benchmarks()

@@ -17,6 +17,7 @@ import io
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -30,6 +31,8 @@ Scale = Literal["elo", "percent"]
 # Arena ratings of every listed model fall in ~900-1600; percent is 0-100 by definition.
 SCALE_BOUNDS: dict[str, tuple[float, float]] = {"elo": (500.0, 2500.0), "percent": (0.0, 100.0)}
 SUBJECT_PATTERN = r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*$"
+# The benchmark a floor like `at_least_as_good_as: <id>` compares on when the scenario names none.
+DEFAULT_BENCHMARK = "lmarena-text"
 
 
 class QualityRow(BaseModel):
@@ -111,7 +114,7 @@ class QualitySheet:
 
     def row(self, subject: str, benchmark: str) -> QualityRow | None:
         """The sheet's own row for exactly this subject and benchmark (no inheritance)."""
-        return self._index().get((subject, benchmark))
+        return self._index.get((subject, benchmark))
 
     def score(self, subject: str, benchmark: str) -> QualityScore | None:
         """The subject's score: its own row, else (API rows) its open model's row, else None."""
@@ -133,6 +136,7 @@ class QualitySheet:
         """Subjects with their own row on `benchmark`, in file order."""
         return tuple(row.subject for row in self.rows if row.benchmark == benchmark)
 
+    @cached_property
     def _index(self) -> dict[tuple[str, str], QualityRow]:
         return {(row.subject, row.benchmark): row for row in self.rows}
 
