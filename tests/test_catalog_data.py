@@ -20,11 +20,14 @@ CATALOG_DIR = Path(__file__).resolve().parent.parent / "costmodel" / "catalog"
 MODEL_FILES = sorted((CATALOG_DIR / "models").glob("*.yaml"))
 ACCELERATORS_FILE = CATALOG_DIR / "accelerators.yaml"
 CHECKED = dt.date(2026, 11, 29)
+CHECKED_DATES = {CHECKED, dt.date(2026, 12, 1)}  # the 2024-25 rows, and the current families added later
 
 REQUIRED_MODEL_IDS = {
     "llama-2-7b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b",
     "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-72b", "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b",
     "tiny-test", "qwen2.5-0.5b", "llama-3.2-1b",
+    "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-r1", "deepseek-v3.1", "gemma-3-27b",
+    "mistral-small-24b",
 }  # fmt: skip
 REQUIRED_ACCELERATOR_IDS = {
     "h100-sxm", "h100-pcie", "h200", "b200", "a100-80gb", "a100-40gb", "l40s", "l4", "mi300x", "rtx-4090",
@@ -71,7 +74,7 @@ def test_model_files_validate_and_ids_match_file_stems() -> None:
     for stem, raw in _raw_models().items():
         spec = ModelSpec.model_validate(raw)
         assert spec.id == stem
-        assert spec.checked == CHECKED
+        assert spec.checked in CHECKED_DATES, stem
         _assert_no_numeric_strings(raw, stem)
 
 
@@ -119,6 +122,15 @@ def _kv_bytes_per_token(spec: ModelSpec, *, bytes_per_element: int) -> int:
         ("gpt-oss-120b", 2 * 36 * 8 * 64 * 2),
         # tiny-test: 2 * 4 * 4 * (256/8 = 32) * 2 = 2048 B.
         ("tiny-test", 2 * 4 * 4 * 32 * 2),
+        # Qwen3-30B-A3B config.json: 48 layers, 4 KV heads, head_dim 128: 2 * 48 * 4 * 128 * 2 = 98304 B.
+        ("qwen3-30b-a3b", 2 * 48 * 4 * 128 * 2),
+        # Qwen3-235B-A22B: 94 layers, 4 KV heads of 128: 2 * 94 * 4 * 128 * 2 = 192512 B.
+        ("qwen3-235b-a22b", 2 * 94 * 4 * 128 * 2),
+        # Gemma 3 27B: 62 layers, 16 KV heads of 128: 2 * 62 * 16 * 128 * 2 = 507904 B (full-attention
+        # layers keep all of it; the 52 sliding layers keep at most 1024 tokens).
+        ("gemma-3-27b", 2 * 62 * 16 * 128 * 2),
+        # DeepSeek-R1 has V3's MLA: 61 * (512 + 64) * 2 = 70272 B.
+        ("deepseek-r1", 61 * (512 + 64) * 2),
     ],
 )
 def test_kv_bytes_per_token_spot_checks(model_id: str, expected_bytes: int) -> None:
@@ -285,3 +297,59 @@ def test_efficiency_defaults_are_sane_and_explained() -> None:
         # Dense peaks only: no dtype may exceed 4x bf16 (fp4 on B200 is exactly 4x).
         bf16 = spec.peak_flops_per_s["bf16"]
         assert all(v <= 4 * bf16 for v in spec.peak_flops_per_s.values()), spec.id
+
+
+# ---------------------------------------------------------------- current open-weights families
+
+
+def test_current_family_shapes_match_their_configs() -> None:
+    models = _models()
+    # Qwen/Qwen3-32B config.json: 5120 wide, 64 layers, 64 query / 8 KV heads of 128, SwiGLU 25600, untied.
+    q = models["qwen3-32b"]
+    assert (q.hidden_size, q.num_hidden_layers, q.num_attention_heads, q.kv_heads, q.head_dim_resolved) == (
+        5120, 64, 64, 8, 128,
+    )  # fmt: skip
+    assert (q.intermediate_size, q.vocab_size, q.tie_word_embeddings, q.is_moe) == (25600, 151936, False, False)
+    # Qwen/Qwen3-30B-A3B and -235B-A22B: 128 experts ("num_experts"), 8 per token, no shared expert.
+    for model_id, width, layers in (("qwen3-30b-a3b", 768, 48), ("qwen3-235b-a22b", 1536, 94)):
+        m = models[model_id]
+        assert (m.experts, m.num_experts_per_tok, m.moe_intermediate_size, m.num_hidden_layers) == (
+            128, 8, width, layers,
+        ), model_id  # fmt: skip
+        assert not m.n_shared_experts and not m.first_k_dense_replace, model_id
+    # DeepSeek-R1 (V3-Base post-trained) and V3.1 (V3 base, longer-context training): V3's shapes and counts.
+    shape_fields = set(ModelSpec.model_fields) - {"id", "name", "hf_repo", "source", "checked"}
+    v3 = {f: getattr(models["deepseek-v3"], f) for f in shape_fields}
+    for model_id in ("deepseek-r1", "deepseek-v3.1"):
+        assert {f: getattr(models[model_id], f) for f in shape_fields} == v3, model_id
+    # Mistral Small 3 params.json: dim 5120, 40 layers, 32/8 heads of 128, hidden 32768, vocab 131072.
+    s = models["mistral-small-24b"]
+    assert (s.hidden_size, s.num_hidden_layers, s.num_attention_heads, s.kv_heads, s.head_dim_resolved) == (
+        5120, 40, 32, 8, 128,
+    )  # fmt: skip
+    assert (s.intermediate_size, s.vocab_size, s.sliding_window) == (32768, 131072, None)
+
+
+def test_gemma_3_interleaves_five_local_layers_per_global_layer() -> None:
+    g = _models()["gemma-3-27b"]
+    assert (g.hidden_size, g.num_hidden_layers, g.kv_heads, g.head_dim_resolved, g.sliding_window) == (
+        5376, 62, 16, 128, 1024,
+    )  # fmt: skip
+    assert g.tie_word_embeddings and g.vocab_size == 262208  # embed_tokens: 262208 x 5376
+    assert g.layer_types is not None
+    # sliding_window_pattern 6: layer i is global when (i + 1) % 6 == 0 -> layers 5, 11, ..., 59: 10 global
+    # and 62 - 10 = 52 local, the first layer local (Gemma 3 report).
+    globals_at = [i for i, kind in enumerate(g.layer_types) if kind == "full_attention"]
+    assert globals_at == list(range(5, 62, 6)) and len(globals_at) == 10
+    assert g.layer_types[0] == "sliding_attention"
+
+
+def test_mistral_small_3_count_equals_its_checkpoint_index() -> None:
+    # model.safetensors.index.json total_size = 47,144,806,400 bytes of bf16 (2 B per parameter)
+    # = 23,572,403,200 parameters. Written out: 40 layers * (q,o: 2*5120*4096 + k,v: 2*5120*1024 +
+    # MLP: 3*5120*32768) + untied embeddings 2*131072*5120 = 22,229,811,200 + 1,342,177,280
+    # = 23,571,988,480, plus RMSNorm weights (2 per layer + final: 81 * 5120 = 414,720) = 23,572,403,200.
+    weights = 40 * (2 * 5120 * 4096 + 2 * 5120 * 1024 + 3 * 5120 * 32768) + 2 * 131072 * 5120
+    assert weights == 23_571_988_480
+    assert weights + 81 * 5120 == 47_144_806_400 // 2
+    assert _approx_params(_models()["mistral-small-24b"])[0] == weights

@@ -162,3 +162,30 @@ def test_bad_calibration_file_names_file_and_field(tmp_path, capsys):
     broken.write_text(json.dumps({"hardware_id": "cpu", "eff_compute": -1}))
     code, _, err = run_cli(capsys, "estimate", "--model", "tiny-test", "--hardware", "cpu", "--calibration", str(broken))
     assert code == 2 and str(broken) in err and "eff_compute" in err
+
+
+# Qwen/Qwen3-30B-A3B config.json (the fields the importer reads), as published (Qwen3MoeForCausalLM).
+QWEN3_MOE_CONFIG = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+    "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8,
+    "decoder_sparse_step": 1, "mlp_only_layers": [], "num_hidden_layers": 48, "num_attention_heads": 32,
+    "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": False,
+    "max_position_embeddings": 40960, "sliding_window": None, "use_sliding_window": False,
+}  # fmt: skip
+
+
+def test_qwen3_moe_import_matches_the_bundled_model():
+    spec = import_hf_config(dict(QWEN3_MOE_CONFIG), model_id="my-qwen3-moe", source="test")
+    bundled = loader.bundled_models()["qwen3-30b-a3b"]
+    fields = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+              "intermediate_size", "moe_intermediate_size", "num_local_experts", "num_experts_per_tok", "vocab_size")  # fmt: skip
+    assert {f: getattr(spec, f) for f in fields} == {f: getattr(bundled, f) for f in fields}
+    assert spec.experts == 128 and spec.n_shared_experts is None
+
+
+@pytest.mark.parametrize("mutate", [lambda c: c.update(decoder_sparse_step=2), lambda c: c.update(mlp_only_layers=[0])])
+def test_qwen3_moe_with_dense_layers_between_is_refused(mutate):
+    cfg = dict(QWEN3_MOE_CONFIG)
+    mutate(cfg)
+    with pytest.raises(CostmodelError, match="decoder_sparse_step"):
+        import_hf_config(cfg, model_id="x", source="test")

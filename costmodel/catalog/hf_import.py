@@ -1,7 +1,8 @@
 """Turn a user's Hugging Face `config.json` into a catalog ModelSpec, or say what is missing.
 
 Only decoder-only transformers with the layouts the roofline knows are accepted: Llama-style dense
-(llama, mistral, qwen2, qwen3, gemma*), Mixtral-style MoE, DeepSeek-V2/V3 (MLA + MoE) and gpt-oss.
+(llama, mistral, qwen2, qwen3, gemma*), Mixtral-style MoE (Qwen3-MoE included), DeepSeek-V2/V3 (MLA + MoE)
+and gpt-oss.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from costmodel.errors import CostmodelError
 from costmodel.units import printable
 
 SUPPORTED_MODEL_TYPES = {
-    "llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "deepseek_v2", "deepseek_v3",
+    "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma", "gemma2", "deepseek_v2", "deepseek_v3",
     "gpt_oss", "phi3", "granite", "olmo2",
 }
 MAX_NAME_CHARS = 200  # a display name in one table cell; `_name_or_path` can be any local path
@@ -51,6 +52,7 @@ def import_hf_config(
         raise CostmodelError(
             f"config.json: model_type '{model_type}' is not supported; supported: {', '.join(sorted(SUPPORTED_MODEL_TYPES))}"
         )
+    config = _qwen3_moe_as_mixtral(config)
     for field, what in UNSUPPORTED_FIELDS.items():
         if config.get(field):
             raise CostmodelError(f"config.json: field '{field}' describes {what}, which the roofline does not model")
@@ -81,6 +83,23 @@ def _display_name(name_or_path: Any, *, model_id: str) -> str:
         return model_id
     clean = printable(name_or_path).strip()[:MAX_NAME_CHARS]
     return clean or model_id
+
+
+def _qwen3_moe_as_mixtral(config: dict[str, Any]) -> dict[str, Any]:
+    """Qwen3-MoE names its routed experts `num_experts`; with no shared expert and every layer sparse
+    (decoder_sparse_step 1, no mlp_only_layers) the layout is Mixtral's, so it maps to num_local_experts."""
+    if config.get("model_type") != "qwen3_moe" or not config.get("num_experts"):
+        return config
+    if config.get("shared_expert_intermediate_size"):
+        return config  # rejected by UNSUPPORTED_FIELDS with its reason
+    if config.get("decoder_sparse_step", 1) != 1 or config.get("mlp_only_layers"):
+        raise CostmodelError(
+            "config.json: fields 'decoder_sparse_step'/'mlp_only_layers' make some layers dense between MoE layers, "
+            "which the roofline does not model (it models MoE on every layer after first_k_dense_replace)"
+        )
+    mapped = {key: value for key, value in config.items() if key != "num_experts"}
+    mapped["num_local_experts"] = config["num_experts"]
+    return mapped
 
 
 def import_hf_config_file(path: str | Path, *, model_id: str, as_of: dt.date | None = None) -> ModelSpec:
