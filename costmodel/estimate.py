@@ -85,13 +85,17 @@ class Estimate:
 
 
 def check_config(
-    spec: ModelSpec, *, gpus: int, weight_dtype: str, kv_dtype: str, batch: int, prompt_tokens: int, output_tokens: int
+    spec: ModelSpec, *, gpus: int, weight_dtype: str, kv_dtype: str, batch: int, prompt_tokens: int, output_tokens: int,
+    hardware: AcceleratorSpec | None = None,
 ) -> None:
-    """Raise CostmodelError naming the flag and the fix for any invalid input."""
+    """Raise CostmodelError naming the flag and the fix for any invalid input (and the hardware when
+    it cannot hold the formats, e.g. fp4 without fp4 tensor cores)."""
     if weight_dtype not in WEIGHT_DTYPES:
         raise CostmodelError(f"--weight-dtype '{weight_dtype}' is not one of {', '.join(WEIGHT_DTYPES)}")
     if kv_dtype not in KV_DTYPES:
         raise CostmodelError(f"--kv-dtype '{kv_dtype}' is not one of {', '.join(KV_DTYPES)}")
+    if hardware is not None:
+        hardware.check_dtypes(weight_dtype=weight_dtype, kv_dtype=kv_dtype)
     for flag, value in (("--gpus", gpus), ("--batch", batch), ("--prompt-tokens", prompt_tokens), ("--output-tokens", output_tokens)):
         if value < 1:
             raise CostmodelError(f"{flag} must be >= 1 (got {value})")
@@ -135,7 +139,7 @@ def estimate(
     spec, hw, eff = resolve_config(model, hardware, efficiency=efficiency, calibration=calibration)
     check_config(
         spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=batch,
-        prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+        prompt_tokens=prompt_tokens, output_tokens=output_tokens, hardware=hw,
     )
     shape = derive_shape(spec)
     prefill = step(
