@@ -2,18 +2,24 @@
 
 int8 and int4 are weight-only formats (gpt-fast / AWQ style): weights are stored small and
 dequantized into bf16 matmuls, so they save bytes, not FLOPs. fp8 is W8A8 where the accelerator
-has fp8 tensor cores (Hopper, Blackwell, MI300), else it falls back to bf16 compute.
+has fp8 tensor cores (Hopper, Blackwell, MI300), else it falls back to bf16 compute. fp4 (NVFP4 /
+MXFP4) is W4A4 on fp4 tensor cores and exists only where the accelerator row lists an fp4 peak
+(Blackwell); weights or KV in fp4 elsewhere are refused (`unsupported_dtype_reason`).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-WeightDtype = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp32"]
-KvDtype = Literal["bf16", "fp16", "fp8", "fp32"]
+WeightDtype = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp32", "fp4"]
+KvDtype = Literal["bf16", "fp16", "fp8", "fp32", "fp4"]
 
-WEIGHT_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")
-KV_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp32")
+WEIGHT_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "int4", "fp32", "fp4")
+KV_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp32", "fp4")
+
+# Formats that need the accelerator's own tensor-core support (a `peak_flops_per_s` entry), for weights
+# and for the KV cache alike: there is no dequantizing fallback we model for them.
+NATIVE_ONLY_DTYPES: frozenset[str] = frozenset({"fp4"})
 
 # Bytes per element. int4 packs two weights per byte; with group size 32 a bf16 scale and a bf16 zero
 # point per group add 4/32 = 0.125 B/param, which gpt-fast's int4 g32 reads on every step.
@@ -24,6 +30,11 @@ BYTES_PER_ELEMENT: dict[str, float] = {
     "fp8": 1.0,
     "int8": 1.0,
     "int4": 0.5 + 4.0 / 32.0,
+    # fp4 (E2M1) packs two elements per byte. Its block scales are left out, as fp8's per-tensor scales
+    # are: MXFP4 adds one E8M0 byte per 32 elements (+1/32 B, 6% of 0.5 B; ROCm docs, "MXFP4 training
+    # for Flux models", https://rocm.docs.amd.com/projects/primus/en/latest/04-technical-guides/
+    # diffusion-models/mxfp4_training.html, checked 2026-12-01), so fp4 is exactly half of fp8 here.
+    "fp4": 0.5,
 }
 
 # Weight-only formats dequantize on CUDA cores inside the GEMV, so their kernels reach a smaller share
@@ -43,8 +54,18 @@ def streamed_weight_bytes_per_param(weight_dtype: str) -> float:
     return BYTES_PER_ELEMENT[weight_dtype] / WEIGHT_KERNEL_BANDWIDTH_FACTOR.get(weight_dtype, 1.0)
 
 
+def unsupported_dtype_reason(*, weight_dtype: str, kv_dtype: str, peak_flops_per_s: dict[str, float]) -> str | None:
+    """Why this accelerator cannot hold these formats (a flag and the fix), or None when it can."""
+    for flag, dtype in (("--weight-dtype", weight_dtype), ("--kv-dtype", kv_dtype)):
+        if dtype in NATIVE_ONLY_DTYPES and dtype not in peak_flops_per_s:
+            return f"{flag} {dtype} needs {dtype} tensor cores, which it does not have; use fp8 or bf16"
+    return None
+
+
 def compute_dtype(*, weight_dtype: str, peak_flops_per_s: dict[str, float]) -> str:
     """The tensor-core format the matmuls run in for a given weight format on this accelerator."""
+    if weight_dtype in NATIVE_ONLY_DTYPES and weight_dtype in peak_flops_per_s:
+        return weight_dtype  # W4A4 on fp4 tensor cores; without them `unsupported_dtype_reason` refuses it
     if weight_dtype == "fp8" and "fp8" in peak_flops_per_s:
         return "fp8"
     if weight_dtype == "fp32":

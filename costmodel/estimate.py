@@ -101,12 +101,16 @@ def valid_tensor_parallel_sizes(spec: ModelSpec, *, max_gpus: int = 64) -> tuple
 def check_config(
     spec: ModelSpec, *, gpus: int, weight_dtype: str, kv_dtype: str, batch: int, prompt_tokens: int, output_tokens: int,
     field_names: Mapping[str, str] = CLI_FIELD_NAMES,
+    hardware: AcceleratorSpec | None = None,
 ) -> None:
-    """Raise CostmodelError naming the field (`field_names`: CLI flags or scenario paths) and the fix."""
+    """Raise CostmodelError naming the field (`field_names`: CLI flags or scenario paths) and the fix (and the
+    hardware when it cannot hold the formats, e.g. fp4 without fp4 tensor cores)."""
     if weight_dtype not in WEIGHT_DTYPES:
         raise CostmodelError(f"{field_names['weight_dtype']} '{weight_dtype}' is not one of {', '.join(WEIGHT_DTYPES)}")
     if kv_dtype not in KV_DTYPES:
         raise CostmodelError(f"{field_names['kv_dtype']} '{kv_dtype}' is not one of {', '.join(KV_DTYPES)}")
+    if hardware is not None:
+        hardware.check_dtypes(weight_dtype=weight_dtype, kv_dtype=kv_dtype)
     for key, value in (("gpus", gpus), ("batch", batch), ("prompt_tokens", prompt_tokens),
                        ("output_tokens", output_tokens)):
         if value < 1:
@@ -160,7 +164,7 @@ def estimate(
     spec, hw, eff = resolve_config(model, hardware, efficiency=efficiency, calibration=calibration)
     check_config(
         spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=batch,
-        prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+        prompt_tokens=prompt_tokens, output_tokens=output_tokens, hardware=hw,
     )
     shape = derive_shape(spec)
     prefill = step(

@@ -31,7 +31,12 @@ REQUIRED_MODEL_IDS = {
 }  # fmt: skip
 REQUIRED_ACCELERATOR_IDS = {
     "h100-sxm", "h100-pcie", "h200", "b200", "a100-80gb", "a100-40gb", "l40s", "l4", "mi300x", "rtx-4090",
+    "b300", "gb200", "mi325x",
 }  # fmt: skip
+# Rows added for issue 17 were read on 2026-12-01; the rest on CHECKED.
+ACCELERATORS_CHECKED_LATER = {"b300", "gb200", "mi325x"}
+# Accelerators whose datasheet lists fp4 tensor cores (Blackwell); every other row must leave fp4 out.
+FP4_ACCELERATOR_IDS = {"b200", "b300", "gb200"}
 
 
 def _raw_models() -> dict[str, dict[str, Any]]:
@@ -241,7 +246,7 @@ def test_accelerator_rows_validate_with_unique_ids() -> None:
     assert len(ids) == len(set(ids)), "duplicate accelerator id"
     for row in rows:
         spec = AcceleratorSpec.model_validate(row)
-        assert spec.checked == CHECKED
+        assert spec.checked == (dt.date(2026, 12, 1) if spec.id in ACCELERATORS_CHECKED_LATER else CHECKED), spec.id
         # The `cpu` row is a nominal placeholder that a probe calibration replaces (docs/probes.md).
         assert spec.source.startswith("https://") or spec.source.startswith("nominal placeholder"), spec.id
         _assert_no_numeric_strings(row, spec.id)
@@ -294,9 +299,39 @@ def test_efficiency_defaults_are_sane_and_explained() -> None:
         assert 5e-6 <= spec.link_latency_seconds <= 100e-6, spec.id
         for word in ("eff_memory", "eff_compute", "link_latency"):
             assert word in spec.efficiency_reason, f"{spec.id}: efficiency_reason should explain {word}"
-        # Dense peaks only: no dtype may exceed 4x bf16 (fp4 on B200 is exactly 4x).
+        # Dense peaks only: no dtype may exceed 4x bf16 (fp4 on B200 and GB200 is exactly 4x), except
+        # Blackwell Ultra's fp4 (B300: 14 / 2.25 = 6.2x), which NVIDIA raised without raising bf16.
         bf16 = spec.peak_flops_per_s["bf16"]
-        assert all(v <= 4 * bf16 for v in spec.peak_flops_per_s.values()), spec.id
+        assert all(v <= 4 * bf16 for d, v in spec.peak_flops_per_s.items() if d != "fp4"), spec.id
+        assert spec.peak_flops_per_s.get("fp4", 0.0) <= 8 * bf16, spec.id
+
+
+def test_fp4_peaks_only_on_blackwell_rows() -> None:
+    with_fp4 = {hw_id for hw_id, spec in _accelerators().items() if "fp4" in spec.peak_flops_per_s}
+    assert with_fp4 == FP4_ACCELERATOR_IDS
+
+
+def test_new_accelerator_rows_match_their_sources() -> None:
+    acc = _accelerators()
+    # GB200 NVL72 per GPU (NVIDIA table, with sparsity): fp4 20, fp8 10, bf16 5 PFLOPS -> halved; 186 GB at
+    # 8 TB/s; NVLink 5 1.8 TB/s. Rack totals agree: 1,440 PFLOPS fp4 / 72 GPUs = 20 per GPU (sparse).
+    gb200 = acc["gb200"]
+    assert gb200.peak_flops_per_s["fp4"] == 20e15 / 2 == 1440e15 / 72 / 2
+    assert (gb200.peak_flops_per_s["fp8"], gb200.peak_flops_per_s["bf16"]) == (10e15 / 2, 5e15 / 2)
+    assert (gb200.memory_bytes, gb200.hbm_bytes_per_s) == (186 * 2**30, 8e12)
+    assert gb200.interconnect_bytes_per_s == 1.8e12 / 2 and gb200.tdp_watts == 1200
+    # B300 (Verda's per-GPU dense table): fp4 14, fp8 4.5, bf16 2.25 PFLOPS; 270 GB at 7.7 TB/s; 1.1 kW.
+    b300 = acc["b300"]
+    assert (b300.peak_flops_per_s["fp4"], b300.peak_flops_per_s["fp8"], b300.peak_flops_per_s["bf16"]) == (
+        14e15, 4.5e15, 2.25e15,
+    )  # fmt: skip
+    assert (b300.memory_bytes, b300.hbm_bytes_per_s, b300.tdp_watts) == (270 * 2**30, 7.7e12, 1100)
+    # MI325X: the MI300X's CDNA 3 compute (304 CUs * 2100 MHz * 2048 FLOP/clk/CU = 1307.4 TFLOPS bf16) with
+    # 256 GB of HBM3E at 6 TB/s.
+    mi325x = acc["mi325x"]
+    assert mi325x.peak_flops_per_s["bf16"] == pytest.approx(304 * 2100e6 * 2048, rel=1e-3)
+    assert mi325x.peak_flops_per_s == {k: v for k, v in acc["mi300x"].peak_flops_per_s.items() if k != "int8"}
+    assert (mi325x.memory_bytes, mi325x.hbm_bytes_per_s) == (256 * 2**30, 6e12)
 
 
 # ---------------------------------------------------------------- current open-weights families

@@ -188,8 +188,26 @@ class AcceleratorSpec(StrictModel):
             raise ValueError("every peak_flops_per_s value must be > 0 FLOP/s")
         return self
 
+    def check_dtypes(self, *, weight_dtype: str, kv_dtype: str = "bf16") -> None:
+        """Raise CostmodelError naming this accelerator when it cannot hold these formats (fp4 off Blackwell)."""
+        from costmodel.dtypes import unsupported_dtype_reason
+        from costmodel.errors import CostmodelError
+
+        reason = unsupported_dtype_reason(weight_dtype=weight_dtype, kv_dtype=kv_dtype, peak_flops_per_s=self.peak_flops_per_s)
+        if reason is not None:
+            with_fp4 = ", ".join(sorted(self.fp4_hardware_ids())) or "none in the catalog"
+            raise CostmodelError(f"{self.name} ('{self.id}'): {reason} (hardware with fp4: {with_fp4})")
+
+    @staticmethod
+    def fp4_hardware_ids() -> list[str]:
+        """Catalog ids whose datasheet lists an fp4 tensor-core peak."""
+        from costmodel.catalog.loader import accelerators
+
+        return [hw_id for hw_id, hw in accelerators().items() if "fp4" in hw.peak_flops_per_s]
+
     def peak_for(self, weight_dtype: str) -> float:
         """Dense peak FLOP/s of the tensor-core format matmuls run in for this weight dtype."""
         from costmodel.dtypes import compute_dtype
 
+        self.check_dtypes(weight_dtype=weight_dtype)
         return self.peak_flops_per_s[compute_dtype(weight_dtype=weight_dtype, peak_flops_per_s=self.peak_flops_per_s)]

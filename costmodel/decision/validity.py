@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from costmodel.catalog import load_model
+from costmodel.catalog import load_accelerator, load_model
 from costmodel.decision.results import CostBreakdown, OptionResult
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config
@@ -112,7 +112,7 @@ def _check_option(index: int, option: Option, scenario: Scenario, api_sheet: Pri
         try:
             check_config(load_model(option.model), gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype,
                          kv_dtype=option.kv_dtype, batch=1, prompt_tokens=1, output_tokens=1,
-                         field_names=_field_names(index))
+                         field_names=_field_names(index), hardware=load_accelerator(option.hardware))
         except CostmodelError as exc:
             return Exclusion(kind="invalid_option", reason=str(exc))
         return _self_host_lengths(option, workload)

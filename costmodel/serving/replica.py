@@ -85,7 +85,10 @@ def build_replica(
     `capacity_at_slo` reports it as infeasible.
     """
     spec, hw, eff = resolve_config(model, hardware, efficiency=efficiency, calibration=calibration)
-    check_config(spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=1, prompt_tokens=1, output_tokens=1)
+    check_config(
+        spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=1, prompt_tokens=1, output_tokens=1,
+        hardware=hw,
+    )
     if max_batched_tokens < 1:
         raise CostmodelError(f"--max-batched-tokens must be >= 1 (got {max_batched_tokens})")
     if eff.weight_reads_max_rows > 1.0:
