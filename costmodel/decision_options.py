@@ -22,8 +22,11 @@ from costmodel.units import fmt_seconds
 MTOK = 1e6
 
 
-def _source(what: str, source: str, checked: dt.date, today: dt.date) -> PriceSource:
-    return PriceSource(what=what, source=source, checked=checked.isoformat(), age_days=(today - checked).days)
+def _source(what: str, source: str, row: ApiPriceRow | GpuPriceRow, today: dt.date) -> PriceSource:
+    """Provenance of a sheet price; its age counts from the price's own date (price_as_of, else checked)."""
+    return PriceSource(what=what, source=source, checked=row.checked.isoformat(),
+                       age_days=(today - row.price_date).days,
+                       price_as_of=row.price_as_of.isoformat() if row.price_as_of else None)
 
 
 def api_slo(option: ApiOption, scenario: Scenario) -> tuple[bool, str]:
@@ -75,7 +78,7 @@ def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPrice
         break_even_utilization=None, break_even_tokens_per_month=None, break_even_against=None,
         throttled=cost.rate_limit.throttled, capacity_requests_per_second=None, tokens_per_second_per_replica=None,
         breakdown=CostBreakdown(api_usd_per_month=usd_month),
-        price_sources=(_source(f"API price {row.id}", f"{row.source} {row.source_version}", row.checked, today),),
+        price_sources=(_source(f"API price {row.id}", f"{row.source} {row.source_version}", row, today),),
         notes=tuple(notes), api_usd_per_request=cost.usd_per_request * api_price_scale,
     )
 
@@ -88,7 +91,7 @@ def gpu_price(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *, today: 
         )
     assert option.offering is not None  # validated by the scenario schema
     row = sheet.get(option.offering)
-    return row.all_in_usd_per_gpu_hour(), _source(f"GPU offering {row.id}", row.source, row.checked, today)
+    return row.all_in_usd_per_gpu_hour(), _source(f"GPU offering {row.id}", row.source, row, today)
 
 
 def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceSheet[GpuPriceRow],

@@ -8,7 +8,35 @@ model a hosted open-weights row serves, so API and self-host of the same model c
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import NamedTuple
+
+
+class PricePage(NamedTuple):
+    """Prices transcribed by hand from the provider's own pricing page: they win over LiteLLM and
+    genai-prices (USD per million tokens; `as_of` is the page's own date, None when it shows none)."""
+
+    url: str
+    input_usd_per_mtok: float
+    output_usd_per_mtok: float
+    as_of: dt.date | None = None
+    note: str = ""
+
+
+class RateLimits(NamedTuple):
+    """A published paid-tier limit with the page it comes from (LiteLLM's rpm/tpm carry no tier)."""
+
+    requests_per_minute: int | None
+    tokens_per_minute: int | None
+    tier: str
+    source: str
+
+
+class Retirement(NamedTuple):
+    """The date a model stopped being sold (or will be), with the page that says so."""
+
+    date: dt.date
+    source: str
 
 
 class RowSpec(NamedTuple):
@@ -17,12 +45,23 @@ class RowSpec(NamedTuple):
     genai_key: tuple[str, str] | None
     open_model_id: str | None = None
     notes: str | None = None
+    price_page: PricePage | None = None
+    prefer_genai_prices: bool = False  # genai-prices over a disagreeing LiteLLM, when a third page agrees (notes)
+    rate_limits: RateLimits | None = None
+    retirement: Retirement | None = None
+    price_as_of: dt.date | None = None  # the price's own date, e.g. the model's launch page
 
 
 _FW = "fireworks_ai/accounts/fireworks/models/"
 _GEMINI_LIMITS = (
-    "rate limits as LiteLLM records them; Gemini limits depend on the account's usage tier, so override "
-    "requests_per_minute_limit / tokens_per_minute_limit in the scenario"
+    "no bundled rate limit: Google publishes per-model limits for paid tiers only in AI Studio "
+    "(developersdigest.tech/rate-limits/google, read 2026-10-17); set requests_per_minute_limit / "
+    "tokens_per_minute_limit in the scenario from your project's tier"
+)
+_FLASH_LITE_TIER1 = RateLimits(
+    4000, 4_000_000, "tier 1 (paid)",
+    "https://eonsr.com/gemini-rate-limit-planning-free-vs-tier-1/page/374 (Flash-Lite: free 15 RPM / 250k TPM; "
+    "Tier 1 4,000 RPM / 4M TPM)",
 )
 
 ROW_SPECS: tuple[RowSpec, ...] = (
@@ -42,13 +81,19 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     RowSpec("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5", ("anthropic", "claude-sonnet-4-5")),
     RowSpec("anthropic/claude-sonnet-4-6", "claude-sonnet-4-6", ("anthropic", "claude-sonnet-4-6")),
     RowSpec("anthropic/claude-haiku-4-5", "claude-haiku-4-5", ("anthropic", "claude-haiku-4-5")),
-    RowSpec("anthropic/claude-haiku-5-5", "claude-haiku-5-5", ("anthropic", "claude-haiku-5-5")),
+    RowSpec("anthropic/claude-haiku-5-5", "claude-haiku-5-5", ("anthropic", "claude-haiku-5-5"),
+            price_as_of=dt.date(2026, 10, 7),
+            notes=("verified 2026-12-01 against platform.claude.com/docs/en/models/haiku-5-5/overview (released "
+                   "2026-10-07): $0.10 in / $0.50 out per MTok up to 100,000-token prompts, $0.50 / $2.50 above, "
+                   "5-minute cache write $0.125 / $0.625; 10x below Haiku 4.5 is the published price. Its newer "
+                   "tokenizer counts ~30% more tokens than Haiku 4.5 for the same text")),
     RowSpec("anthropic/claude-opus-4-5", "claude-opus-4-5", ("anthropic", "claude-opus-4-5")),
     # Google Gemini API
     RowSpec("google/gemini-2.5-pro", "gemini/gemini-2.5-pro", ("google", "gemini-2.5-pro"), notes=_GEMINI_LIMITS),
     RowSpec("google/gemini-2.5-flash", "gemini/gemini-2.5-flash", ("google", "gemini-2.5-flash"), notes=_GEMINI_LIMITS),
     RowSpec("google/gemini-2.5-flash-lite", "gemini/gemini-2.5-flash-lite", ("google", "gemini-2.5-flash-lite"),
-            notes=_GEMINI_LIMITS),
+            rate_limits=_FLASH_LITE_TIER1,
+            notes="rate limits are Tier 1 (paid); LiteLLM's 15 requests/min is the free tier"),
     RowSpec("google/gemini-3.1-pro-preview", "gemini/gemini-3.1-pro-preview", ("google", "gemini-3.1-pro-preview"),
             notes=_GEMINI_LIMITS),
     # xAI, Mistral
@@ -58,10 +103,16 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     # DeepSeek's own API
     RowSpec("deepseek/deepseek-chat", "deepseek/deepseek-chat", ("deepseek", "deepseek-chat"),
             notes="alias of DeepSeek's current chat model (V3.2 at import), not pinned to deepseek-v3"),
-    RowSpec("deepseek/deepseek-v3", "deepseek/deepseek-v3", None, "deepseek-v3"),
+    RowSpec("deepseek/deepseek-v3", "deepseek/deepseek-v3", None, "deepseek-v3",
+            retirement=Retirement(dt.date(2025, 8, 21), "https://api-docs.deepseek.com/updates (2025-08-21: deepseek-chat "
+                                  "upgraded to DeepSeek-V3.1)"),
+            notes=("no longer sold: DeepSeek's API serves V3.1 and later under deepseek-chat since 2025-08-21, and the "
+                   "$0.27 / $1.10 price list ended 2025-09-05 16:00 UTC (api-docs.deepseek.com/quick_start/pricing)")),
     # Together AI
     RowSpec("together/llama-3.3-70b", "together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo",
-            ("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"), "llama-3.3-70b"),
+            ("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"), "llama-3.3-70b", prefer_genai_prices=True,
+            notes=("genai-prices' $0.88 kept over LiteLLM's $1.04: mastra.ai/models/v1/providers/togetherai also "
+                   "lists $0.88 / $0.88 for meta-llama/Llama-3.3-70B-Instruct-Turbo")),
     RowSpec("together/llama-3.1-8b", "together_ai/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo",
             ("together", "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo"), "llama-3.1-8b"),
     RowSpec("together/llama-3.1-70b", "together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo",
@@ -79,13 +130,27 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     # Fireworks AI
     RowSpec("fireworks/llama-3.3-70b", _FW + "llama-v3p3-70b-instruct", None, "llama-3.3-70b"),
     RowSpec("fireworks/llama-3.1-8b", _FW + "llama-v3p1-8b-instruct", ("fireworks", "llama-v3p1-8b-instruct"),
-            "llama-3.1-8b"),
+            "llama-3.1-8b",
+            price_page=PricePage("https://fireworks.ai/pricing", 0.2, 0.2,
+                                 note="serverless, base model up to 16B parameters: $0.20 per 1M tokens")),
     RowSpec("fireworks/llama-3.1-70b", _FW + "llama-v3p1-70b-instruct", None, "llama-3.1-70b"),
     RowSpec("fireworks/llama-3.1-405b", _FW + "llama-v3p1-405b-instruct", None, "llama-3.1-405b"),
     RowSpec("fireworks/mixtral-8x7b", _FW + "mixtral-8x7b-instruct", None, "mixtral-8x7b"),
     RowSpec("fireworks/deepseek-v3", _FW + "deepseek-v3", None, "deepseek-v3"),
     RowSpec("fireworks/gpt-oss-120b", _FW + "gpt-oss-120b", ("fireworks", "gpt-oss-120b"), "gpt-oss-120b"),
     RowSpec("fireworks/gpt-oss-20b", _FW + "gpt-oss-20b", ("fireworks", "gpt-oss-20b"), "gpt-oss-20b"),
+    # Current open-weight families (Qwen3, DeepSeek-R1/V3.1); LiteLLM 1.110.2 keys
+    RowSpec("deepinfra/qwen3-235b-a22b", "deepinfra/Qwen/Qwen3-235B-A22B-Instruct-2507", None, "qwen3-235b-a22b",
+            notes="the 2507 Instruct checkpoint of Qwen3-235B-A22B"),
+    RowSpec("fireworks/qwen3-235b-a22b", _FW + "qwen3-235b-a22b-instruct-2507", None, "qwen3-235b-a22b",
+            notes="the 2507 Instruct checkpoint of Qwen3-235B-A22B"),
+    RowSpec("deepinfra/qwen3-32b", "deepinfra/Qwen/Qwen3-32B", None, "qwen3-32b"),
+    RowSpec("deepinfra/deepseek-r1", "deepinfra/deepseek-ai/DeepSeek-R1-0528", None, "deepseek-r1",
+            notes="the 0528 checkpoint of DeepSeek-R1"),
+    RowSpec("together/deepseek-r1", "together_ai/deepseek-ai/DeepSeek-R1-0528", None, "deepseek-r1",
+            notes="the 0528 checkpoint of DeepSeek-R1"),
+    RowSpec("fireworks/deepseek-r1", _FW + "deepseek-r1-0528", None, "deepseek-r1",
+            notes="the 0528 checkpoint of DeepSeek-R1"),
     # DeepInfra (not in genai-prices)
     RowSpec("deepinfra/llama-3.3-70b", "deepinfra/meta-llama/Llama-3.3-70B-Instruct", None, "llama-3.3-70b"),
     RowSpec("deepinfra/llama-3.1-8b", "deepinfra/meta-llama/Meta-Llama-3.1-8B-Instruct", None, "llama-3.1-8b"),
@@ -101,6 +166,11 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     RowSpec("groq/gpt-oss-20b", "groq/openai/gpt-oss-20b", ("groq", "openai/gpt-oss-20b"), "gpt-oss-20b"),
     RowSpec("groq/llama-3.1-8b", None, ("groq", "llama-3.1-8b-instant"), "llama-3.1-8b"),
     RowSpec("groq/llama-3.3-70b", None, ("groq", "llama-3.3-70b-versatile"), "llama-3.3-70b"),
+    # SambaNova (not in LiteLLM or genai-prices at import)
+    RowSpec("sambanova/deepseek-v3.1", None, None, "deepseek-v3.1",
+            price_page=PricePage("https://cloud.sambanova.ai/plans/pricing", 3.0, 4.5, dt.date(2026, 10, 7),
+                                 note="DeepSeek-V3.1 $3 in / $4.50 out per 1M tokens, as quoted verbatim from the page "
+                                      "read 2026-10-07 in api-evangelist/sambanova-systems plans-pricing.yml")),
     # Cerebras, Nebius
     RowSpec("cerebras/llama-3.1-8b", "cerebras/llama-3.1-8b", ("cerebras", "llama3.1-8b"), "llama-3.1-8b"),
     RowSpec("cerebras/llama-3.3-70b", "cerebras/llama-3.3-70b", ("cerebras", "llama-3.3-70b"), "llama-3.3-70b"),

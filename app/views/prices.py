@@ -106,7 +106,7 @@ with gpu_tab:
     st.dataframe(pd.DataFrame([
         {"id": r.id, "accelerator": r.accelerator_id, "provider": r.provider, "kind": r.provider_kind,
          "offering": r.offering, "$/GPU-hour (all in)": r.all_in_usd_per_gpu_hour(), "commitment": r.commitment,
-         "instance": r.instance, "region": r.region, "source": r.source, "as of": r.as_of, "checked": r.checked,
+         "instance": r.instance, "region": r.region, "source": r.source, "as of": r.price_as_of, "checked": r.checked,
          "age (days)": _days(r.checked), "notes": r.notes}
         for r in gpu_rows
     ]), hide_index=True, key="pr_gpu_table",
