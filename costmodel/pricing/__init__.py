@@ -12,6 +12,7 @@ from costmodel.pricing.api_cost import (
     mean_request_usd,
     token_rates,
 )
+from costmodel.pricing.latency import ApiLatencyRow, ApiLatencySheet, load_api_latency
 from costmodel.pricing.schema import HOURS_PER_MONTH, HOURS_PER_YEAR, ApiPriceRow, GpuPriceRow
 from costmodel.pricing.sheets import (
     PriceSheet,
@@ -24,6 +25,8 @@ from costmodel.pricing.sheets import (
 __all__ = [
     "HOURS_PER_MONTH",
     "HOURS_PER_YEAR",
+    "ApiLatencyRow",
+    "ApiLatencySheet",
     "ApiPriceRow",
     "ApiRequestCost",
     "ApiWorkloadCost",
@@ -36,6 +39,7 @@ __all__ = [
     "api_workload_cost",
     "check_rate_limits",
     "default_sheet_path",
+    "load_api_latency",
     "load_api_prices",
     "load_gpu_prices",
     "load_sheet",
