@@ -13,14 +13,16 @@ from typing import NamedTuple
 
 
 class PricePage(NamedTuple):
-    """Prices transcribed by hand from the provider's own pricing page: they win over LiteLLM and
-    genai-prices (USD per million tokens; `as_of` is the page's own date, None when it shows none)."""
+    """Prices transcribed by hand from a pricing page (USD per million tokens; `as_of` is the page's own
+    date, None when it shows none). The provider's own page (`own`) wins over LiteLLM and genai-prices;
+    a third party's table is used only for rows neither source has, or as a cross-check."""
 
     url: str
     input_usd_per_mtok: float
     output_usd_per_mtok: float
     as_of: dt.date | None = None
     note: str = ""
+    own: bool = True  # False: a third party's table of this provider's prices (source 'manual')
 
 
 class RateLimits(NamedTuple):
@@ -50,9 +52,15 @@ class RowSpec(NamedTuple):
     rate_limits: RateLimits | None = None
     retirement: Retirement | None = None
     price_as_of: dt.date | None = None  # the price's own date, e.g. the model's launch page
+    crosscheck_page: PricePage | None = None  # a second source for rows genai-prices lacks
 
 
 _FW = "fireworks_ai/accounts/fireworks/models/"
+# Lava AI Gateway's per-provider tables list each provider's per-token prices (they match LiteLLM's DeepInfra
+# figures where both have a model, e.g. Llama-3.3-70B $0.23 / $0.40, DeepSeek-R1-0528 $0.50 / $2.15).
+_LAVA_DEEPINFRA = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/deepinfra"
+_LAVA_GMI = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/gmicloud"
+_LAVA_INFERENCE = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/inference"
 _GEMINI_LIMITS = (
     "no bundled rate limit: Google publishes per-model limits for paid tiers only in AI Studio "
     "(developersdigest.tech/rate-limits/google, read 2026-10-17); set requests_per_minute_limit / "
@@ -144,9 +152,11 @@ ROW_SPECS: tuple[RowSpec, ...] = (
             notes="the 2507 Instruct checkpoint of Qwen3-235B-A22B"),
     RowSpec("fireworks/qwen3-235b-a22b", _FW + "qwen3-235b-a22b-instruct-2507", None, "qwen3-235b-a22b",
             notes="the 2507 Instruct checkpoint of Qwen3-235B-A22B"),
-    RowSpec("deepinfra/qwen3-32b", "deepinfra/Qwen/Qwen3-32B", None, "qwen3-32b"),
+    RowSpec("deepinfra/qwen3-32b", "deepinfra/Qwen/Qwen3-32B", None, "qwen3-32b",
+            crosscheck_page=PricePage(_LAVA_DEEPINFRA, 0.10, 0.30, own=False, note="Qwen/Qwen3-32B")),
     RowSpec("deepinfra/deepseek-r1", "deepinfra/deepseek-ai/DeepSeek-R1-0528", None, "deepseek-r1",
-            notes="the 0528 checkpoint of DeepSeek-R1"),
+            notes="the 0528 checkpoint of DeepSeek-R1",
+            crosscheck_page=PricePage(_LAVA_DEEPINFRA, 0.50, 2.15, own=False, note="deepseek-ai/DeepSeek-R1-0528")),
     RowSpec("together/deepseek-r1", "together_ai/deepseek-ai/DeepSeek-R1-0528", None, "deepseek-r1",
             notes="the 0528 checkpoint of DeepSeek-R1"),
     RowSpec("fireworks/deepseek-r1", _FW + "deepseek-r1-0528", None, "deepseek-r1",
@@ -166,10 +176,32 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     RowSpec("groq/gpt-oss-20b", "groq/openai/gpt-oss-20b", ("groq", "openai/gpt-oss-20b"), "gpt-oss-20b"),
     RowSpec("groq/llama-3.1-8b", None, ("groq", "llama-3.1-8b-instant"), "llama-3.1-8b"),
     RowSpec("groq/llama-3.3-70b", None, ("groq", "llama-3.3-70b-versatile"), "llama-3.3-70b"),
+    # Llama 4, Gemma 3, Qwen3-30B-A3B: not in LiteLLM 1.110.2 or genai-prices 0.2.3 under these providers
+    RowSpec("cerebras/llama-4-maverick", None, None, "llama-4-maverick",
+            price_page=PricePage("https://inference-docs.cerebras.ai/models/llama-4-maverick", 0.20, 0.60,
+                                 note="llama-4-maverick-17b-128e-instruct, exploration pricing"),
+            notes="context 32k tokens on paid tiers (8k on the free tier), per the same page"),
+    RowSpec("deepinfra/llama-4-maverick", None, None, "llama-4-maverick",
+            price_page=PricePage(_LAVA_DEEPINFRA, 0.15, 0.60, own=False,
+                                 note="meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8")),
+    RowSpec("deepinfra/llama-4-scout", None, None, "llama-4-scout",
+            price_page=PricePage(_LAVA_DEEPINFRA, 0.08, 0.30, own=False, note="meta-llama/Llama-4-Scout-17B-16E-Instruct")),
+    RowSpec("deepinfra/gemma-3-27b", None, None, "gemma-3-27b",
+            price_page=PricePage(_LAVA_DEEPINFRA, 0.10, 0.19, own=False, note="google/gemma-3-27b-it")),
+    RowSpec("gmicloud/llama-4-maverick", None, None, "llama-4-maverick",
+            price_page=PricePage(_LAVA_GMI, 0.25, 0.80, own=False, note="meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8")),
+    RowSpec("gmicloud/qwen3-235b-a22b", None, None, "qwen3-235b-a22b",
+            price_page=PricePage(_LAVA_GMI, 0.17, 1.09, own=False, note="Qwen/Qwen3-235B-A22B-FP8")),
+    RowSpec("gmicloud/qwen3-32b", None, None, "qwen3-32b",
+            price_page=PricePage(_LAVA_GMI, 0.10, 0.60, own=False, note="Qwen/Qwen3-32B-FP8")),
+    RowSpec("inferencenet/qwen3-30b-a3b", None, None, "qwen3-30b-a3b",
+            price_page=PricePage(_LAVA_INFERENCE, 0.08, 0.29, own=False, note="qwen/qwen3-30b-a3b/fp8")),
+    RowSpec("inferencenet/gemma-3-27b", None, None, "gemma-3-27b",
+            price_page=PricePage(_LAVA_INFERENCE, 0.30, 0.40, own=False, note="google/gemma-3-27b-instruct/bf-16")),
     # SambaNova (not in LiteLLM or genai-prices at import)
     RowSpec("sambanova/deepseek-v3.1", None, None, "deepseek-v3.1",
             price_page=PricePage("https://cloud.sambanova.ai/plans/pricing", 3.0, 4.5, dt.date(2026, 10, 7),
-                                 note="DeepSeek-V3.1 $3 in / $4.50 out per 1M tokens, as quoted verbatim from the page "
+                                 note="DeepSeek-V3.1, $3 in / $4.50 out per 1M tokens, as quoted verbatim from the page "
                                       "read 2026-10-07 in api-evangelist/sambanova-systems plans-pricing.yml")),
     # Cerebras, Nebius
     RowSpec("cerebras/llama-3.1-8b", "cerebras/llama-3.1-8b", ("cerebras", "llama3.1-8b"), "llama-3.1-8b"),

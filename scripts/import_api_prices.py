@@ -134,17 +134,29 @@ def _page_fields(spec: RowSpec) -> dict[str, Any]:
             "output_usd_per_mtok": spec.price_page.output_usd_per_mtok}
 
 
+def _page_version(page: Any) -> str:
+    return f"{page.url}, transcribed by hand" + (f" ({page.note})" if page.note else "")
+
+
 def _apply_policy(row: dict[str, Any], spec: RowSpec, sources: dict[str, dict[str, Any]],
                   versions: dict[str, str]) -> None:
     """The cross-check policy of the module docstring, applied to a row built from its primary source."""
     if spec.price_page is not None:
         page = spec.price_page
         page_fields = _page_fields(spec)
-        row.update(page_fields, source="provider-page", source_url=page.url, price_as_of=page.as_of,
-                   source_version=f"{page.url}, transcribed by hand" + (f" ({page.note})" if page.note else ""))
-        diffs = [disagreement_text(page_fields, {k: other.get(k) for k in page_fields}, names=("provider-page", name))
+        label = "provider-page" if page.own else "manual"
+        row.update(page_fields, source=label, source_url=page.url, price_as_of=page.as_of,
+                   source_version=_page_version(page))
+        diffs = [disagreement_text(page_fields, {k: other.get(k) for k in page_fields}, names=(label, name))
                  for name, other in sources.items()]
         row["disagreement"] = "; ".join(d for d in diffs if d) or None
+    elif spec.crosscheck_page is not None and not row.get("crosscheck_source"):
+        page = spec.crosscheck_page
+        page_fields = {"input_usd_per_mtok": page.input_usd_per_mtok, "output_usd_per_mtok": page.output_usd_per_mtok}
+        row.update(crosscheck_source=_page_version(page), crosscheck_input_usd_per_mtok=page.input_usd_per_mtok,
+                   crosscheck_output_usd_per_mtok=page.output_usd_per_mtok,
+                   disagreement=disagreement_text({k: row[k] for k in page_fields}, page_fields,
+                                                  names=(row["source"], "page")))
     elif spec.prefer_genai_prices and "litellm" in sources and "genai-prices" in sources:
         litellm, genai = sources["litellm"], sources["genai-prices"]
         row.update({k: v for k, v in genai.items() if v is not None and k.endswith("_usd_per_mtok")})
@@ -185,14 +197,15 @@ def build_row(spec: RowSpec, litellm: dict[str, Any], providers: list[Any], *, v
         model_name = spec.genai_key[1]
         names = ("genai-prices", "")
     elif spec.price_page is not None:
-        primary, source, key = _page_fields(spec), "provider-page", spec.row_id.split("/", 1)[1]
-        model_name, names = key, ("provider-page", "")
+        model_name = (spec.price_page.note or spec.row_id.split("/")[1]).split(",")[0]  # the note starts with it
+        primary, source, key, names = _page_fields(spec), "provider-page", model_name, ("provider-page", "")
     else:
         raise SystemExit(f"{spec.row_id}: give a LiteLLM key, a genai-prices key or a price page")
     row: dict[str, Any] = {k: v for k, v in primary.items() if v is not None}
     row.update(
         id=spec.row_id, provider=provider, model=model_name, open_model_id=spec.open_model_id,
-        source=source, source_version=versions[source], source_key=key, checked=day, notes=spec.notes,
+        source=source, source_version=versions.get(source, "set by the price page"), source_key=key, checked=day,
+        notes=spec.notes,
     )
     if crosscheck is not None:
         row.update(

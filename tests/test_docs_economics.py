@@ -294,7 +294,7 @@ def build_api_request() -> None:
     batch_rows = [r for r in rows if r.has_batch]
     halved = [r for r in batch_rows if r.batch_input_usd_per_mtok == r.input_usd_per_mtok / 2
               and r.batch_output_usd_per_mtok == r.output_usd_per_mtok / 2]
-    claim("in the bundled sheet an output token costs a median 3.08x an input token (up to 8.33x), a cache read "
+    claim("in the bundled sheet an output token costs a median 3.35x an input token (up to 8.33x), a cache read "
           "0.1x to 0.7x of one, and 20 of the 21 rows with a batch API halve both rates.",
           ("median", statistics.median(out_ratio), times(2)), ("max", max(out_ratio), times(2)),
           ("read min", min(read_ratio), times(1)), ("read max", max(read_ratio), times(1)),
@@ -741,20 +741,24 @@ def build_sources() -> None:
     crossed = [r for r in rows if r.crosscheck_source]
     page = [r for r in rows if r.source == "provider-page"]
     checked = {day: sum(1 for r in rows if r.checked == day) for day in {r.checked for r in rows}}
-    claim("69 rows, 13 providers, checked 2026-11-29 (54 rows) and 2026-12-01 (15 rows",
+    claim("78 rows, 15 providers, checked 2026-11-29 (54 rows) and 2026-12-01 (24 rows",
           ("rows", len(rows), n0), ("providers", len({r.provider for r in rows}), n0),
           ("checked", API_SHEET.checked_oldest.isoformat(), text), *((d.isoformat(), d.isoformat(), text) for d in checked),
           *((f"n {d}", n, n0) for d, n in checked.items()))
     fact("two check dates", len(checked) == 2)
     litellm_versions = {r.source_version.split()[0] for r in primary}
-    genai_versions = {r.source_version for r in genai} | {(r.crosscheck_source or "").split()[0] for r in crossed}
+    genai_versions = {r.source_version for r in genai} | {
+        (r.crosscheck_source or "").split()[0] for r in crossed if (r.crosscheck_source or "").startswith("genai")}
     claim("64 rows come from LiteLLM 1.110.2 (`litellm/model_prices_and_context_window_backup.json`, shipped in the "
-          "wheel), 3 from genai-prices 0.2.3 (`genai_prices/data.py`) and 2 from the provider's own pricing page.",
+          "wheel), 3 from genai-prices 0.2.3 (`genai_prices/data.py`), 3 from the provider's own pricing page "
+          "and 8 (Llama 4,",
           ("litellm rows", len(primary), n0), ("litellm", next(iter(litellm_versions)).split("==")[1], text),
           ("genai rows", len(genai), n0), ("genai", next(v for v in genai_versions if v.startswith("genai")).split("==")[1], text),
-          ("page rows", len(page), n0))
-    fact("one LiteLLM version, one genai-prices version", len(litellm_versions) == 1 and len(genai_versions) == 2)
-    claim("37 rows are cross-checked against a second source and 5 of them disagree",
+          ("page rows", len(page), n0), ("manual rows", sum(1 for r in rows if r.source == "manual"), n0))
+    fact("the manual rows are Lava gateway tables", all("lava" in (r.source_url or "") for r in rows
+                                                          if r.source == "manual"))
+    fact("one LiteLLM version, one genai-prices version", len(litellm_versions) == 1 and len(genai_versions) == 1)
+    claim("39 rows are cross-checked against a second source and 6 of them disagree",
           ("crossed", len(crossed), n0), ("disagree", sum(1 for r in rows if r.disagreement), n0))
     from costmodel.pricing.latency import load_api_latency
     from costmodel.pricing.litellm import DISAGREEMENT_TOLERANCE, disagreement_text

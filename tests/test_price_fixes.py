@@ -101,3 +101,21 @@ def test_price_dates_are_never_after_the_check_and_ages_use_them() -> None:
         assert row.price_date <= row.checked, row.id
     haiku = SHEET.get("anthropic/claude-haiku-5-5")
     assert (AS_OF - haiku.price_date).days == 55  # 2026-10-07 -> 2026-12-01: 24 + 30 + 1 days
+
+
+def test_llama_4_gemma_3_and_qwen3_moe_rows_from_their_pages() -> None:
+    # inference-docs.cerebras.ai/models/llama-4-maverick: "Input $0.20 / M tokens", "Output $0.60 / M tokens".
+    cerebras = SHEET.get("cerebras/llama-4-maverick")
+    assert (cerebras.input_usd_per_mtok, cerebras.output_usd_per_mtok, cerebras.source) == (0.20, 0.60, "provider-page")
+    # Lava AI Gateway's DeepInfra table: Llama-4-Scout-17B-16E-Instruct $0.08 / $0.30, gemma-3-27b-it $0.10 / $0.19;
+    # its Inference.net table: qwen/qwen3-30b-a3b/fp8 $0.08 / $0.29.
+    scout, gemma = SHEET.get("deepinfra/llama-4-scout"), SHEET.get("deepinfra/gemma-3-27b")
+    assert (scout.input_usd_per_mtok, scout.output_usd_per_mtok) == (0.08, 0.30)
+    assert (gemma.input_usd_per_mtok, gemma.output_usd_per_mtok) == (0.10, 0.19)
+    moe = SHEET.get("inferencenet/qwen3-30b-a3b")
+    assert (moe.input_usd_per_mtok, moe.output_usd_per_mtok, moe.open_model_id) == (0.08, 0.29, "qwen3-30b-a3b")
+    for row in (scout, gemma, moe):
+        assert row.source == "manual" and (row.source_url or "").startswith("https://lava-")
+    # the same table cross-checks LiteLLM's DeepInfra Qwen3-32B (0.08 / 0.28 vs 0.10 / 0.30: 20% and 7% apart)
+    assert SHEET.get("deepinfra/qwen3-32b").disagreement == "input: litellm 0.08 vs page 0.1; output: litellm 0.28 vs page 0.3"
+    assert SHEET.get("deepinfra/deepseek-r1").disagreement is None  # 0.50 / 2.15 on both

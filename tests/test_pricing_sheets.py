@@ -32,7 +32,8 @@ def test_api_sheet_covers_40_models_from_8_providers_with_provenance() -> None:
     assert {"openai", "anthropic", "google", "deepseek", "together", "fireworks", "deepinfra", "groq"} <= providers
     for row in sheet.rows:
         assert row.id == row.id.lower() and row.id.startswith(row.provider + "/")
-        assert row.source in {"litellm", "genai-prices", "provider-page"} and row.source_version and row.checked
+        assert row.source in {"litellm", "genai-prices", "provider-page", "manual"} and row.source_version
+        assert row.source != "manual" or (row.source_url or "").startswith("https://"), row.id
         assert row.output_usd_per_mtok > 0
 
 
