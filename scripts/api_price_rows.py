@@ -8,7 +8,37 @@ model a hosted open-weights row serves, so API and self-host of the same model c
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import NamedTuple
+
+
+class PricePage(NamedTuple):
+    """Prices transcribed by hand from a pricing page (USD per million tokens; `as_of` is the page's own
+    date, None when it shows none). The provider's own page (`own`) wins over LiteLLM and genai-prices;
+    a third party's table is used only for rows neither source has, or as a cross-check."""
+
+    url: str
+    input_usd_per_mtok: float
+    output_usd_per_mtok: float
+    as_of: dt.date | None = None
+    note: str = ""
+    own: bool = True  # False: a third party's table of this provider's prices (source 'manual')
+
+
+class RateLimits(NamedTuple):
+    """A published paid-tier limit with the page it comes from (LiteLLM's rpm/tpm carry no tier)."""
+
+    requests_per_minute: int | None
+    tokens_per_minute: int | None
+    tier: str
+    source: str
+
+
+class Retirement(NamedTuple):
+    """The date a model stopped being sold (or will be), with the page that says so."""
+
+    date: dt.date
+    source: str
 
 
 class RowSpec(NamedTuple):
@@ -17,12 +47,29 @@ class RowSpec(NamedTuple):
     genai_key: tuple[str, str] | None
     open_model_id: str | None = None
     notes: str | None = None
+    price_page: PricePage | None = None
+    prefer_genai_prices: bool = False  # genai-prices over a disagreeing LiteLLM, when a third page agrees (notes)
+    rate_limits: RateLimits | None = None
+    retirement: Retirement | None = None
+    price_as_of: dt.date | None = None  # the price's own date, e.g. the model's launch page
+    crosscheck_page: PricePage | None = None  # a second source for rows genai-prices lacks
 
 
 _FW = "fireworks_ai/accounts/fireworks/models/"
+# Lava AI Gateway's per-provider tables list each provider's per-token prices (they match LiteLLM's DeepInfra
+# figures where both have a model, e.g. Llama-3.3-70B $0.23 / $0.40, DeepSeek-R1-0528 $0.50 / $2.15).
+_LAVA_DEEPINFRA = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/deepinfra"
+_LAVA_GMI = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/gmicloud"
+_LAVA_INFERENCE = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/inference"
 _GEMINI_LIMITS = (
-    "rate limits as LiteLLM records them; Gemini limits depend on the account's usage tier, so override "
-    "requests_per_minute_limit / tokens_per_minute_limit in the scenario"
+    "no bundled rate limit: Google publishes per-model limits for paid tiers only in AI Studio "
+    "(developersdigest.tech/rate-limits/google, read 2026-10-17); set requests_per_minute_limit / "
+    "tokens_per_minute_limit in the scenario from your project's tier"
+)
+_FLASH_LITE_TIER1 = RateLimits(
+    4000, 4_000_000, "tier 1 (paid)",
+    "https://eonsr.com/gemini-rate-limit-planning-free-vs-tier-1/page/374 (Flash-Lite: free 15 RPM / 250k TPM; "
+    "Tier 1 4,000 RPM / 4M TPM)",
 )
 
 ROW_SPECS: tuple[RowSpec, ...] = (
@@ -42,13 +89,19 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     RowSpec("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5", ("anthropic", "claude-sonnet-4-5")),
     RowSpec("anthropic/claude-sonnet-4-6", "claude-sonnet-4-6", ("anthropic", "claude-sonnet-4-6")),
     RowSpec("anthropic/claude-haiku-4-5", "claude-haiku-4-5", ("anthropic", "claude-haiku-4-5")),
-    RowSpec("anthropic/claude-haiku-5-5", "claude-haiku-5-5", ("anthropic", "claude-haiku-5-5")),
+    RowSpec("anthropic/claude-haiku-5-5", "claude-haiku-5-5", ("anthropic", "claude-haiku-5-5"),
+            price_as_of=dt.date(2026, 10, 7),
+            notes=("verified 2026-12-01 against platform.claude.com/docs/en/models/haiku-5-5/overview (released "
+                   "2026-10-07): $0.10 in / $0.50 out per MTok up to 100,000-token prompts, $0.50 / $2.50 above, "
+                   "5-minute cache write $0.125 / $0.625; 10x below Haiku 4.5 is the published price. Its newer "
+                   "tokenizer counts ~30% more tokens than Haiku 4.5 for the same text")),
     RowSpec("anthropic/claude-opus-4-5", "claude-opus-4-5", ("anthropic", "claude-opus-4-5")),
     # Google Gemini API
     RowSpec("google/gemini-2.5-pro", "gemini/gemini-2.5-pro", ("google", "gemini-2.5-pro"), notes=_GEMINI_LIMITS),
     RowSpec("google/gemini-2.5-flash", "gemini/gemini-2.5-flash", ("google", "gemini-2.5-flash"), notes=_GEMINI_LIMITS),
     RowSpec("google/gemini-2.5-flash-lite", "gemini/gemini-2.5-flash-lite", ("google", "gemini-2.5-flash-lite"),
-            notes=_GEMINI_LIMITS),
+            rate_limits=_FLASH_LITE_TIER1,
+            notes="rate limits are Tier 1 (paid); LiteLLM's 15 requests/min is the free tier"),
     RowSpec("google/gemini-3.1-pro-preview", "gemini/gemini-3.1-pro-preview", ("google", "gemini-3.1-pro-preview"),
             notes=_GEMINI_LIMITS),
     # xAI, Mistral
@@ -58,10 +111,16 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     # DeepSeek's own API
     RowSpec("deepseek/deepseek-chat", "deepseek/deepseek-chat", ("deepseek", "deepseek-chat"),
             notes="alias of DeepSeek's current chat model (V3.2 at import), not pinned to deepseek-v3"),
-    RowSpec("deepseek/deepseek-v3", "deepseek/deepseek-v3", None, "deepseek-v3"),
+    RowSpec("deepseek/deepseek-v3", "deepseek/deepseek-v3", None, "deepseek-v3",
+            retirement=Retirement(dt.date(2025, 8, 21), "https://api-docs.deepseek.com/updates (2025-08-21: deepseek-chat "
+                                  "upgraded to DeepSeek-V3.1)"),
+            notes=("no longer sold: DeepSeek's API serves V3.1 and later under deepseek-chat since 2025-08-21, and the "
+                   "$0.27 / $1.10 price list ended 2025-09-05 16:00 UTC (api-docs.deepseek.com/quick_start/pricing)")),
     # Together AI
     RowSpec("together/llama-3.3-70b", "together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo",
-            ("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"), "llama-3.3-70b"),
+            ("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"), "llama-3.3-70b", prefer_genai_prices=True,
+            notes=("genai-prices' $0.88 kept over LiteLLM's $1.04: mastra.ai/models/v1/providers/togetherai also "
+                   "lists $0.88 / $0.88 for meta-llama/Llama-3.3-70B-Instruct-Turbo")),
     RowSpec("together/llama-3.1-8b", "together_ai/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo",
             ("together", "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo"), "llama-3.1-8b"),
     RowSpec("together/llama-3.1-70b", "together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo",
@@ -79,13 +138,29 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     # Fireworks AI
     RowSpec("fireworks/llama-3.3-70b", _FW + "llama-v3p3-70b-instruct", None, "llama-3.3-70b"),
     RowSpec("fireworks/llama-3.1-8b", _FW + "llama-v3p1-8b-instruct", ("fireworks", "llama-v3p1-8b-instruct"),
-            "llama-3.1-8b"),
+            "llama-3.1-8b",
+            price_page=PricePage("https://fireworks.ai/pricing", 0.2, 0.2,
+                                 note="serverless, base model up to 16B parameters: $0.20 per 1M tokens")),
     RowSpec("fireworks/llama-3.1-70b", _FW + "llama-v3p1-70b-instruct", None, "llama-3.1-70b"),
     RowSpec("fireworks/llama-3.1-405b", _FW + "llama-v3p1-405b-instruct", None, "llama-3.1-405b"),
     RowSpec("fireworks/mixtral-8x7b", _FW + "mixtral-8x7b-instruct", None, "mixtral-8x7b"),
     RowSpec("fireworks/deepseek-v3", _FW + "deepseek-v3", None, "deepseek-v3"),
     RowSpec("fireworks/gpt-oss-120b", _FW + "gpt-oss-120b", ("fireworks", "gpt-oss-120b"), "gpt-oss-120b"),
     RowSpec("fireworks/gpt-oss-20b", _FW + "gpt-oss-20b", ("fireworks", "gpt-oss-20b"), "gpt-oss-20b"),
+    # Current open-weight families (Qwen3, DeepSeek-R1/V3.1); LiteLLM 1.110.2 keys
+    RowSpec("deepinfra/qwen3-235b-a22b", "deepinfra/Qwen/Qwen3-235B-A22B-Instruct-2507", None, "qwen3-235b-a22b",
+            notes="the 2507 Instruct checkpoint of Qwen3-235B-A22B"),
+    RowSpec("fireworks/qwen3-235b-a22b", _FW + "qwen3-235b-a22b-instruct-2507", None, "qwen3-235b-a22b",
+            notes="the 2507 Instruct checkpoint of Qwen3-235B-A22B"),
+    RowSpec("deepinfra/qwen3-32b", "deepinfra/Qwen/Qwen3-32B", None, "qwen3-32b",
+            crosscheck_page=PricePage(_LAVA_DEEPINFRA, 0.10, 0.30, own=False, note="Qwen/Qwen3-32B")),
+    RowSpec("deepinfra/deepseek-r1", "deepinfra/deepseek-ai/DeepSeek-R1-0528", None, "deepseek-r1",
+            notes="the 0528 checkpoint of DeepSeek-R1",
+            crosscheck_page=PricePage(_LAVA_DEEPINFRA, 0.50, 2.15, own=False, note="deepseek-ai/DeepSeek-R1-0528")),
+    RowSpec("together/deepseek-r1", "together_ai/deepseek-ai/DeepSeek-R1-0528", None, "deepseek-r1",
+            notes="the 0528 checkpoint of DeepSeek-R1"),
+    RowSpec("fireworks/deepseek-r1", _FW + "deepseek-r1-0528", None, "deepseek-r1",
+            notes="the 0528 checkpoint of DeepSeek-R1"),
     # DeepInfra (not in genai-prices)
     RowSpec("deepinfra/llama-3.3-70b", "deepinfra/meta-llama/Llama-3.3-70B-Instruct", None, "llama-3.3-70b"),
     RowSpec("deepinfra/llama-3.1-8b", "deepinfra/meta-llama/Meta-Llama-3.1-8B-Instruct", None, "llama-3.1-8b"),
@@ -101,6 +176,33 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     RowSpec("groq/gpt-oss-20b", "groq/openai/gpt-oss-20b", ("groq", "openai/gpt-oss-20b"), "gpt-oss-20b"),
     RowSpec("groq/llama-3.1-8b", None, ("groq", "llama-3.1-8b-instant"), "llama-3.1-8b"),
     RowSpec("groq/llama-3.3-70b", None, ("groq", "llama-3.3-70b-versatile"), "llama-3.3-70b"),
+    # Llama 4, Gemma 3, Qwen3-30B-A3B: not in LiteLLM 1.110.2 or genai-prices 0.2.3 under these providers
+    RowSpec("cerebras/llama-4-maverick", None, None, "llama-4-maverick",
+            price_page=PricePage("https://inference-docs.cerebras.ai/models/llama-4-maverick", 0.20, 0.60,
+                                 note="llama-4-maverick-17b-128e-instruct, exploration pricing"),
+            notes="context 32k tokens on paid tiers (8k on the free tier), per the same page"),
+    RowSpec("deepinfra/llama-4-maverick", None, None, "llama-4-maverick",
+            price_page=PricePage(_LAVA_DEEPINFRA, 0.15, 0.60, own=False,
+                                 note="meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8")),
+    RowSpec("deepinfra/llama-4-scout", None, None, "llama-4-scout",
+            price_page=PricePage(_LAVA_DEEPINFRA, 0.08, 0.30, own=False, note="meta-llama/Llama-4-Scout-17B-16E-Instruct")),
+    RowSpec("deepinfra/gemma-3-27b", None, None, "gemma-3-27b",
+            price_page=PricePage(_LAVA_DEEPINFRA, 0.10, 0.19, own=False, note="google/gemma-3-27b-it")),
+    RowSpec("gmicloud/llama-4-maverick", None, None, "llama-4-maverick",
+            price_page=PricePage(_LAVA_GMI, 0.25, 0.80, own=False, note="meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8")),
+    RowSpec("gmicloud/qwen3-235b-a22b", None, None, "qwen3-235b-a22b",
+            price_page=PricePage(_LAVA_GMI, 0.17, 1.09, own=False, note="Qwen/Qwen3-235B-A22B-FP8")),
+    RowSpec("gmicloud/qwen3-32b", None, None, "qwen3-32b",
+            price_page=PricePage(_LAVA_GMI, 0.10, 0.60, own=False, note="Qwen/Qwen3-32B-FP8")),
+    RowSpec("inferencenet/qwen3-30b-a3b", None, None, "qwen3-30b-a3b",
+            price_page=PricePage(_LAVA_INFERENCE, 0.08, 0.29, own=False, note="qwen/qwen3-30b-a3b/fp8")),
+    RowSpec("inferencenet/gemma-3-27b", None, None, "gemma-3-27b",
+            price_page=PricePage(_LAVA_INFERENCE, 0.30, 0.40, own=False, note="google/gemma-3-27b-instruct/bf-16")),
+    # SambaNova (not in LiteLLM or genai-prices at import)
+    RowSpec("sambanova/deepseek-v3.1", None, None, "deepseek-v3.1",
+            price_page=PricePage("https://cloud.sambanova.ai/plans/pricing", 3.0, 4.5, dt.date(2026, 10, 7),
+                                 note="DeepSeek-V3.1, $3 in / $4.50 out per 1M tokens, as quoted verbatim from the page "
+                                      "read 2026-10-07 in api-evangelist/sambanova-systems plans-pricing.yml")),
     # Cerebras, Nebius
     RowSpec("cerebras/llama-3.1-8b", "cerebras/llama-3.1-8b", ("cerebras", "llama3.1-8b"), "llama-3.1-8b"),
     RowSpec("cerebras/llama-3.3-70b", "cerebras/llama-3.3-70b", ("cerebras", "llama-3.3-70b"), "llama-3.3-70b"),

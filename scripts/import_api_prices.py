@@ -6,8 +6,21 @@ Without wheel paths it runs `pip download --no-deps litellm genai-prices` into a
 its wheel; genai-prices ships its data as Python (genai_prices/data.py), which is imported from the
 unpacked wheel without running the package __init__ (that needs httpx).
 
-Primary source per row: LiteLLM (batch prices, long-context tiers, rate limits, context sizes). Rows
-LiteLLM lacks take genai-prices as primary. `disagreement` lists fields where the two differ.
+Cross-check policy (also in docs/economics.md, "Sources of the price data"):
+- Primary source per row: LiteLLM (batch prices, long-context tiers, context sizes, deprecation dates).
+  Rows LiteLLM lacks take genai-prices as primary.
+- Every price is compared with the other source(s); a difference of more than 5% of the larger value
+  (costmodel.pricing.litellm.DISAGREEMENT_TOLERANCE) is flagged in the `disagreement` column, and the
+  option's notes repeat it. Smaller differences (rounding, 0.27 vs 0.28) are not flagged.
+- The provider's own pricing page wins where the sheet records it (RowSpec.price_page, transcribed by
+  hand with its URL and date): source 'provider-page', and each source that differs by more than 5% is
+  listed in `disagreement`.
+- Otherwise a disagreement keeps LiteLLM, except where RowSpec.prefer_genai_prices names a third public
+  page that agrees with genai-prices (notes say which); LiteLLM's values then go in the cross-check columns.
+- Rate limits are not taken from LiteLLM (its rpm/tpm carry no account tier); RowSpec.rate_limits gives a
+  paid-tier limit with its page, or the row has none. Retirements LiteLLM lacks come from RowSpec.retirement.
+- `price_as_of` is the price's own date where known (RowSpec.price_as_of or the page's date); `checked`
+  is the import date.
 """
 
 from __future__ import annotations
@@ -115,9 +128,59 @@ def genai_fields(providers: list[Any], key: tuple[str, str], day: dt.date) -> di
     return fields
 
 
+def _page_fields(spec: RowSpec) -> dict[str, Any]:
+    assert spec.price_page is not None
+    return {"input_usd_per_mtok": spec.price_page.input_usd_per_mtok,
+            "output_usd_per_mtok": spec.price_page.output_usd_per_mtok}
+
+
+def _page_version(page: Any) -> str:
+    return f"{page.url}, transcribed by hand" + (f" ({page.note})" if page.note else "")
+
+
+def _apply_policy(row: dict[str, Any], spec: RowSpec, sources: dict[str, dict[str, Any]],
+                  versions: dict[str, str]) -> None:
+    """The cross-check policy of the module docstring, applied to a row built from its primary source."""
+    if spec.price_page is not None:
+        page = spec.price_page
+        page_fields = _page_fields(spec)
+        label = "provider-page" if page.own else "manual"
+        row.update(page_fields, source=label, source_url=page.url, price_as_of=page.as_of,
+                   source_version=_page_version(page))
+        diffs = [disagreement_text(page_fields, {k: other.get(k) for k in page_fields}, names=(label, name))
+                 for name, other in sources.items()]
+        row["disagreement"] = "; ".join(d for d in diffs if d) or None
+    elif spec.crosscheck_page is not None and not row.get("crosscheck_source"):
+        page = spec.crosscheck_page
+        page_fields = {"input_usd_per_mtok": page.input_usd_per_mtok, "output_usd_per_mtok": page.output_usd_per_mtok}
+        row.update(crosscheck_source=_page_version(page), crosscheck_input_usd_per_mtok=page.input_usd_per_mtok,
+                   crosscheck_output_usd_per_mtok=page.output_usd_per_mtok,
+                   disagreement=disagreement_text({k: row[k] for k in page_fields}, page_fields,
+                                                  names=(row["source"], "page")))
+    elif spec.prefer_genai_prices and "litellm" in sources and "genai-prices" in sources:
+        litellm, genai = sources["litellm"], sources["genai-prices"]
+        row.update({k: v for k, v in genai.items() if v is not None and k.endswith("_usd_per_mtok")})
+        row.update(source="genai-prices", source_version=versions["genai-prices"],
+                   source_key="/".join(spec.genai_key or ()), crosscheck_source=versions["litellm"],
+                   crosscheck_input_usd_per_mtok=litellm["input_usd_per_mtok"],
+                   crosscheck_cache_read_usd_per_mtok=litellm["cache_read_usd_per_mtok"],
+                   crosscheck_cache_write_usd_per_mtok=litellm["cache_write_usd_per_mtok"],
+                   crosscheck_output_usd_per_mtok=litellm["output_usd_per_mtok"],
+                   crosscheck_long_context_threshold_tokens=litellm.get("long_context_threshold_tokens"),
+                   disagreement=disagreement_text(genai, litellm, names=("genai-prices", "litellm")))
+    if spec.rate_limits is not None:
+        limits = spec.rate_limits
+        row.update(requests_per_minute=limits.requests_per_minute, tokens_per_minute=limits.tokens_per_minute,
+                   rate_limit_tier=limits.tier, rate_limit_source=limits.source)
+    if spec.retirement is not None:
+        row.update(deprecation_date=spec.retirement.date, deprecation_source=spec.retirement.source)
+    if spec.price_as_of is not None:
+        row["price_as_of"] = spec.price_as_of
+
+
 def build_row(spec: RowSpec, litellm: dict[str, Any], providers: list[Any], *, versions: dict[str, str],
               day: dt.date) -> ApiPriceRow:
-    """One sheet row from the two sources (LiteLLM primary when it has the key)."""
+    """One sheet row from the sources (LiteLLM primary when it has the key), then the cross-check policy."""
     provider = spec.row_id.split("/")[0]
     entry = litellm.get(spec.litellm_key) if spec.litellm_key else None
     crosscheck = genai_fields(providers, spec.genai_key, day) if spec.genai_key else None
@@ -133,12 +196,16 @@ def build_row(spec: RowSpec, litellm: dict[str, Any], providers: list[Any], *, v
         primary, source, key, crosscheck = crosscheck, "genai-prices", "/".join(spec.genai_key), None
         model_name = spec.genai_key[1]
         names = ("genai-prices", "")
+    elif spec.price_page is not None:
+        model_name = (spec.price_page.note or spec.row_id.split("/")[1]).split(",")[0]  # the note starts with it
+        primary, source, key, names = _page_fields(spec), "provider-page", model_name, ("provider-page", "")
     else:
-        raise SystemExit(f"{spec.row_id}: give a LiteLLM key or a genai-prices key")
+        raise SystemExit(f"{spec.row_id}: give a LiteLLM key, a genai-prices key or a price page")
     row: dict[str, Any] = {k: v for k, v in primary.items() if v is not None}
     row.update(
         id=spec.row_id, provider=provider, model=model_name, open_model_id=spec.open_model_id,
-        source=source, source_version=versions[source], source_key=key, checked=day, notes=spec.notes,
+        source=source, source_version=versions.get(source, "set by the price page"), source_key=key, checked=day,
+        notes=spec.notes,
     )
     if crosscheck is not None:
         row.update(
@@ -150,6 +217,11 @@ def build_row(spec: RowSpec, litellm: dict[str, Any], providers: list[Any], *, v
             crosscheck_long_context_threshold_tokens=crosscheck.get("long_context_threshold_tokens"),
             disagreement=disagreement_text(primary, crosscheck, names=names),
         )
+    sources = {name: fields for name, fields in (("litellm", primary if source == "litellm" else None),
+                                                  ("genai-prices", crosscheck if source == "litellm" else
+                                                   (primary if source == "genai-prices" else None)))
+               if fields is not None}
+    _apply_policy(row, spec, sources, versions)
     return ApiPriceRow.model_validate(row)
 
 
@@ -158,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--litellm-wheel", type=Path, help="litellm-*.whl (default: pip download the latest)")
     parser.add_argument("--genai-prices-wheel", type=Path, help="genai_prices-*.whl (default: pip download)")
     parser.add_argument("--out", type=Path, default=default_sheet_path("api"))
-    parser.add_argument("--date", type=dt.date.fromisoformat, default=dt.date.today(), help="the `checked` date")
+    parser.add_argument("--date", type=dt.date.fromisoformat, default=dt.date.today(),
+                        help="the `checked` date (import date; price ages count from price_as_of where known)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

@@ -6,8 +6,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from costmodel.fileio import atomic_write_text
 from costmodel import validation
+from costmodel.fileio import atomic_write_text
 from costmodel.validation import ValidationRow, median_abs_error
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "validation.md"

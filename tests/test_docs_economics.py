@@ -301,8 +301,8 @@ def build_api_request() -> None:
     batch_rows = [r for r in rows if r.has_batch]
     halved = [r for r in batch_rows if r.batch_input_usd_per_mtok == r.input_usd_per_mtok / 2
               and r.batch_output_usd_per_mtok == r.output_usd_per_mtok / 2]
-    claim("in the bundled sheet an output token costs a median 3.04x an input token (up to 8.33x), a cache read "
-          "0.1x to 0.5x of one, and 20 of the 21 rows with a batch API halve both rates.",
+    claim("in the bundled sheet an output token costs a median 3.35x an input token (up to 8.33x), a cache read "
+          "0.1x to 0.7x of one, and 20 of the 21 rows with a batch API halve both rates.",
           ("median", statistics.median(out_ratio), times(2)), ("max", max(out_ratio), times(2)),
           ("read min", min(read_ratio), times(1)), ("read max", max(read_ratio), times(1)),
           ("halved", len(halved), n0), ("batch rows", len(batch_rows), n0))
@@ -325,18 +325,23 @@ def build_api_month() -> None:
          and (pro.long_context_output_usd_per_mtok or 0) > pro.output_usd_per_mtok)
     claim("peak requests/min = 60 x λ_peak", ("minute", SECONDS_PER_MINUTE, n0))
     lite = API_SHEET.get("google/gemini-2.5-flash-lite")
-    claim("`google/gemini-2.5-flash-lite` publishes 15 requests/min and 250,000 tokens/min",
+    claim("`google/gemini-2.5-flash-lite` publishes 4,000 requests/min and 4,000,000 tokens/min on Tier 1 (paid)",
           ("rpm", lite.requests_per_minute or 0, n0), ("tpm", lite.tokens_per_minute or 0, n0))
+    fact("flash-lite's limits are the paid tier's", lite.rate_limit_tier == "tier 1 (paid)")
     check = check_rate_limits(SCENARIO.workload, requests_per_minute_limit=lite.requests_per_minute,
                               tokens_per_minute_limit=lite.tokens_per_minute, batch=False)
     rpm = 60 * LAM_PEAK
-    claim("The worked example below peaks at 60 x 2.315 = 138.9 requests/min, over the 15 limit, and "
-          "138.9 x 1,200 = 166,667 tokens/min, within the 250,000 limit: throttled.",
+    claim("The worked example below peaks at 60 x 2.315 = 138.9 requests/min and "
+          "138.9 x 1,200 = 166,667 tokens/min, within both Tier 1 limits: not throttled.",
           ("peak", LAM_PEAK, fixed(3)), ("rpm", rpm, fixed(1)), ("rpm lib", check.peak_requests_per_minute, fixed(1)),
-          ("tokens", PROMPT + OUTPUT, n0), ("tpm", rpm * (PROMPT + OUTPUT), n0), ("tpm lib", check.peak_tokens_per_minute, n0),
-          ("rpm limit", lite.requests_per_minute or 0, n0), ("tpm limit", lite.tokens_per_minute or 0, n0))
-    fact("flash-lite: throttled by requests/min, not by tokens/min",
-         check.throttled and "requests/min" in check.reason and "tokens/min" not in check.reason)
+          ("tokens", PROMPT + OUTPUT, n0), ("tpm", rpm * (PROMPT + OUTPUT), n0), ("tpm lib", check.peak_tokens_per_minute, n0))
+    fact("flash-lite on Tier 1: not throttled", not check.throttled)
+    # Free tier (eonsr.com, "Gemini rate limits: Free vs Tier-1"): 15 requests/min, 250,000 tokens/min.
+    free = check_rate_limits(SCENARIO.workload, requests_per_minute_limit=15, tokens_per_minute_limit=250_000,
+                             batch=False)
+    claim("its free tier allows 15 requests/min", ("free rpm", 15, n0))
+    fact("flash-lite on the free tier: throttled by requests/min, not by tokens/min",
+         free.throttled and "requests/min" in free.reason and "tokens/min" not in free.reason)
     batch = check_rate_limits(SCENARIO.workload, requests_per_minute_limit=1, tokens_per_minute_limit=1, batch=True)
     fact("batch options are never throttled", not batch.throttled)
     fact("no published limit: flagged, not throttled",
@@ -742,20 +747,51 @@ def build_sources() -> None:
     primary = [r for r in rows if r.source == "litellm"]
     genai = [r for r in rows if r.source == "genai-prices"]
     crossed = [r for r in rows if r.crosscheck_source]
-    claim("62 rows, 12 providers, every row checked 2026-11-29.",
+    page = [r for r in rows if r.source == "provider-page"]
+    checked = {day: sum(1 for r in rows if r.checked == day) for day in {r.checked for r in rows}}
+    claim("78 rows, 15 providers, checked 2026-11-29 (54 rows) and 2026-12-01 (24 rows",
           ("rows", len(rows), n0), ("providers", len({r.provider for r in rows}), n0),
-          ("checked", API_SHEET.checked_oldest.isoformat(), text))
-    fact("every API row checked the same day", {r.checked for r in rows} == {API_SHEET.checked_oldest})
+          ("checked", API_SHEET.checked_oldest.isoformat(), text), *((d.isoformat(), d.isoformat(), text) for d in checked),
+          *((f"n {d}", n, n0) for d, n in checked.items()))
+    fact("two check dates", len(checked) == 2)
     litellm_versions = {r.source_version.split()[0] for r in primary}
-    genai_versions = {r.source_version for r in genai} | {(r.crosscheck_source or "").split()[0] for r in crossed}
-    claim("60 rows come from LiteLLM 1.110.2 (`litellm/model_prices_and_context_window_backup.json`, shipped in the "
-          "wheel) and 2 that LiteLLM lacks from genai-prices 0.2.3 (`genai_prices/data.py`).",
+    genai_versions = {r.source_version for r in genai} | {
+        (r.crosscheck_source or "").split()[0] for r in crossed if (r.crosscheck_source or "").startswith("genai")}
+    claim("64 rows come from LiteLLM 1.110.2 (`litellm/model_prices_and_context_window_backup.json`, shipped in the "
+          "wheel), 3 from genai-prices 0.2.3 (`genai_prices/data.py`), 3 from the provider's own pricing page "
+          "and 8 (Llama 4,",
           ("litellm rows", len(primary), n0), ("litellm", next(iter(litellm_versions)).split("==")[1], text),
-          ("genai rows", len(genai), n0), ("genai", next(iter(genai_versions)).split("==")[1], text))
+          ("genai rows", len(genai), n0), ("genai", next(v for v in genai_versions if v.startswith("genai")).split("==")[1], text),
+          ("page rows", len(page), n0), ("manual rows", sum(1 for r in rows if r.source == "manual"), n0))
+    fact("the manual rows are Lava gateway tables", all("lava" in (r.source_url or "") for r in rows
+                                                          if r.source == "manual"))
     fact("one LiteLLM version, one genai-prices version", len(litellm_versions) == 1 and len(genai_versions) == 1)
-    claim("37 rows are cross-checked against genai-prices 0.2.3 and 5 of them disagree",
-          ("crossed", len(crossed), n0), ("disagree", sum(1 for r in rows if r.disagreement), n0),
-          ("genai", next(iter(genai_versions)).split("==")[1], text))
+    claim("39 rows are cross-checked against a second source and 6 of them disagree",
+          ("crossed", len(crossed), n0), ("disagree", sum(1 for r in rows if r.disagreement), n0))
+    from costmodel.pricing.latency import load_api_latency
+    from costmodel.pricing.litellm import DISAGREEMENT_TOLERANCE, disagreement_text
+    claim("differ by more than 5% of the larger value", ("tolerance", DISAGREEMENT_TOLERANCE * 100, n0))
+    claim("smaller differences (0.27 vs 0.28) are rounding", ("a", 0.27, fixed(2)), ("b", 0.28, fixed(2)))
+    fact("0.27 vs 0.28 is not a disagreement", disagreement_text(
+        {"input_usd_per_mtok": 0.28}, {"input_usd_per_mtok": 0.27}, names=("a", "b")) is None)
+    fireworks = API_SHEET.get("fireworks/llama-3.1-8b")
+    claim("at fireworks.ai/pricing's $0.20, where LiteLLM had $0.10",
+          ("page", fireworks.input_usd_per_mtok, fixed(2)), ("litellm", 0.10, fixed(2)))
+    fact("fireworks/llama-3.1-8b: the provider page, flagged against LiteLLM's 0.1",
+         fireworks.source == "provider-page" and "litellm 0.1" in (fireworks.disagreement or ""))
+    together = API_SHEET.get("together/llama-3.3-70b")
+    claim("(`together/llama-3.3-70b`: $0.88, not LiteLLM's $1.04",
+          ("genai", together.input_usd_per_mtok, fixed(2)), ("litellm", together.crosscheck_input_usd_per_mtok or 0, fixed(2)))
+    deepseek = API_SHEET.get("deepseek/deepseek-v3")
+    claim("replaced by V3.1 on 2025-08-21", ("retired", (deepseek.deprecation_date or dt.date.min).isoformat(), text))
+    block = GPU_SHEET.get("aws/h100-sxm/capacity-block")
+    claim("(AWS capacity-block prices dated 2025-01-01 are 699 days old on 2026-12-01, not 2)",
+          ("dated", (block.price_as_of or dt.date.min).isoformat(), text),
+          ("age", (dt.date(2026, 12, 1) - block.price_date).days, n0),
+          ("import age", (dt.date(2026, 12, 1) - block.checked).days, n0))
+    latency = load_api_latency()
+    claim("34 rows from 7 pages", ("rows", len(latency.rows), n0),
+          ("pages", len({r.source_url for r in latency.rows}), n0))
     gpu = _gpu_rows()
     offerings = {k: sum(1 for r in gpu if r["offering"] == k) for k in ("on-demand", "reserved", "spot", "owned")}
     claim("53 rows over 10 accelerators (22 on-demand, 9 reserved, 13 spot, 9 owned), every row checked 2026-11-29:",
@@ -786,10 +822,10 @@ def build_sources() -> None:
         return values.pop()
 
     claim('| Deploybase, "RunPod GPU Pricing: 2026" | 8 | 2026-03-10 |',
-          ("rows", len(groups["deploybase"]), n0), ("as_of", one(groups["deploybase"], "as_of"), text))
+          ("rows", len(groups["deploybase"]), n0), ("price_as_of", one(groups["deploybase"], "price_as_of"), text))
     claim("| SemiAnalysis InferenceX `constants.ts` (3-year reserved estimates) | 4 | commit 77ca49a, 2026-04-03 |",
           ("rows", len(groups["semianalysis"]), n0), ("commit", one(groups["semianalysis"], "source_version").split()[1][:7], text),
-          ("as_of", one(groups["semianalysis"], "as_of"), text))
+          ("price_as_of", one(groups["semianalysis"], "price_as_of"), text))
     fact("SemiAnalysis rows are 3-year reserved", all(r["offering"] == "reserved" and r["commitment"].startswith("3 years")
                                                     for r in groups["semianalysis"]))
     claim("| AWS EC2 Capacity Blocks pricing page | 3 | prices updated 2025-01-01 |",
@@ -799,10 +835,10 @@ def build_sources() -> None:
     fact("aiinframap rows are owned mid-2026 estimates", all(r["offering"] == "owned" and r["source_version"].startswith("mid-2026")
                                                              for r in groups["aiinframap"]))
     claim("| Cliff Center, AMD inference economics (MI300X) | 3 | 2026-05-18 |",
-          ("rows", len(groups["cliff"]), n0), ("as_of", one(groups["cliff"], "as_of"), text))
+          ("rows", len(groups["cliff"]), n0), ("price_as_of", one(groups["cliff"], "price_as_of"), text))
     claim("| Modal blog, AWS G6e (L40S) reserved prices | 2 | 2025-08-12 |",
-          ("rows", len(groups["modal"]), n0), ("as_of", one(groups["modal"], "as_of"), text))
-    dates = sorted(r["as_of"] for r in others if r["as_of"])
+          ("rows", len(groups["modal"]), n0), ("price_as_of", one(groups["modal"], "price_as_of"), text))
+    dates = sorted(r["price_as_of"] for r in others if r["price_as_of"])
     claim("| other pages: Epoch AI, aitooldiscovery, runlocalai (2 rows), gpumarkets, awesomeagents, usagepricing, "
           "Tom's Guide | 8 | 2022-10-12 to 2026-06-01 |",
           ("rows", len(others), n0), ("runlocalai", sum("runlocalai" in r["source"] for r in others), n0),

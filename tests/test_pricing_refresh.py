@@ -123,7 +123,7 @@ def _refresh_fails(path: Path, url: str, match: str, *, timeout: float = 5.0) ->
     with pytest.raises(CostmodelError, match=match) as err:
         refresh_sheet("api", path=path, url=url, timeout_seconds=timeout, today=TODAY)
     _assert_unchanged(path)
-    assert f"kept {path} unchanged (checked 2026-11-29, 2 days old)" in str(err.value)
+    assert f"kept {path} unchanged (oldest price 2026-10-07, 55 days old; checked 2026-11-29)" in str(err.value)
     return str(err.value)
 
 
@@ -171,17 +171,22 @@ def _litellm_json(rows: tuple, **changes: dict) -> bytes:  # type: ignore[type-a
 
 def test_litellm_json_refresh_reports_changes(server: str, api_copy: Path) -> None:
     rows = load_api_prices(api_copy).rows
-    ROUTES["/litellm.json"] = _litellm_json(rows, **{"together/llama-3.3-70b": {"input_cost_per_token": 0.88e-6}})
+    ROUTES["/litellm.json"] = _litellm_json(rows, **{"together/mixtral-8x7b": {"input_cost_per_token": 0.9e-6}})
     result = refresh_sheet("api", path=api_copy, url=f"{server}/litellm.json", today=TODAY)
     after = load_api_prices(api_copy)
     assert result.rows_after == result.rows_before == len(rows) and not result.added and not result.removed
-    together = after.get("together/llama-3.3-70b")
-    assert together.input_usd_per_mtok == 0.88 and together.checked == TODAY
-    # genai-prices' cross-check says 0.88 in and out; only the output now disagrees
-    assert together.disagreement == "output: litellm 1.04 vs genai-prices 0.88"
-    change = next(c for c in result.changed if c.id == "together/llama-3.3-70b")
+    mixtral = after.get("together/mixtral-8x7b")
+    assert mixtral.input_usd_per_mtok == 0.9 and mixtral.checked == TODAY
+    # genai-prices' cross-check says 0.9 in and out; only the output (LiteLLM 0.6) now disagrees
+    assert mixtral.disagreement == "output: litellm 0.6 vs genai-prices 0.9"
+    change = next(c for c in result.changed if c.id == "together/mixtral-8x7b")
     assert "input_usd_per_mtok" in change.fields and "disagreement" in change.fields
     assert after.get("groq/llama-3.1-8b") == load_api_prices().get("groq/llama-3.1-8b")  # genai-only row kept
+    # rows whose price comes from the provider's page or a preferred cross-check are not LiteLLM's to change
+    assert after.get("fireworks/llama-3.1-8b") == load_api_prices().get("fireworks/llama-3.1-8b")
+    assert after.get("together/llama-3.3-70b") == load_api_prices().get("together/llama-3.3-70b")
+    # LiteLLM's rpm/tpm carry no tier: a refresh keeps the row's paid-tier limits
+    assert after.get("google/gemini-2.5-flash-lite").requests_per_minute == 4000
 
 
 def test_litellm_json_missing_most_keys_is_refused(server: str, api_copy: Path) -> None:

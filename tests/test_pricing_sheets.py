@@ -17,6 +17,9 @@ from costmodel.pricing.sheets import parse_sheet_text, sheet_to_csv_text
 CATALOG_MODEL_IDS = {
     "llama-2-7b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b",
     "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-72b", "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b",
+    # current open-weight families (issue 13), added to the catalog alongside
+    "qwen3-32b", "qwen3-235b-a22b", "qwen3-30b-a3b", "llama-4-scout", "llama-4-maverick", "deepseek-r1",
+    "deepseek-v3.1", "gemma-3-27b", "mistral-small-3.1-24b",
 }
 ACCELERATOR_IDS = {"h100-sxm", "h100-pcie", "h200", "b200", "a100-80gb", "a100-40gb", "l40s", "l4", "mi300x",
                    "rtx-4090"}
@@ -29,7 +32,8 @@ def test_api_sheet_covers_40_models_from_8_providers_with_provenance() -> None:
     assert {"openai", "anthropic", "google", "deepseek", "together", "fireworks", "deepinfra", "groq"} <= providers
     for row in sheet.rows:
         assert row.id == row.id.lower() and row.id.startswith(row.provider + "/")
-        assert row.source in {"litellm", "genai-prices"} and row.source_version and row.checked
+        assert row.source in {"litellm", "genai-prices", "provider-page", "manual"} and row.source_version
+        assert row.source != "manual" or (row.source_url or "").startswith("https://"), row.id
         assert row.output_usd_per_mtok > 0
 
 
@@ -51,12 +55,10 @@ def test_known_values_and_disagreement_flag() -> None:
     pro = sheet.get("google/gemini-2.5-pro")
     assert (pro.long_context_threshold_tokens, pro.long_context_input_usd_per_mtok) == (200_000, 2.5)
     assert pro.long_context_output_usd_per_mtok == 15.0
-    # LiteLLM says 1.04 USD/Mtok for Together's Llama-3.3-70B Turbo, genai-prices 0.88.
+    # LiteLLM says 1.04 USD/Mtok for Together's Llama-3.3-70B Turbo, genai-prices 0.88 (kept, see the price fixes).
     together = sheet.get("together/llama-3.3-70b")
     assert together.open_model_id == "llama-3.3-70b"
-    assert together.disagreement is not None
-    assert "input: litellm 1.04 vs genai-prices 0.88" in together.disagreement
-    assert "output" in together.disagreement
+    assert together.disagreement == "input: genai-prices 0.88 vs litellm 1.04; output: genai-prices 0.88 vs litellm 1.04"
 
 
 def test_gpu_sheet_covers_every_accelerator_and_offering_kind() -> None:
@@ -94,11 +96,19 @@ def test_exact_lookup_miss_suggests_closest_id() -> None:
         load_gpu_prices().get("aws/h100/on-demand")
 
 
-def test_age_is_days_since_the_stalest_checked_date() -> None:
+def test_age_counts_from_the_oldest_price_date_not_the_import() -> None:
     sheet = load_gpu_prices()
-    oldest = sheet.checked_oldest
-    assert sheet.age_days(today=oldest + dt.timedelta(days=45)) == 45
-    assert sheet.age_text(today=oldest + dt.timedelta(days=1)) == f"checked {oldest.isoformat()}, 1 day old"
+    # The RTX 4090's launch price (Tom's Guide, 2022-10-12) is the sheet's oldest dated price.
+    assert sheet.price_date_oldest == dt.date(2022, 10, 12)
+    assert sheet.age_days(today=dt.date(2022, 10, 13)) == 1
+    assert sheet.age_text(today=dt.date(2022, 10, 13)) == (
+        f"oldest price 2022-10-12, 1 day old; checked {sheet.checked_oldest.isoformat()}")
+    # AWS capacity-block prices "updated 2025-01-01": 699 days old on 2026-12-01, not 2 (the import date).
+    block = sheet.get("aws/h100-sxm/capacity-block")
+    assert block.price_as_of == dt.date(2025, 1, 1) and block.checked == dt.date(2026, 11, 29)
+    assert (dt.date(2026, 12, 1) - block.price_date).days == 699
+    undated = sheet.get("aws/h100-sxm/on-demand")  # SkyPilot catalog commit: no price date recorded
+    assert undated.price_as_of is None and undated.price_date == undated.checked
 
 
 def _api_csv(tmp_path: Path, edit: str, replacement: str) -> Path:

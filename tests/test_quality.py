@@ -16,7 +16,7 @@ import pytest
 from costmodel.catalog.loader import bundled_models
 from costmodel.catalog.quality import DEFAULT_BENCHMARK, QUALITY_FILE, load_quality_scores, parse_quality_text
 from costmodel.errors import CostmodelError
-from costmodel.pricing.sheets import load_api_prices
+from costmodel.pricing.sheets import load_api_prices, open_model_ids
 
 SNAPSHOT_URL = (
     "https://github.com/CherryHQ/cherry-studio-docs/blob/5bc06d153bc24cbd2af8d2b768da7821b6ebdffb/"
@@ -28,7 +28,7 @@ ROW = "llama-3.1-70b,lmarena-text,1293,elo,llama-3.1-70b-instruct,LMArena,https:
 
 @pytest.fixture(scope="module")
 def sheet():
-    return load_quality_scores()
+    return load_quality_scores(open_model_ids=open_model_ids())
 
 
 def test_every_row_validates_with_a_source_and_a_date(sheet) -> None:

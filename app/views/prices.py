@@ -23,8 +23,9 @@ from costmodel.scenario import ApiOption, SelfHostOption, parse_scenario
 MESSAGE_KEY = "prices_message"
 
 
-def _days(checked: dt.date) -> int:
-    return (dt.date.today() - checked).days
+def _days(price_date: dt.date) -> int:
+    """Age of a price from its own date (price_as_of, else checked)."""
+    return (dt.date.today() - price_date).days
 
 
 def _filter(rows: list, providers: list[str], search: str) -> list:  # type: ignore[type-arg]
@@ -85,7 +86,8 @@ def _api_table(api_sheet: PriceSheet[ApiPriceRow]) -> None:
          "batch in": r.batch_input_usd_per_mtok, "batch out": r.batch_output_usd_per_mtok,
          "long context from (tokens)": r.long_context_threshold_tokens, "open model": r.open_model_id,
          "retired": r.is_retired(), "sources disagree": r.disagreement, "source": f"{r.source} {r.source_version}",
-         "provider page": r.source_url, "checked": r.checked, "age (days)": _days(r.checked)}
+         "provider page": r.source_url, "price as of": r.price_as_of, "checked": r.checked,
+         "age (days)": _days(r.price_date), "rate limit tier": r.rate_limit_tier}
         for r in rows
     ]), hide_index=True, key="pr_api_table")
 
@@ -104,8 +106,8 @@ def _gpu_table(gpu_sheet: PriceSheet[GpuPriceRow]) -> None:
     st.dataframe(pd.DataFrame([
         {"id": r.id, "accelerator": r.accelerator_id, "provider": r.provider, "kind": r.provider_kind,
          "offering": r.offering, "$/GPU-hour (all in)": r.all_in_usd_per_gpu_hour(), "commitment": r.commitment,
-         "instance": r.instance, "region": r.region, "source": r.source, "as of": r.as_of, "checked": r.checked,
-         "age (days)": _days(r.checked), "notes": r.notes}
+         "instance": r.instance, "region": r.region, "source": r.source, "as of": r.price_as_of, "checked": r.checked,
+         "age (days)": _days(r.price_date), "notes": r.notes}
         for r in gpu_rows
     ]), hide_index=True, key="pr_gpu_table",
         column_config={"$/GPU-hour (all in)": st.column_config.NumberColumn(format="$%.3f")})

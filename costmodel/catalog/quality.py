@@ -187,21 +187,14 @@ def parse_quality_text(
     return QualitySheet(where=where, rows=tuple(rows), open_model_ids=dict(open_model_ids or {}))
 
 
-def bundled_open_model_ids() -> dict[str, str]:
-    """API price id -> catalog model id, from the bundled API price sheet's `open_model_id` column."""
-    # A sibling data layer; imported here so that importing the catalog does not read the price sheet.
-    from costmodel.pricing.sheets import load_api_prices
-
-    return {row.id: row.open_model_id for row in load_api_prices().rows if row.open_model_id}
-
-
 def load_quality_scores(
     path: str | Path | None = None, *, open_model_ids: Mapping[str, str] | None = None
 ) -> QualitySheet:
     """Read and validate a quality sheet (default: the bundled one).
 
-    `open_model_ids` maps API price ids to the catalog model they serve (for inheritance); by default it is
-    read from the bundled API price sheet.
+    `open_model_ids` maps API price ids to the catalog model they serve (for inheritance); the catalog does
+    not read the price sheet, so a caller that wants inheritance passes it
+    (`costmodel.pricing.open_model_ids(sheet)`); None means no inheritance.
     """
     file_path = Path(path) if path is not None else QUALITY_FILE
     try:
@@ -210,5 +203,5 @@ def load_quality_scores(
         raise CostmodelError(f"quality sheet {file_path} not found; pass an existing file") from None
     except UnicodeDecodeError:
         raise CostmodelError(f"quality sheet {file_path} is not UTF-8 text; save it as UTF-8 CSV") from None
-    mapping = bundled_open_model_ids() if open_model_ids is None else open_model_ids
+    mapping = {} if open_model_ids is None else open_model_ids
     return parse_quality_text(text, where=str(file_path), open_model_ids=mapping)

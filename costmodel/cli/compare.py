@@ -52,7 +52,8 @@ def render_table(decision: Decision) -> str:
         for ps in o.price_sources:
             if ps.what not in seen:
                 seen.add(ps.what)
-                lines.append(f"  - {ps.what}: {ps.source} (checked {ps.checked}, {ps.age_days} days old)")
+                dated = f"price as of {ps.price_as_of}, " if ps.price_as_of else ""
+                lines.append(f"  - {ps.what}: {ps.source} ({dated}checked {ps.checked}, {ps.age_days} days old)")
     lines.append(f"  - efficiencies: {decision.efficiency_source}")
     return "\n".join(lines)
 

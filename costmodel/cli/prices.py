@@ -64,18 +64,32 @@ def _api_line(row: ApiPriceRow, *, as_of: dt.date) -> str:
                      f"/{_fmt(row.long_context_output_usd_per_mtok)}")
     if row.open_model_id:
         parts.append(f"[{row.open_model_id}]")
+    if row.requests_per_minute is not None or row.tokens_per_minute is not None:
+        parts.append(f"limits {_fmt_int(row.requests_per_minute)} req/min, {_fmt_int(row.tokens_per_minute)} tok/min"
+                     f" ({row.rate_limit_tier or 'tier not stated'})")
     if row.is_retired(today=as_of):
         parts.append(f"RETIRED {row.deprecation_date}")
     if row.disagreement:
         parts.append("sources disagree")
+    parts.append(_age(row, as_of=as_of))
     return "  ".join(parts)
 
 
-def _gpu_line(row: GpuPriceRow) -> str:
+def _fmt_int(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _age(row: ApiPriceRow | GpuPriceRow, *, as_of: dt.date) -> str:
+    """'price 2025-01-01 (700 d)': the price's own date and age; 'checked' when the sheet has no price date."""
+    label = "price" if row.price_as_of else "checked"
+    return f"{label} {row.price_date.isoformat()} ({(as_of - row.price_date).days} d)"
+
+
+def _gpu_line(row: GpuPriceRow, *, as_of: dt.date) -> str:
     line = f"{row.id:<34} {row.offering:<9} {row.all_in_usd_per_gpu_hour():>7.3f} $/GPU-h"
     if row.offering == "owned":
         line += f"  (capex ${row.capex_usd_per_gpu:,.0f} over {row.life_years:g} y + power + colocation)"
-    return line + (f"  {row.commitment}" if row.commitment else "")
+    return line + (f"  {row.commitment}" if row.commitment else "") + f"  {_age(row, as_of=as_of)}"
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -84,13 +98,14 @@ def run_list(args: argparse.Namespace) -> int:
     rows = [r for r in sheet.rows if args.provider is None or r.provider == args.provider]
     as_of = args.date or dt.date.today()
     header = f"{sheet.where}: {len(rows)} of {len(sheet.rows)} rows, {sheet.age_text(today=as_of)} (as of {as_of})"
-    lines = [_api_line(r, as_of=as_of) if isinstance(r, ApiPriceRow) else _gpu_line(r) for r in rows]
+    lines = [_api_line(r, as_of=as_of) if isinstance(r, ApiPriceRow) else _gpu_line(r, as_of=as_of) for r in rows]
     payload: dict[str, Any] = {
         "sheet": args.sheet,
         "path": sheet.where,
         "checked_oldest": sheet.checked_oldest.isoformat(),
         "as_of": as_of.isoformat(),
-        "age_days": sheet.age_days(today=as_of),
+        "age_days": sheet.age_days(today=as_of),  # from the oldest price date (price_as_of, else checked)
+        "price_date_oldest": sheet.price_date_oldest.isoformat(),
         "rows": [r.model_dump(mode="json") for r in rows],
     }
     emit(payload, as_json=args.json, text="\n".join([header, *lines]))

@@ -19,8 +19,11 @@ from costmodel.serving.analytic import Capacity
 from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_MONTH, TOKENS_PER_MTOK, fmt_seconds
 
 
-def _source(what: str, source: str, checked: dt.date, today: dt.date) -> PriceSource:
-    return PriceSource(what=what, source=source, checked=checked.isoformat(), age_days=(today - checked).days)
+def _source(what: str, source: str, row: ApiPriceRow | GpuPriceRow, today: dt.date) -> PriceSource:
+    """Provenance of a sheet price; its age counts from the price's own date (price_as_of, else checked)."""
+    return PriceSource(what=what, source=source, checked=row.checked.isoformat(),
+                       age_days=(today - row.price_date).days,
+                       price_as_of=row.price_as_of.isoformat() if row.price_as_of else None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,7 +89,7 @@ def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPrice
         meets_slo=verdict.meets_slo, slo_status=verdict.status, latency_source=verdict.latency_source,
         slo_reason=verdict.reason, ttft_p90_seconds=option.ttft_p90_seconds, tpot_p90_seconds=option.tpot_p90_seconds,
         throttled=cost.rate_limit.throttled, retired=retired, breakdown=CostBreakdown(api_usd_per_month=usd_month),
-        price_sources=(_source(f"API price {row.id}", f"{row.source} {row.source_version}", row.checked, today),),
+        price_sources=(_source(f"API price {row.id}", f"{row.source} {row.source_version}", row, today),),
         notes=tuple(notes), api_usd_per_request=cost.usd_per_request * api_price_scale,
     )
 
@@ -99,7 +102,7 @@ def gpu_price(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *, today: 
         )
     assert option.offering is not None  # validated by the scenario schema
     row = sheet.get(option.offering)
-    return row.all_in_usd_per_gpu_hour(), _source(f"GPU offering {row.id}", row.source, row.checked, today)
+    return row.all_in_usd_per_gpu_hour(), _source(f"GPU offering {row.id}", row.source, row, today)
 
 
 def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceSheet[GpuPriceRow],

@@ -19,8 +19,9 @@ class PriceSource:
 
     what: str  # e.g. "API price openai/gpt-4o" or "GPU offering lambda/h100-sxm/on-demand"
     source: str
-    checked: str  # ISO date
-    age_days: int
+    checked: str  # ISO date the row was last compared with its source
+    age_days: int  # days from the price's own date (price_as_of, else checked) to the as-of date
+    price_as_of: str | None = None  # ISO date of the price's own source, when the sheet records it
 
 
 @dataclass(frozen=True)

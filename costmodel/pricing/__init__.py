@@ -12,6 +12,7 @@ from costmodel.pricing.api_cost import (
     mean_request_usd,
     token_rates,
 )
+from costmodel.pricing.latency import ApiLatencyRow, ApiLatencySheet, load_api_latency
 from costmodel.pricing.schema import ApiPriceRow, GpuPriceRow
 from costmodel.pricing.sheets import (
     PriceSheet,
@@ -25,6 +26,8 @@ from costmodel.units import HOURS_PER_MONTH, HOURS_PER_YEAR
 __all__ = [
     "HOURS_PER_MONTH",
     "HOURS_PER_YEAR",
+    "ApiLatencyRow",
+    "ApiLatencySheet",
     "ApiPriceRow",
     "ApiRequestCost",
     "ApiWorkloadCost",
@@ -37,6 +40,7 @@ __all__ = [
     "api_workload_cost",
     "check_rate_limits",
     "default_sheet_path",
+    "load_api_latency",
     "load_api_prices",
     "load_gpu_prices",
     "load_sheet",

@@ -3,6 +3,12 @@
 LiteLLM stores USD per token (`input_cost_per_token`); the sheet stores USD per million tokens.
 Shared by scripts/import_api_prices.py (first import, with genai-prices as the cross-check) and by
 `costmodel prices refresh` (re-reads the LiteLLM keys recorded in the sheet's `source_key` column).
+
+Cross-check policy: two sources disagree on a price when they differ by more than 5% of the larger
+(DISAGREEMENT_TOLERANCE); the `disagreement` column lists those fields. Which value the row keeps is
+decided by the importer (the provider's own page wins where the sheet records it). LiteLLM's `rpm` /
+`tpm` are not imported: LiteLLM does not say which account tier they are for (Gemini 2.5 Flash-Lite's
+15 requests/min is Google's free tier), so bundled limits come from the providers' pages with a tier.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from costmodel.pricing.schema import ApiPriceRow
 from costmodel.units import TOKENS_PER_MTOK
 
 LITELLM_RAW_URL = "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
+DISAGREEMENT_TOLERANCE = 0.05  # relative difference above which two sources' prices "disagree"
 # "input_cost_per_token_above_200k_tokens": the whole prompt pays this rate past 200k tokens.
 _TIER_KEY = re.compile(r"^input_cost_per_token_above_(\d+)k_tokens$")
 # Fields the two sources are compared on (sheet field -> label in the disagreement column).
@@ -58,8 +65,6 @@ def litellm_price_fields(entry: Mapping[str, Any]) -> dict[str, Any]:
         "cache_write_usd_per_mtok": per_mtok(entry.get("cache_creation_input_token_cost")) or None,
         "batch_input_usd_per_mtok": per_mtok(entry.get("input_cost_per_token_batches")),
         "batch_output_usd_per_mtok": per_mtok(entry.get("output_cost_per_token_batches")),
-        "requests_per_minute": _positive_int(entry.get("rpm")),
-        "tokens_per_minute": _positive_int(entry.get("tpm")),
         "max_input_tokens": _positive_int(entry.get("max_input_tokens")),
         "max_output_tokens": _positive_int(entry.get("max_output_tokens")),
         "deprecation_date": _date(entry.get("deprecation_date")),
@@ -83,11 +88,13 @@ def litellm_price_fields(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+    """Within DISAGREEMENT_TOLERANCE of the larger value (0.27 vs 0.28 agree; 0.88 vs 1.04 do not)."""
+    return abs(a - b) <= DISAGREEMENT_TOLERANCE * max(abs(a), abs(b))
 
 
 def disagreement_text(primary: Mapping[str, Any], crosscheck: Mapping[str, Any], *, names: tuple[str, str]) -> str | None:
-    """'input: litellm 0.28 vs genai-prices 0.135; ...' for compared fields that differ, else None.
+    """'input: litellm 0.28 vs genai-prices 0.135; ...' for compared fields that differ by more than
+    DISAGREEMENT_TOLERANCE (5%), else None.
 
     A price one source has and the other lacks counts as a difference ('none' is printed)."""
     diffs = []

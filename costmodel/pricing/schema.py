@@ -2,7 +2,9 @@
 
 Units are in the field names: `_usd_per_mtok` is US dollars per million tokens, `_usd_per_gpu_hour`
 US dollars per GPU per hour, `_tokens` a count of tokens. Every row carries `source` and `checked`
-(the date someone last compared the row with its source), like genai-prices' data files do.
+(the date someone last compared the row with its source), like genai-prices' data files do, and may
+carry `price_as_of`, the date of the price's own source (a provider page's date, a catalog commit):
+price ages count from it, falling back to `checked` where it is unknown.
 """
 
 from __future__ import annotations
@@ -50,10 +52,19 @@ class ApiPriceRow(StrictModel):
     long_context_output_usd_per_mtok: float | None = Field(default=None, ge=0)
     requests_per_minute: int | None = Field(default=None, gt=0, description="published rate limit, requests/min")
     tokens_per_minute: int | None = Field(default=None, gt=0, description="published rate limit, tokens/min")
+    rate_limit_tier: str | None = Field(
+        default=None, min_length=1, description="account tier the limits are for, e.g. 'tier 1 (paid)'; empty: none"
+    )
+    rate_limit_source: str | None = Field(default=None, min_length=1, description="page the limits come from")
     max_input_tokens: int | None = Field(default=None, gt=0, description="context window for the prompt, tokens")
     max_output_tokens: int | None = Field(default=None, gt=0, description="longest completion, tokens")
     deprecation_date: dt.date | None = Field(default=None, description="date the provider retires the model")
-    source: Literal["litellm", "genai-prices", "manual"] = Field(description="where the prices come from")
+    deprecation_source: str | None = Field(
+        default=None, min_length=1, description="page that announces the retirement (or that the model is no longer sold)"
+    )
+    source: Literal["litellm", "genai-prices", "provider-page", "manual"] = Field(
+        description="where the prices come from; 'provider-page': the provider's own pricing page, transcribed"
+    )
     source_version: str = Field(min_length=1, description="package version or commit of the source data")
     source_key: str = Field(min_length=1, description="the row's key in the source (LiteLLM key, provider/model)")
     source_url: str | None = Field(default=None, description="the provider's pricing page, as the source cites it")
@@ -65,6 +76,9 @@ class ApiPriceRow(StrictModel):
     crosscheck_long_context_threshold_tokens: int | None = Field(default=None, gt=0)
     disagreement: str | None = Field(
         default=None, description="fields where the two sources differ, e.g. 'input: 1.04 vs 0.88'; empty: agree"
+    )
+    price_as_of: dt.date | None = Field(
+        default=None, description="date of the price's own source (page date, release); empty: unknown, use checked"
     )
     checked: dt.date = Field(description="date the row was last compared with its source")
     notes: str | None = None
@@ -87,6 +101,11 @@ class ApiPriceRow(StrictModel):
                 "long_context_output_usd_per_mtok"
             )
         return self
+
+    @property
+    def price_date(self) -> dt.date:
+        """The date price ages count from: `price_as_of`, else `checked`."""
+        return self.price_as_of or self.checked
 
     def is_retired(self, *, today: dt.date | None = None) -> bool:
         """Whether the provider's announced retirement date has passed."""
@@ -126,7 +145,9 @@ class GpuPriceRow(StrictModel):
     )
     source: str = Field(min_length=1, description="where the numbers come from (URL or repo path)")
     source_version: str | None = Field(default=None, description="commit or publication date of the source")
-    as_of: dt.date | None = Field(default=None, description="date the source says the price applies")
+    price_as_of: dt.date | None = Field(
+        default=None, description="date of the price's own source (page date, catalog commit); empty: use checked"
+    )
     checked: dt.date = Field(description="date the row was last compared with its source")
     notes: str | None = None
 
@@ -151,6 +172,11 @@ class GpuPriceRow(StrictModel):
         elif self.usd_per_gpu_hour is None:
             raise ValueError(f"a {self.offering} row needs usd_per_gpu_hour (rental price per GPU, USD/h)")
         return self
+
+    @property
+    def price_date(self) -> dt.date:
+        """The date price ages count from: `price_as_of`, else `checked`."""
+        return self.price_as_of or self.checked
 
     def all_in_usd_per_gpu_hour(self) -> float:
         """Hourly cost of one GPU: the rental price, or for owned hardware

@@ -55,17 +55,24 @@ class PriceSheet(Generic[RowT]):
 
     @property
     def checked_oldest(self) -> dt.date:
-        """The oldest `checked` date of any row: the sheet is as fresh as its stalest row."""
+        """The oldest `checked` date of any row (when someone last compared the rows with their sources)."""
         return min(row.checked for row in self.rows)
 
+    @property
+    def price_date_oldest(self) -> dt.date:
+        """The oldest price date of any row (`price_as_of`, else `checked`): the sheet is as fresh as
+        its stalest price, not as its last import."""
+        return min(row.price_date for row in self.rows)
+
     def age_days(self, *, today: dt.date | None = None) -> int:
-        """Days since the stalest row was checked, relative to `today` (default: the local date)."""
-        return ((today or dt.date.today()) - self.checked_oldest).days
+        """Days since the oldest price date, relative to `today` (default: the local date)."""
+        return ((today or dt.date.today()) - self.price_date_oldest).days
 
     def age_text(self, *, today: dt.date | None = None) -> str:
-        """'checked 2026-11-29, 3 days old' for outputs that must show the data's age."""
+        """'oldest price 2025-01-01, 700 days old; checked 2026-11-29' for outputs that show the data's age."""
         days = self.age_days(today=today)
-        return f"checked {self.checked_oldest.isoformat()}, {days} day{'s' if days != 1 else ''} old"
+        return (f"oldest price {self.price_date_oldest.isoformat()}, {days} day{'s' if days != 1 else ''} old; "
+                f"checked {self.checked_oldest.isoformat()}")
 
 
 def _clean_cell(value: str | None) -> str | None:
@@ -169,3 +176,10 @@ def sheet_to_csv_text(rows: tuple[BaseModel, ...] | list[BaseModel], *, kind: Sh
         values: Mapping[str, object] = row.model_dump()
         writer.writerow([_format_cell(values[name]) for name in columns])
     return buffer.getvalue()
+
+
+def open_model_ids(sheet: PriceSheet[ApiPriceRow] | None = None) -> dict[str, str]:
+    """API price id -> catalog model id it serves (`open_model_id`), from `sheet` (default: the bundled one);
+    what the quality sheet uses to let an API row inherit its open model's score."""
+    rows = (sheet or load_api_prices()).rows
+    return {row.id: row.open_model_id for row in rows if row.open_model_id}
