@@ -44,6 +44,8 @@ MODEL_IDS = {
     "Llama-3.1-70B-Instruct": "llama-3.1-70b",
     "Llama-3.1-405B-Instruct": "llama-3.1-405b",
     "Llama-3.3-70B-Instruct": "llama-3.3-70b",
+    "gpt-oss-20b": "gpt-oss-20b",
+    "gpt-oss-120b": "gpt-oss-120b",
 }
 # Precision strings -> our weight dtypes. Eager and speculative-decoding rows are not comparable
 # (a non-compiled baseline and a different algorithm) and are listed as excluded.

@@ -87,6 +87,13 @@ def categories_section() -> list[str]:
         members = by_key[c.key]
         skipped = [r for r in members if r.predicted is None]
         parts += ["", f"### {c.title}", "", *category_table(members)]
+        if c.key.startswith("online"):
+            by_engine = []
+            for engine in cats.ENGINES:
+                e = cats.summarize_category([r for r in members if cats.engine_of(r) == engine])
+                by_engine.append(f"{engine} {pct(e.median_abs_error)} ({e.evaluated} rows, signed "
+                                 f"{'-' if e.median_signed_error is None else f'{e.median_signed_error:+.1%}'})")
+            parts += ["", "By engine, median abs error: " + "; ".join(by_engine) + "."]
         if skipped:
             parts += ["", f"Not evaluated ({len(skipped)} rows):", ""]
             parts += [f"- {r.label}: not evaluated: {r.not_evaluated}" for r in skipped]

@@ -44,7 +44,7 @@ class Category:
 CATEGORIES: tuple[Category, ...] = (
     Category("saturated", "Saturated throughput, TensorRT-LLM, one GPU", 0.10),
     Category("multi_gpu", "Multi-GPU tensor-parallel throughput, TensorRT-LLM (TP2-TP8)", 0.20),
-    Category("moe", "MoE models (Mixtral 8x7B), TensorRT-LLM throughput", None),
+    Category("moe", "MoE models (Mixtral 8x7B, gpt-oss, DeepSeek-R1), TensorRT-LLM throughput", None),
     Category("fp4", "FP4 (NVFP4) on Blackwell, TensorRT-LLM throughput", None),
     Category("online_tpot", "Online TPOT / ITL at moderate load (SGLang, vLLM, TensorRT-LLM)", 0.15),
     Category("online_ttft", "Online TTFT at moderate load (SGLang, vLLM, TensorRT-LLM)", 0.25),
@@ -61,6 +61,11 @@ MOE_MODELS = ("Mixtral", "Qwen3-30B-A3B", "Qwen3-235B", "DeepSeek", "gpt-oss", "
 # Trtllm-bench precision strings -> weight formats; the KV cache follows (fp8 for quantized checkpoints:
 # "If you specify FP8 quantization, the KV cache will automatically be set to FP8", perf-overview.md).
 THROUGHPUT_DTYPES = {"FP8": ("fp8", "fp8"), "FP4 (NVFP4)": ("fp4", "fp8"), "FP16": ("fp16", "fp16")}
+THROUGHPUT_METRICS = ("total_output_throughput", "output_throughput_per_gpu")
+# trtllm-bench request counts for the release/1.2 shapes ("Number of Requests" table of that
+# perf-overview.md version; the older shapes are in costmodel.validation.TRTLLM_BENCH_REQUESTS).
+TRTLLM_BENCH_REQUESTS_V12 = {(1024, 1024): 3000, (8192, 1024): 1500, (1024, 8192): 1500, (32768, 1024): 1000,
+                             (1024, 32768): 1000}
 
 # ShareGPT rows are simulated with every request at the published mean lengths. Prompt: 229,711 input
 # tokens over 1,000 ShareGPT prompts with the Llama-3.1 tokenizer (vllm-project/vllm PR #18566,
@@ -98,13 +103,21 @@ class CategoryRow:
         return None if self.predicted is None else (self.predicted - self.measured) / self.measured
 
 
+ENGINES = ("SGLang", "vLLM", "TensorRT-LLM")
+
+
+def engine_of(row: CategoryRow) -> str:
+    """The serving engine an online row measured (throughput rows are all TensorRT-LLM)."""
+    return next((name for name in ENGINES[:2] if name in row.label), "TensorRT-LLM")
+
+
 def category_of(row: dict[str, str]) -> str | None:
     """The category a reference row belongs to (None: the batch-1 decode and CPU rows, reported apart)."""
     if row["metric"] in ONLINE_METRICS:
         return ONLINE_METRICS[row["metric"]][0]
-    if row["metric"] != "total_output_throughput" or "trtllm-bench" not in row["scenario"]:
+    if row["metric"] not in THROUGHPUT_METRICS or "trtllm-bench" not in row["scenario"]:
         return None
-    if "FP4" in row["precision"]:
+    if row["precision"].startswith("FP4"):
         return "fp4"
     if any(name in row["model"] for name in MOE_MODELS):
         return "moe"
@@ -120,6 +133,8 @@ def is_holdout(row: dict[str, str]) -> bool:
 
 def _ids(row: dict[str, str]) -> tuple[str | None, str | None, str | None]:
     """(model id, hardware id, reason not evaluated)."""
+    if " DEP" in row["scenario"]:
+        return None, None, "attention data parallel + expert parallel (DEP) is not modelled"
     model_id, hardware_id = MODEL_IDS.get(row["model"]), HARDWARE_IDS.get(row["hardware"])
     if model_id is None:
         return None, None, f"model {row['model']} is not in the catalog"
@@ -142,7 +157,7 @@ def _throughput(model_id: str, hardware_id: str, gpus: int, precision: str, isl:
                             max_batched_tokens=tokens)
     if not replica.fits:
         raise CostmodelError(replica.memory.message)
-    count = TRTLLM_BENCH_REQUESTS[(isl, osl)]
+    count = TRTLLM_BENCH_REQUESTS.get((isl, osl)) or TRTLLM_BENCH_REQUESTS_V12[(isl, osl)]
     run = simulate_requests(
         replica, arrival_seconds=np.zeros(count), prompt_tokens=np.full(count, isl),
         output_tokens=np.full(count, osl), kv_policy="reserve", max_num_seqs=min(batch, tokens),
@@ -182,9 +197,12 @@ def _predict(row: dict[str, str], category: str) -> tuple[float | None, str | No
             rate, requests, isl, osl = _online_shape(row)
             run = _online(model_id, hardware_id, gpus, rate=rate, requests=requests, isl=isl, osl=osl)
             return run[f"{latency}_{stat}"] * 1e3, None
-        if THROUGHPUT_DTYPES.get(row["precision"], ("?",))[0] not in dtypes.WEIGHT_DTYPES:
+        if row["precision"] not in THROUGHPUT_DTYPES:
+            return None, f"weight format '{row['precision']}' has no catalog equivalent"
+        if THROUGHPUT_DTYPES[row["precision"]][0] not in dtypes.WEIGHT_DTYPES:
             return None, f"weight format {row['precision']} is not in costmodel/dtypes.py"
-        return _throughput(model_id, hardware_id, gpus, row["precision"], int(row["input_len"]), int(row["output_len"])), None
+        total = _throughput(model_id, hardware_id, gpus, row["precision"], int(row["input_len"]), int(row["output_len"]))
+        return (total / gpus if row["metric"] == "output_throughput_per_gpu" else total), None
     except CostmodelError as exc:
         return None, str(exc)
 
@@ -196,7 +214,7 @@ def _label(row: dict[str, str]) -> str:
         engine = row["scenario"].removeprefix("online serving, ").split(", TP")[0].split(" --")[0]
         lengths = "ShareGPT" if row["input_len"] == "ShareGPT" else f"ISL/OSL {row['input_len']}/{row['output_len']}"
         return f"{head}: {engine}, {row['concurrency_or_batch'].removeprefix('request rate ')}, {lengths}"
-    version = next((v for v in ("v1.0", "v0.17", "v0.20") if v in row["scenario"]), "")
+    version = next((v for v in ("v1.0", "v0.17", "v0.20", "release/1.2") if v in row["scenario"]), "")
     tag = f" (trtllm-bench {version})" if version else ""
     return f"{head}: ISL/OSL {row['input_len']}/{row['output_len']}{tag}"
 
