@@ -168,7 +168,12 @@ def _throughput(model_id: str, hardware_id: str, gpus: int, precision: str, isl:
 @functools.cache
 def _online(model_id: str, hardware_id: str, gpus: int, *, rate: float, requests: int, isl: int, osl: int,
             ) -> dict[str, float]:
-    """Poisson arrivals at `rate` with fixed lengths, bf16 weights and KV, simulator defaults (seed 0)."""
+    """Poisson arrivals at `rate` with fixed lengths, bf16 weights and KV, simulator defaults (seed 0).
+
+    sglang.bench_serving draws exponential gaps (python/sglang/bench_serving.py, get_request:
+    np.random.exponential(1.0 / request_rate), commit 0033168f); the TensorRT-LLM online table does not
+    state its arrival process, so Poisson is an assumption there.
+    """
     replica = build_replica(model_id, hardware_id, gpus=gpus, weight_dtype="bf16", kv_dtype="bf16")
     arrivals = arrival_times(requests=requests, rate_per_second=rate, burstiness=1.0, seed=0)
     run = simulate_requests(replica, arrival_seconds=arrivals, prompt_tokens=np.full(requests, isl),
