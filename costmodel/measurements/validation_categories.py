@@ -58,9 +58,10 @@ PEER_FIGURES: dict[str, str] = {
 }
 
 MOE_MODELS = ("Mixtral", "Qwen3-30B-A3B", "Qwen3-235B", "DeepSeek", "gpt-oss", "Llama-4")
-# Trtllm-bench precision strings -> weight formats; the KV cache follows (fp8 for quantized checkpoints:
-# "If you specify FP8 quantization, the KV cache will automatically be set to FP8", perf-overview.md).
-THROUGHPUT_DTYPES = {"FP8": ("fp8", "fp8"), "FP4 (NVFP4)": ("fp4", "fp8"), "FP16": ("fp16", "fp16")}
+# Trtllm-bench precision strings -> (weight, KV) formats. FP8: "If you specify FP8 quantization, the KV
+# cache will automatically be set to FP8" (perf-overview.md, commit 258c7540). FP4: fp8 KV is an
+# unverified assumption; those rows stay unevaluated until costmodel/dtypes.py has fp4 weights.
+THROUGHPUT_DTYPES = {"FP8": ("fp8", "fp8"), "FP4 (NVFP4)": ("fp4", "fp8")}
 THROUGHPUT_METRICS = ("total_output_throughput", "output_throughput_per_gpu")
 # trtllm-bench request counts for the release/1.2 shapes ("Number of Requests" table of that
 # perf-overview.md version; the older shapes are in costmodel.validation.TRTLLM_BENCH_REQUESTS).
