@@ -61,7 +61,7 @@ ALLOWED: dict[str, set[str]] = {
     "grid": {"catalog", "roofline", "memory"},
     "estimate": {"catalog", "roofline", "memory", "measurements"},
     "measurements": set(CORE),
-    "validation": CORE | {"serving", "measurements"},
+    "validation": CORE | {"serving", "measurements", "scenario"},
     "scenario": {"catalog"},
     "pricing": {"scenario"},
     "serving": CORE | {"scenario", "measurements"},

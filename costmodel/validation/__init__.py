@@ -20,7 +20,7 @@ from costmodel.catalog.params import derive_shape
 from costmodel.estimate import estimate
 from costmodel.serving import build_replica, simulate_requests
 
-REFERENCE_CSV = Path(__file__).resolve().parent / "data" / "reference_measurements.csv"
+REFERENCE_CSV = Path(__file__).resolve().parents[1] / "data" / "reference_measurements.csv"
 
 # Reference hardware strings -> catalog ids (the gpt-fast A100s were power-capped at 330 W; we use the
 # stock a100-80gb datasheet and say so in docs/validation.md).
@@ -30,6 +30,8 @@ HARDWARE_IDS = {
     "H200-SXM-141GB": "h200",
     "H100-PCIe-80GB": "h100-pcie",
     "RTX 4090 24GB": "rtx-4090",
+    "A100-SXM-80GB": "a100-80gb",
+    "B200-180GB": "b200",
 }
 MODEL_IDS = {
     "Llama-2-7B": "llama-2-7b",
@@ -39,6 +41,11 @@ MODEL_IDS = {
     "Llama-3.1-70B": "llama-3.1-70b",
     "Llama-3.1-405B": "llama-3.1-405b",
     "Mixtral-8x7B": "mixtral-8x7b",
+    "Llama-3.1-70B-Instruct": "llama-3.1-70b",
+    "Llama-3.1-405B-Instruct": "llama-3.1-405b",
+    "Llama-3.3-70B-Instruct": "llama-3.3-70b",
+    "gpt-oss-20b": "gpt-oss-20b",
+    "gpt-oss-120b": "gpt-oss-120b",
 }
 # Precision strings -> our weight dtypes. Eager and speculative-decoding rows are not comparable
 # (a non-compiled baseline and a different algorithm) and are listed as excluded.
@@ -126,18 +133,23 @@ def _round_up(value: float, step: int) -> int:
     return step * math.ceil(value / step)
 
 
-def trtllm_bench_settings(*, model_id: str, hardware_id: str, input_tokens: int, output_tokens: int) -> tuple[int, int]:
-    """(max_batch_size, max_num_tokens) trtllm-bench picks for an fp8 model with fp8 KV on one GPU.
+def trtllm_bench_settings(
+    *, model_id: str, hardware_id: str, input_tokens: int, output_tokens: int, gpus: int = 1,
+    weight_bytes_per_param: float = 1.0, kv_bytes_per_element: float = 1.0,
+) -> tuple[int, int]:
+    """(max_batch_size, max_num_tokens) trtllm-bench picks for a model on `gpus` tensor-parallel GPUs.
 
     Its heuristic (tensorrt_llm/bench/build/tuning.py, calc_engine_setting + finetune_setting): requests
-    that fit 95% of the memory left after the fp8 weights at ISL + OSL tokens each, capped at 4096; tokens
-    = that x (1 + ISL / OSL), capped at 32768; both rounded up on its grid. An engine setting, not a fit.
+    that fit 95% of the memory of all GPUs left after the weights (1 B/param for fp8) at ISL + OSL tokens
+    each (KV heads at least one per GPU; 1 B/element for fp8 KV), capped at 4096; tokens = that x
+    (1 + ISL / OSL), capped at 32768; both rounded up on its grid. An engine setting, not a fit.
     """
     spec = load_model(model_id)
     gib = float(1 << 30)
-    kv_gib_per_token = 2 * spec.num_hidden_layers * spec.kv_heads * spec.head_dim_resolved * 1.0 / gib
-    engine_gib = derive_shape(spec).total_params * 1.0 / gib
-    cache_gib = (load_accelerator(hardware_id).memory_bytes / gib - engine_gib) * 0.95
+    kv_heads = max(gpus, spec.kv_heads)  # "Each GPU in TP group has at least 1 kv head"
+    kv_gib_per_token = 2 * spec.num_hidden_layers * kv_heads * spec.head_dim_resolved * kv_bytes_per_element / gib
+    engine_gib = derive_shape(spec).total_params * weight_bytes_per_param / gib
+    cache_gib = (load_accelerator(hardware_id).memory_bytes * gpus / gib - engine_gib) * 0.95
     raw_batch = min(cache_gib / (kv_gib_per_token * (input_tokens + output_tokens)), 4096)
     raw_tokens = min(raw_batch * (1 + input_tokens / output_tokens), 32768)
     if raw_batch < 256:
