@@ -14,6 +14,11 @@ KV memory (bytes per GPU): a request is charged `kv_bytes_per_sequence` + its un
 `kv_bytes_per_token`. "preempt" (vLLM's default): admission needs room for the prompt; when the next
 step's decode tokens do not fit, the most recently admitted request is preempted and recomputed later.
 "reserve" (TensorRT-LLM's GUARANTEED_NO_EVICT): admission reserves prompt + output, never preempts.
+
+Read `reference` in tests/test_serving_reference.py first: a plain step-by-step simulator with the same
+scheduling rules (one roofline call per step, every context kept explicitly, no tables, no segment jumps).
+That test checks this loop against it request by request (1e-9 relative) on dense, MoE, sliding-window,
+chunked, tight-KV, preempt and reserve cases. `engine_steps.py` holds the op-row layout and the arrival cut.
 """
 
 from __future__ import annotations
@@ -21,19 +26,22 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from typing import Any
 
 import numpy as np
 
 from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, request_lists, runaway_error
+from costmodel.serving.engine_steps import mix_op_table, steps_to_reach
 from costmodel.serving.steptime import NO_WINDOW, StepTimer
 
 __all__ = ["EngineLimits", "EngineTrace", "KvPolicy", "run_engine"]
 
-_PREFILL, _DECODE = 1, 2
+_IDLE, _PREFILL, _DECODE = 0, 1, 2  # request states: waiting or finished, prefilling, decoding
 
 
-def run_engine(  # noqa: C901 -- one flat event loop on purpose: it runs ~1e5 times per simulation; helpers would cost calls
+# One event loop over local variables on purpose (a few hundred thousand iterations per simulation): the
+# scheduling rules read top to bottom in one place, and every further call per event costs ~1-2% of the
+# run (callgrind). What is called per finish or rarer has left: `retire`, `preempt_newest`, `steps_to_reach`.
+def run_engine(  # noqa: C901 -- the event loop; see the comment above
     timer: StepTimer,
     *,
     arrival_seconds: np.ndarray,
@@ -44,285 +52,324 @@ def run_engine(  # noqa: C901 -- one flat event loop on purpose: it runs ~1e5 ti
 ) -> EngineTrace:
     """Simulate the requests (sorted by arrival) to completion; each must fit in KV alone.
 
-    One flat loop over locals on purpose: it runs a few hundred thousand times per simulation. Every
-    float expression keeps the operand order of the plain formulas, so results are bit-for-bit stable.
+    Every float expression keeps the operand order of the plain formulas, so results are bit-for-bit
+    stable. Symbols (per-request lists are indexed by the request id `rid`, its place in arrival order;
+    `step` counts engine steps; KV in bytes per GPU):
+
+    per request             meaning                                                            unit
+    arrival                 arrival time (+ an inf sentinel at index n: "no more arrivals")    s
+    cached                  prompt tokens served by the prefix cache (never computed)          tokens
+    to_prefill              tokens its next prefill computes (after a preemption: the prompt   tokens
+                            and every emitted token, recomputed)
+    prefilled               of those, computed so far                                          tokens
+    to_emit                 output tokens still to emit                                        tokens
+    state                   _IDLE (waiting or finished), _PREFILL or _DECODE
+    kv_charge               KV charged at admission (prompt; reserve: prompt + output)         bytes
+    join_step, join_context step count and context when it started decoding; its context      steps, tokens
+                            at step s is join_context + s - join_step
+    below_window            decoding with its context below the sliding window
+    admitted_seconds, first_token_seconds, finish_seconds: when it happened (NaN until then)  s
+
+    scalars and queues
+    now                     simulated time                                                     s
+    n_arrived, n_taken      requests arrived by `now`; fresh arrivals admitted (the fresh
+                            waiting queue is n_taken .. n_arrived - 1)
+    requeued                preempted requests waiting, served before fresh ones
+    running, prefilling     running requests in admission order (dict: newest = preemption
+                            victim); of them those in prefill (list)
+    n_running, n_decoding   running requests; of them decoding (n_below + n_above)
+    n_below, n_above        decoding sequences below / at or above the sliding window
+    offset_sum(_below)      sum of join_context - join_step over decoding (below-window)       tokens
+                            sequences: their contexts sum to offset_sum + n_decoding * step
+    context_below/_above    summed contexts of the below / above-window decoding sequences     tokens
+    kv_base_bytes           KV in use = kv_base_bytes + kv_bytes_per_token * n_decoding * step bytes
+                            (preempt: decoders' KV grows a token per step); = it (reserve)
+    kv_growth_bytes         preempt: what the next step's decode tokens add on top of it       bytes
+    chunks, budget          (rid, prefill tokens) computed this step; token budget left        tokens
+    step_tokens             tokens computed this step (chunks + one per decoding sequence)     tokens
+    chunk_work              FLOPs and bytes per dynamic op the chunks add (timer.chunk_cost)   FLOP, bytes
+    a, b, steps             decode-only segment: step j lasts a + b * j, `steps` of them       s, s, steps
+    seconds                 duration of this event's step or segment                           s
+    finish_heap, cross_heap int entries (step << shift | rid): finishes, and contexts reaching
+                            the window; an entry is live while finish_key / cross_key[rid]
+                            holds it (retiring a request clears the keys: entries go stale)
+    busy_seconds, sequence_seconds  time with work; integral of running sequences over time     s, s
     """
     n = len(arrival_seconds)
-    # pre: tokens the next prefill computes; left: tokens still to emit.
-    arr, cached, pre, left = request_lists(timer, arrival_seconds=arrival_seconds, prompt_tokens=prompt_tokens,
-                                           cached_tokens=cached_tokens, output_tokens=output_tokens)
-    pdone, gjoin, cjoin, state = [0] * n, [0] * n, [0] * n, [0] * n
-    charge, below = [0.0] * n, [False] * n
-    admitted, first, finish = [math.nan] * n, [math.nan] * n, [math.nan] * n
+    arrival, cached, to_prefill, to_emit = request_lists(
+        timer, arrival_seconds=arrival_seconds, prompt_tokens=prompt_tokens, cached_tokens=cached_tokens,
+        output_tokens=output_tokens,
+    )
+    prefilled, join_step, join_context, state = [0] * n, [0] * n, [0] * n, [_IDLE] * n
+    kv_charge, below_window = [0.0] * n, [False] * n
+    admitted_seconds, first_token_seconds, finish_seconds = [math.nan] * n, [math.nan] * n, [math.nan] * n
 
-    budget_max, seq_cap, cap = limits.max_batched_tokens, limits.max_num_seqs, limits.kv_capacity_bytes
-    kvt, kvs, reserve = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence, limits.kv_policy == "reserve"
+    max_batched_tokens, max_num_seqs = limits.max_batched_tokens, limits.max_num_seqs
+    kv_capacity_bytes, reserve = limits.kv_capacity_bytes, limits.kv_policy == "reserve"
+    kv_bytes_per_token, kv_bytes_per_sequence = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence
     max_events = limits.max_events
-    window = timer.window_tokens
-    sliding = window < NO_WINDOW  # without a window no context ever crosses it: no crossing events
-    static, per_flop, per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
-    # Per dynamic op: its FLOPs and bytes slots in a chunk cost row, token tables, then FLOPs/bytes per
-    # (below seq, below ctx token, above seq, above ctx token).
-    mix_ops: list[tuple[Any, ...]] = [
-        (2 * k, 2 * k + 1, op.flops_by_tokens, op.bytes_by_tokens, *fc, *bc)
-        for k, (op, (fc, bc)) in enumerate(zip(timer.dynamic, timer.decode_coefficients, strict=True))
-    ]
-    dec_static, dec_lines = timer.decode_tables()
+    window_tokens = timer.window_tokens
+    sliding = window_tokens < NO_WINDOW  # without a window no context ever crosses it: no crossing events
+    static_seconds, seconds_per_flop, seconds_per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
+    mix_ops = mix_op_table(timer)
+    static_by_batch, lines_by_batch = timer.decode_tables()
     chunk_cache, chunk_cost = timer.chunk_cache, timer.chunk_cost
 
-    now, g, events, preemptions, busy, seq_area = 0.0, 0, 0, 0, 0.0, 0.0
-    ia = iw = done = 0
-    requeue: deque[int] = deque()
+    now, step, events, preemptions, busy_seconds, sequence_seconds = 0.0, 0, 0, 0, 0.0, 0.0
+    n_arrived = n_taken = n_done = 0
+    requeued: deque[int] = deque()
     prefilling: list[int] = []
-    order: dict[int, None] = {}  # running requests in admission order (preemption victims from the end)
-    n_dec = n_below = n_run = 0  # decoding, of them below the window, running (decoding + prefilling)
-    s_off = sb_off = 0  # sum over decoders of (context at join - step at join); below-window ones in sb_off
-    kv_off = 0.0  # KV in use = kv_off + kvt * n_dec * g (preempt); = kv_off (reserve)
-    grow = 0.0  # preempt: KV the next step's decode tokens add on top of kv_off
+    running: dict[int, None] = {}  # insertion-ordered: preemption victims come from the end
+    n_decoding = n_below = n_running = 0
+    offset_sum = offset_sum_below = 0
+    kv_base_bytes = kv_growth_bytes = 0.0
     # Heap entries are ints (step count << shift | request): cheaper than tuples to build and compare, and
-    # ordered like (step, request). An entry is live while fin_key/cross_key of its request holds it;
-    # preemption and finishing clear the key, which invalidates what is left in the heaps.
+    # ordered like (step, request). `never` (request n, a step count no run reaches) keeps each heap
+    # non-empty, so `heap[0]` needs no emptiness test.
     shift, mask = n.bit_length(), (1 << n.bit_length()) - 1
-    never = (1 << 62) << shift | n  # sentinel (request n): a live entry no step count reaches
-    fin_key, cross_key = [-1] * n + [never], [-1] * n + [never]
-    fin_heap, cross_heap = [never], [never]  # finishes; contexts reaching the sliding window
-    s_time: list[float] = []  # at every event: time, waiting requests, running sequences (flat lists: cheap)
-    s_wait: list[int] = []
-    s_run: list[int] = []
+    never = (1 << 62) << shift | n
+    finish_key, cross_key = [-1] * n + [never], [-1] * n + [never]
+    finish_heap, cross_heap = [never], [never]
+    series_seconds: list[float] = []  # at every event: time, waiting requests, running sequences
+    series_waiting: list[int] = []
+    series_running: list[int] = []
 
-    push, pop, sqrt, ceil = heapq.heappush, heapq.heappop, math.sqrt, math.ceil  # local names: hot loop
-    while done < n:
+    def retire(rid: int) -> None:
+        """Take a running request out of the batch (finished or preempted): its KV, counts and heap keys."""
+        nonlocal n_decoding, n_below, n_running, offset_sum, offset_sum_below, kv_base_bytes
+        if state[rid] == _DECODE:
+            finish_key[rid] = cross_key[rid] = -1  # what is left of it in the heaps is stale from now on
+            offset = join_context[rid] - join_step[rid]
+            n_decoding -= 1
+            offset_sum -= offset
+            if below_window[rid]:
+                n_below -= 1
+                offset_sum_below -= offset
+            kv_base_bytes -= (kv_charge[rid] if reserve
+                              else kv_bytes_per_sequence + kv_bytes_per_token * (offset - cached[rid]))
+        else:  # still in prefill: its admission charge
+            kv_base_bytes -= kv_charge[rid]
+        del running[rid]
+        state[rid] = _IDLE
+        n_running -= 1
+
+    def preempt_newest(prefilling: list[int], step: int) -> None:
+        """Preempt the most recently admitted running request: it waits first in line, to be recomputed."""
+        rid = next(reversed(running))
+        if state[rid] == _PREFILL:
+            prefilling.remove(rid)
+        else:  # its next prefill recomputes the prompt and every token emitted (the last one's KV is unwritten)
+            to_emit[rid] -= step - join_step[rid]
+            to_prefill[rid] = join_context[rid] - join_step[rid] + step + 1 - cached[rid]
+        retire(rid)
+        prefilled[rid] = 0
+        requeued.appendleft(rid)
+
+    push, pop = heapq.heappush, heapq.heappop  # local names: hot loop
+    while n_done < n:
         events += 1
         if events > max_events:
-            raise runaway_error(max_events=max_events, now_seconds=now, done=done, requests=n)
-        while arr[ia] <= now:
-            ia += 1
-        n_wait = ia - iw + (len(requeue) if requeue else 0)
-        s_time.append(now)
-        s_wait.append(n_wait)
-        s_run.append(n_run)
-        if n_run == 0 and n_wait == 0:
-            now = arr[ia]  # idle until the next arrival
+            raise runaway_error(max_events=max_events, now_seconds=now, done=n_done, requests=n)
+        while arrival[n_arrived] <= now:  # stops at the inf sentinel
+            n_arrived += 1
+        n_waiting = n_arrived - n_taken + (len(requeued) if requeued else 0)
+        series_seconds.append(now)
+        series_waiting.append(n_waiting)
+        series_running.append(n_running)
+        if n_running == 0 and n_waiting == 0:
+            now = arrival[n_arrived]  # idle until the next arrival
             continue
 
-        if not reserve:  # preempt (recompute) from the newest while the next step's decode tokens do not fit
-            grow = kvt * n_dec * (g + 1)
-            while kv_off + grow > cap and order:
-                rid = next(reversed(order))
-                del order[rid]
-                if state[rid] == _PREFILL:
-                    prefilling.remove(rid)
-                    kv_off -= charge[rid]
-                else:
-                    off = cjoin[rid] - gjoin[rid]
-                    n_dec -= 1
-                    s_off -= off
-                    if below[rid]:
-                        n_below -= 1
-                        sb_off -= off
-                    kv_off -= kvs + kvt * (off - cached[rid])
-                    fin_key[rid] = cross_key[rid] = -1
-                    left[rid] -= g - gjoin[rid]
-                    pre[rid] = off + g + 1 - cached[rid]  # prompt + every emitted token, recomputed
-                    grow = kvt * n_dec * (g + 1)
-                pdone[rid] = 0
-                state[rid] = 0
-                n_run -= 1
-                requeue.appendleft(rid)
+        if not reserve:  # preempt from the newest while the next step's decode tokens do not fit
+            kv_growth_bytes = kv_bytes_per_token * n_decoding * (step + 1)
+            while kv_base_bytes + kv_growth_bytes > kv_capacity_bytes and running:
+                preempt_newest(prefilling, step)
                 preemptions += 1
+                kv_growth_bytes = kv_bytes_per_token * n_decoding * (step + 1)
 
+        # Prefill chunks from the budget left after one token per decoding sequence: running prefills
+        # first, then admissions FCFS (preempted requests first) while KV and the sequence cap allow.
         chunks: list[tuple[int, int]] = []
-        if prefilling or n_wait:
-            budget = budget_max - n_dec
+        if prefilling or n_waiting:
+            budget = max_batched_tokens - n_decoding
             for rid in prefilling:
                 if budget <= 0:
                     break
-                size = pre[rid] - pdone[rid]
-                size = size if size < budget else budget
+                size = to_prefill[rid] - prefilled[rid]
+                size = size if size < budget else budget  # min() without the call, here and below
                 chunks.append((rid, size))
                 budget -= size
-            while (iw < ia or requeue) and budget > 0 and n_run < seq_cap:
-                rid = requeue[0] if requeue else iw
-                need = kvs + kvt * (pre[rid] + (left[rid] if reserve else 0))
-                if kv_off + grow + need > cap:
+            while (n_taken < n_arrived or requeued) and budget > 0 and n_running < max_num_seqs:
+                rid = requeued[0] if requeued else n_taken
+                need = kv_bytes_per_sequence + kv_bytes_per_token * (to_prefill[rid] + (to_emit[rid] if reserve else 0))
+                if kv_base_bytes + kv_growth_bytes + need > kv_capacity_bytes:
                     break  # FCFS: the head waits for memory
-                if requeue:
-                    requeue.popleft()
+                if requeued:
+                    requeued.popleft()
                 else:
-                    iw += 1
-                kv_off += need
-                charge[rid] = need
-                if admitted[rid] != admitted[rid]:
-                    admitted[rid] = now
+                    n_taken += 1
+                kv_base_bytes += need
+                kv_charge[rid] = need
+                if admitted_seconds[rid] != admitted_seconds[rid]:  # x != x is a NaN test: never admitted before
+                    admitted_seconds[rid] = now
                 state[rid] = _PREFILL
-                order[rid] = None
+                running[rid] = None
                 prefilling.append(rid)
-                n_run += 1
-                size = pre[rid] if pre[rid] < budget else budget
+                n_running += 1
+                size = to_prefill[rid] if to_prefill[rid] < budget else budget
                 chunks.append((rid, size))
                 budget -= size
 
-        n_above = n_dec - n_below
-        ctx_below = sb_off + n_below * g
-        ctx_above = s_off - sb_off + n_above * g if n_above else 0
+        n_above = n_decoding - n_below
+        context_below = offset_sum_below + n_below * step
+        context_above = offset_sum - offset_sum_below + n_above * step if n_above else 0
         if chunks:  # one mixed step: prefill chunks + one token per decoding sequence
-            tokens = budget_max - budget
-            pf = per_flop[tokens]
+            step_tokens = max_batched_tokens - budget
+            # A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token).
             if len(chunks) == 1:
                 rid, size = chunks[0]
-                key = (size, cached[rid] + pdone[rid], pdone[rid] + size == pre[rid])
-                add = chunk_cache.get(key)
-                if add is None:
-                    add = chunk_cost(key)
+                key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
+                chunk_work = chunk_cache.get(key)
+                if chunk_work is None:
+                    chunk_work = chunk_cost(key)
             else:
-                add = ()
+                chunk_work = ()
                 for rid, size in chunks:
-                    key = (size, cached[rid] + pdone[rid], pdone[rid] + size == pre[rid])
+                    key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
                     one = chunk_cache.get(key)
                     if one is None:
                         one = chunk_cost(key)
-                    add = tuple(x + y for x, y in zip(add, one, strict=True)) if add else one
-            dt = static[tokens]
-            for kf, kb, tf, tb, fb0, fb1, fa0, fa1, mb0, mb1, ma0, ma1 in mix_ops:
-                flops = tf[tokens] + add[kf] + fb0 * n_below + fb1 * ctx_below
-                bytes_ = tb[tokens] + add[kb] + mb0 * n_below + mb1 * ctx_below
+                    chunk_work = tuple(x + y for x, y in zip(chunk_work, one, strict=True)) if chunk_work else one
+            per_flop = seconds_per_flop[step_tokens]  # effective s/FLOP at this many tokens
+            seconds = static_seconds[step_tokens]
+            for (
+                flops_slot, bytes_slot, flops_by_tokens, bytes_by_tokens,
+                flops_seq_below, flops_ctx_below, flops_seq_above, flops_ctx_above,
+                bytes_seq_below, bytes_ctx_below, bytes_seq_above, bytes_ctx_above,
+            ) in mix_ops:
+                flops = (flops_by_tokens[step_tokens] + chunk_work[flops_slot] + flops_seq_below * n_below
+                         + flops_ctx_below * context_below)
+                bytes_ = (bytes_by_tokens[step_tokens] + chunk_work[bytes_slot] + bytes_seq_below * n_below
+                          + bytes_ctx_below * context_below)
                 if n_above:
-                    flops += fa0 * n_above + fa1 * ctx_above
-                    bytes_ += ma0 * n_above + ma1 * ctx_above
-                flops *= pf
-                bytes_ *= per_byte
-                dt += flops if flops >= bytes_ else bytes_
-            seq_area += n_run * dt
-            now += dt
-            busy += dt
-            g += 1
-            ended = 0  # prefills completed in this step
+                    flops += flops_seq_above * n_above + flops_ctx_above * context_above
+                    bytes_ += bytes_seq_above * n_above + bytes_ctx_above * context_above
+                compute_seconds = flops * per_flop
+                memory_seconds = bytes_ * seconds_per_byte
+                seconds += compute_seconds if compute_seconds >= memory_seconds else memory_seconds
+            sequence_seconds += n_running * seconds
+            now += seconds
+            busy_seconds += seconds
+            step += 1
+            n_ended = 0  # prefills completed in this step
             for rid, size in chunks:
-                pdone[rid] += size
-                if pdone[rid] < pre[rid]:
+                prefilled[rid] += size
+                if prefilled[rid] < to_prefill[rid]:
                     continue
-                ended += 1
-                left[rid] -= 1  # the prefill's logits give a token
-                if first[rid] != first[rid]:
-                    first[rid] = now
-                if left[rid] == 0:
-                    kv_off -= charge[rid]
-                    del order[rid]
-                    state[rid] = 0
-                    finish[rid] = now
-                    n_run -= 1
-                    done += 1
+                n_ended += 1
+                to_emit[rid] -= 1  # the prefill's logits give a token
+                if first_token_seconds[rid] != first_token_seconds[rid]:  # NaN test: not set by an earlier run
+                    first_token_seconds[rid] = now
+                if to_emit[rid] == 0:
+                    retire(rid)
+                    finish_seconds[rid] = now
+                    n_done += 1
                     continue
-                state[rid] = _DECODE
-                gjoin[rid] = g
-                context = cjoin[rid] = cached[rid] + pre[rid]
+                state[rid] = _DECODE  # start decoding at this step count
+                join_step[rid] = step
+                context = join_context[rid] = cached[rid] + to_prefill[rid]
                 if not reserve:  # from a fixed prefill charge to KV that grows with the step count
-                    kv_off += kvs + kvt * (context - cached[rid] - g) - charge[rid]
-                n_dec += 1
-                s_off += context - g
-                if context < window:
-                    below[rid] = True
+                    kv_base_bytes += kv_bytes_per_sequence + kv_bytes_per_token * (context - cached[rid] - step) - kv_charge[rid]
+                n_decoding += 1
+                offset_sum += context - step
+                if context < window_tokens:
+                    below_window[rid] = True
                     n_below += 1
-                    sb_off += context - g
+                    offset_sum_below += context - step
                     if sliding:
-                        cross_key[rid] = entry = (g + window - context) << shift | rid
+                        cross_key[rid] = entry = (step + window_tokens - context) << shift | rid
                         push(cross_heap, entry)
                 else:
-                    below[rid] = False
-                fin_key[rid] = entry = (g + left[rid]) << shift | rid
-                push(fin_heap, entry)
-            if ended:  # usually every prefill ended (one prompt per step): skip the filter
-                prefilling = [] if ended == len(prefilling) else [r for r in prefilling if pdone[r] < pre[r]]
-        else:  # decode-only segment: step j lasts a + b * j until the next event
-            top = fin_heap[0]
-            while fin_key[top & mask] != top:
-                pop(fin_heap)
-                top = fin_heap[0]
-            steps = (top >> shift) - g
+                    below_window[rid] = False
+                finish_key[rid] = entry = (step + to_emit[rid]) << shift | rid
+                push(finish_heap, entry)
+            if n_ended:  # usually every prefill ended (one prompt per step): skip the filter
+                prefilling = ([] if n_ended == len(prefilling)
+                              else [r for r in prefilling if prefilled[r] < to_prefill[r]])
+        else:  # decode-only segment until the next event: the next finish, window crossing or KV full
+            top = finish_heap[0]
+            while finish_key[top & mask] != top:  # drop stale entries
+                pop(finish_heap)
+                top = finish_heap[0]
+            steps = (top >> shift) - step
             if sliding:
                 top = cross_heap[0]
                 while cross_key[top & mask] != top:
                     pop(cross_heap)
                     top = cross_heap[0]
-                if (top >> shift) - g < steps:
-                    steps = (top >> shift) - g
-            if not reserve and kv_off + kvt * n_dec * (g + steps) > cap:  # KV fills up first
-                steps = int((cap - kv_off) / (kvt * n_dec)) - g
+                if (top >> shift) - step < steps:
+                    steps = (top >> shift) - step
+            if not reserve and kv_base_bytes + kv_bytes_per_token * n_decoding * (step + steps) > kv_capacity_bytes:
+                steps = int((kv_capacity_bytes - kv_base_bytes) / (kv_bytes_per_token * n_decoding)) - step
                 steps = steps if steps > 1 else 1
-            a = dec_static[n_dec]
+            a = static_by_batch[n_decoding]
             b = 0.0
-            for f0, fa, fb, fab, m0, ma, mb, mab in dec_lines[n_dec]:
-                f0 += fb * ctx_below
-                m0 += mb * ctx_below
-                f1, m1 = fb * n_below, mb * n_below
+            for (
+                compute0, compute_per_above, compute_per_ctx_below, compute_per_ctx_above,
+                memory0, memory_per_above, memory_per_ctx_below, memory_per_ctx_above,
+            ) in lines_by_batch[n_decoding]:
+                compute0 += compute_per_ctx_below * context_below  # compute seconds at j = 0 ...
+                memory0 += memory_per_ctx_below * context_below
+                compute1, memory1 = compute_per_ctx_below * n_below, memory_per_ctx_below * n_below  # ... and per step
                 if n_above:
-                    f0 += fa * n_above + fab * ctx_above
-                    m0 += ma * n_above + mab * ctx_above
-                    f1 += fab * n_above
-                    m1 += mab * n_above
+                    compute0 += compute_per_above * n_above + compute_per_ctx_above * context_above
+                    memory0 += memory_per_above * n_above + memory_per_ctx_above * context_above
+                    compute1 += compute_per_ctx_above * n_above
+                    memory1 += memory_per_ctx_above * n_above
                 last = steps - 1
-                if (f0 >= m0) != (f0 + f1 * last >= m0 + m1 * last):  # regime change: stop at the crossing
-                    steps = int((m0 - f0) / (f1 - m1)) + 1
+                if (compute0 >= memory0) != (compute0 + compute1 * last >= memory0 + memory1 * last):
+                    steps = int((memory0 - compute0) / (compute1 - memory1)) + 1
                     steps = steps if steps > 1 else 1
-                if f0 >= m0:
-                    a += f0
-                    b += f1
+                if compute0 >= memory0:
+                    a += compute0
+                    b += compute1
                 else:
-                    a += m0
-                    b += m1
-            dt = steps * (a + 0.5 * b * (steps - 1))
+                    a += memory0
+                    b += memory1
+            seconds = steps * (a + 0.5 * b * (steps - 1))  # sum of a + b * j over j < steps
             # Stop once the next arrival can be admitted: at the first k steps that end at or after it. The end
-            # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arr[n] is inf).
-            if dt >= arr[ia] - now and n_wait == 0 and n_dec < seq_cap:
-                gap = arr[ia] - now
-                if b > 0:
-                    half = a - 0.5 * b
-                    k = ceil((sqrt(half * half + 2.0 * b * gap) - half) / b)
-                else:
-                    k = ceil(gap / a)
-                k = k if k > 1 else 1
-                while k > 1 and (k - 1) * (a + 0.5 * b * (k - 2)) >= gap:  # fix float rounding of the root
-                    k -= 1
-                while k * (a + 0.5 * b * (k - 1)) < gap:
-                    k += 1
+            # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arrival[n] is inf).
+            if seconds >= arrival[n_arrived] - now and n_waiting == 0 and n_decoding < max_num_seqs:
+                k = steps_to_reach(a_seconds=a, b_seconds=b, gap_seconds=arrival[n_arrived] - now)
                 if k < steps:
                     steps = k
-                    dt = steps * (a + 0.5 * b * (steps - 1))
-            seq_area += n_dec * dt
-            now += dt
-            busy += dt
-            g += steps
+                    seconds = steps * (a + 0.5 * b * (steps - 1))
+            sequence_seconds += n_decoding * seconds
+            now += seconds
+            busy_seconds += seconds
+            step += steps
 
-        while fin_heap[0] >> shift <= g:  # finishes due at this step count
-            entry = pop(fin_heap)
+        while finish_heap[0] >> shift <= step:  # finishes due at this step count
+            entry = pop(finish_heap)
             rid = entry & mask
-            if fin_key[rid] != entry:
-                continue
-            fin_key[rid] = cross_key[rid] = -1
-            off = cjoin[rid] - gjoin[rid]
-            n_dec -= 1
-            s_off -= off
-            if below[rid]:
-                n_below -= 1
-                sb_off -= off
-            kv_off -= charge[rid] if reserve else kvs + kvt * (off - cached[rid])
-            del order[rid]
-            state[rid] = 0
-            finish[rid] = now
-            n_run -= 1
-            done += 1
-        while sliding and cross_heap[0] >> shift <= g:  # contexts reaching the sliding window
+            if finish_key[rid] == entry:
+                retire(rid)
+                finish_seconds[rid] = now
+                n_done += 1
+        while sliding and cross_heap[0] >> shift <= step:  # contexts reaching the sliding window
             entry = pop(cross_heap)
             rid = entry & mask
             if cross_key[rid] == entry:
                 cross_key[rid] = -1
-                below[rid] = False
+                below_window[rid] = False
                 n_below -= 1
-                sb_off -= cjoin[rid] - gjoin[rid]
+                offset_sum_below -= join_context[rid] - join_step[rid]
 
     return EngineTrace(
-        admitted_seconds=np.asarray(admitted), first_token_seconds=np.asarray(first), finish_seconds=np.asarray(finish),
-        preemptions=preemptions, steps=g, events=events, busy_seconds=busy, sequence_seconds=seq_area,
-        series_seconds=np.asarray(s_time, dtype=np.float64), series_waiting=np.asarray(s_wait, dtype=np.int64),
-        series_running=np.asarray(s_run, dtype=np.int64),
+        admitted_seconds=np.asarray(admitted_seconds), first_token_seconds=np.asarray(first_token_seconds),
+        finish_seconds=np.asarray(finish_seconds), preemptions=preemptions, steps=step, events=events,
+        busy_seconds=busy_seconds, sequence_seconds=sequence_seconds,
+        series_seconds=np.asarray(series_seconds, dtype=np.float64),
+        series_waiting=np.asarray(series_waiting, dtype=np.int64),
+        series_running=np.asarray(series_running, dtype=np.int64),
     )
