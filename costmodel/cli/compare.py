@@ -6,7 +6,7 @@ import argparse
 import math
 from pathlib import Path
 
-from costmodel.cli.output import emit, parse_date
+from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.decision.rank import CapacityCache, decide
 from costmodel.decision.results import Decision
 from costmodel.measurements.calibration import load_calibration
@@ -22,6 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--date", type=parse_date, default=None,
                         help="evaluation date YYYY-MM-DD (retirements, price ages); default: the scenario's "
                              "as_of, else today")
+    parser.add_argument("--horizon-months", type=bounded_int(1, 120), default=None,
+                        help="months to evaluate over, 1..120 (default: the scenario's horizon_months, 12)")
     parser.add_argument("--json", action="store_true", help="one JSON object (several files: {'scenarios': [...]})")
     parser.set_defaults(handler=run_compare)
 
@@ -61,8 +63,11 @@ def render_table(decision: Decision) -> str:
 def run_compare(args: argparse.Namespace) -> int:
     calibration = load_calibration(args.calibration) if args.calibration else None
     cache = CapacityCache()  # scenarios given together share capacities of identical options
-    decisions = [decide(load_scenario(path), calibration=calibration, today=args.date, capacity_cache=cache)
-                 for path in args.scenarios]
+    scenarios = [load_scenario(path) for path in args.scenarios]
+    if args.horizon_months is not None:
+        scenarios = [s.model_copy(update={"horizon_months": args.horizon_months}) for s in scenarios]
+    decisions = [decide(scenario, calibration=calibration, today=args.date, capacity_cache=cache)
+                 for scenario in scenarios]
     if len(decisions) == 1:
         emit(decisions[0].contract(), as_json=args.json, text=render_table(decisions[0]))
     else:

@@ -228,6 +228,7 @@ def decide(
         efficiency_source="; ".join(efficiency_sources),
         calibration_source=calibration.source if calibration else None,
         as_of=today,
+        horizon_months=scenario.horizon_months,
     )
 
 

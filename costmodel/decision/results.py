@@ -131,6 +131,7 @@ class Decision:
     efficiency_source: str  # datasheet defaults, or the calibration used
     calibration_source: str | None = None
     as_of: dt.date | None = None  # the evaluation date: retirements and price ages count to it
+    horizon_months: int = 12  # months the decision is evaluated over
 
     @property
     def usable_options(self) -> tuple[OptionResult, ...]:
@@ -149,6 +150,7 @@ class Decision:
         return {
             "scenario": self.scenario_name,
             "as_of": self.as_of.isoformat() if self.as_of else None,
+            "horizon_months": self.horizon_months,
             "options": [o.contract() for o in self.options],
             "recommendation": self.recommendation,
             "recommendation_meets_slo": self.recommendation_meets_slo,

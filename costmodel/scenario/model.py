@@ -45,6 +45,11 @@ class Scenario(StrictModel):
         description="evaluation date (YYYY-MM-DD) for retirements, price ages and the memo's date; "
         "default: the day the command runs (a `--date` flag overrides it)",
     )
+    horizon_months: int = Field(
+        default=12, ge=1, le=120,
+        description="months the decision is evaluated over (growth applied month by month; retirements before "
+        "as_of + horizon exclude an option); a `--horizon-months` flag overrides it",
+    )
     workload: Workload
     slo: Slo
     options: list[Option] = Field(min_length=1, description="api, self-host and hybrid options to compare")
