@@ -122,7 +122,7 @@ class StepTimer:
             flops_per_s = total_flops / np.asarray(raw.compute_seconds)
         flops_per_s[0] = flops_per_s[1]  # no FLOPs at 0 tokens; a step always has >= 1 token
         self.seconds_per_flop: list[float] = (1.0 / flops_per_s).tolist()
-        self.seconds_per_byte = float(raw.memory_seconds[1] / total_bytes[1])
+        self.seconds_per_byte = float(np.asarray(raw.memory_seconds)[1] / total_bytes[1])
         self.static_seconds: list[float] = static.tolist()
 
     def _build_decode_coefficients(self) -> None:
