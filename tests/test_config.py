@@ -11,8 +11,9 @@ from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.config import ReplicaConfig
 from costmodel.errors import CostmodelError
 from costmodel.memory import RESERVE_FRACTION, activation_bytes_per_gpu, plan_replica_memory
-from costmodel.roofline import Efficiency, step
+from costmodel.roofline import Efficiency, step, step_from_work, uniform_work
 from costmodel.serving.analytic import roofline_capacity
+from costmodel.serving.steptime import StepTimer
 
 
 def _config(**update: object) -> ReplicaConfig:
@@ -89,3 +90,16 @@ def test_roofline_capacity_takes_one_config():
     refused = roofline_capacity(too_big, prompt_tokens=1000, output_tokens=200, cached_prompt_fraction=0.0,
                                 ttft_limit_seconds=2.0, tpot_limit_seconds=0.05)
     assert not refused.feasible and not refused.fits
+
+
+def test_step_timer_for_config_times_steps_like_the_roofline():
+    # A prefill chunk of 512 new tokens after 256 cached ones, emitting a token: the timer's table value
+    # equals the roofline step of that uniform work (the same check tests/test_serving_steptime.py makes
+    # for mixed steps, here through the config constructor).
+    config = _config(gpus=2, weight_dtype="fp8")
+    timer = StepTimer.for_config(config, max_tokens=1024)
+    fields = timer.chunk_fields(new_tokens=512, context_tokens=256, emits=True)
+    work = uniform_work(config.shape, batch=1.0, new_tokens=512.0, context_tokens=256.0)
+    expected = step_from_work(config.shape, config.hardware, work, weight_dtype="fp8", kv_dtype="bf16", gpus=2,
+                              efficiency=config.efficiency).step_seconds
+    assert timer.seconds(512, fields) == pytest.approx(expected, rel=1e-9)

@@ -110,9 +110,7 @@ def build_replica(
         shape, context_tokens=above, kv_dtype=kv_dtype, gpus=gpus
     )
     per_sequence = _kv_per_gpu(shape, context_tokens=above, kv_dtype=kv_dtype, gpus=gpus) - above * per_token
-    timer = StepTimer(
-        shape, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, efficiency=eff, max_tokens=max_batched_tokens
-    )
+    timer = StepTimer.for_config(config, max_tokens=max_batched_tokens)
     return Replica(
         model_id=spec.id,
         hardware_id=hw.id,
