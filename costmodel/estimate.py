@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
+from costmodel.config import ReplicaConfig
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration, apply_calibration
 from costmodel.memory import MemoryPlan, plan_replica_memory
-from costmodel.roofline import Efficiency, StepResult, step
+from costmodel.roofline import Efficiency, StepResult
 
 
 @dataclass(frozen=True)
@@ -166,20 +167,12 @@ def estimate(
         spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=batch,
         prompt_tokens=prompt_tokens, output_tokens=output_tokens, hardware=hw,
     )
-    shape = derive_shape(spec)
-    prefill = step(
-        shape, hw, batch=batch, new_tokens=prompt_tokens, context_tokens=0,
-        weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, efficiency=eff,
-    )
+    config = ReplicaConfig(shape=derive_shape(spec), hardware=hw, gpus=gpus, weight_dtype=weight_dtype,
+                           kv_dtype=kv_dtype, efficiency=eff)
+    prefill = config.step(batch=batch, new_tokens=prompt_tokens, context_tokens=0)
     # Step time is linear in context while memory-bound, so the mean context gives the mean TPOT.
-    decode = step(
-        shape, hw, batch=batch, new_tokens=1, context_tokens=prompt_tokens + output_tokens // 2,
-        weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, efficiency=eff,
-    )
-    memory = plan_replica_memory(
-        shape, hw, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-        context_tokens=prompt_tokens + output_tokens,
-    )
+    decode = config.step(batch=batch, new_tokens=1, context_tokens=prompt_tokens + output_tokens // 2)
+    memory = plan_replica_memory(config, context_tokens=prompt_tokens + output_tokens)
     return Estimate(
         model_id=spec.id,
         hardware_id=hw.id,

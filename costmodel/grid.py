@@ -94,7 +94,7 @@ def evaluate_grid(
             shape, hbm_bytes_per_gpu=hbm, gpus=g, weight_bytes_per_param=b_w,
             kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype], context_tokens=c,
         )
-        steps.append(np.broadcast_to(raw.step_seconds, np.broadcast_shapes(raw.step_seconds.shape, (1, len(hws), len(gpus), len(weight_dtypes), len(batch), len(context_tokens)))))
+        steps.append(np.broadcast_to(raw.step_seconds, np.broadcast_shapes(np.shape(raw.step_seconds), (1, len(hws), len(gpus), len(weight_dtypes), len(batch), len(context_tokens)))))
         max_batches.append(np.broadcast_to(max_batch, (1, len(hws), len(gpus), len(weight_dtypes), 1, len(context_tokens))))
     step_seconds = np.concatenate(steps, axis=0)
     max_batch_all = np.concatenate(max_batches, axis=0)

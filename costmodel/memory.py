@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from costmodel.catalog.params import ModelShape
-from costmodel.catalog.schema import AcceleratorSpec
+from costmodel.config import ReplicaConfig
 from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, BYTES_PER_ELEMENT
 
 # vLLM's default gpu_memory_utilization = 0.9 leaves 10% of HBM for the CUDA context, cuBLAS/NCCL
@@ -143,15 +143,13 @@ def plan_memory(
     )
 
 
-def plan_replica_memory(
-    shape: ModelShape, hardware: AcceleratorSpec, *, gpus: int, weight_dtype: str, kv_dtype: str, context_tokens: int
-) -> MemoryPlan:
-    """`plan_memory` for a replica of `gpus` x `hardware` at named dtypes (what estimate and serving use)."""
+def plan_replica_memory(config: ReplicaConfig, *, context_tokens: int) -> MemoryPlan:
+    """`plan_memory` for one replica (`config`: gpus x hardware at named dtypes), as estimate and serving use."""
     return plan_memory(
-        shape,
-        hbm_bytes_per_gpu=hardware.memory_bytes,
-        gpus=gpus,
-        weight_bytes_per_param=BYTES_PER_ELEMENT[weight_dtype],
-        kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
+        config.shape,
+        hbm_bytes_per_gpu=config.hardware.memory_bytes,
+        gpus=config.gpus,
+        weight_bytes_per_param=BYTES_PER_ELEMENT[config.weight_dtype],
+        kv_bytes_per_element=BYTES_PER_ELEMENT[config.kv_dtype],
         context_tokens=context_tokens,
     )

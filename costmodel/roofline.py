@@ -16,7 +16,7 @@ kipply "Transformer Inference Arithmetic"; Horace He "Making Deep Learning Go Br
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypeAlias
 
 import numpy as np
 
@@ -24,6 +24,8 @@ from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 
+# A float or a numpy array of any broadcastable shape: every formula here runs on both (grids pass arrays).
+FloatOrArray: TypeAlias = float | np.ndarray
 Bound = Literal["compute", "memory", "overhead"]
 OP_NAMES: tuple[str, ...] = ("qkv_proj", "attention", "o_proj", "mlp", "experts", "lm_head")
 LOGIT_BYTES = 4.0  # fp32 logits written per vocab entry
@@ -91,16 +93,16 @@ class StepResult:
 class StepArrays:
     """Raw output of `step_arrays`; each field is a float or an array of the broadcast shape."""
 
-    step_seconds: Any
-    compute_seconds: Any
-    memory_seconds: Any
-    comm_seconds: Any
-    op_flops: tuple[Any, ...]
-    op_bytes: tuple[Any, ...]
-    op_seconds: tuple[Any, ...]
+    step_seconds: FloatOrArray
+    compute_seconds: FloatOrArray
+    memory_seconds: FloatOrArray
+    comm_seconds: FloatOrArray
+    op_flops: tuple[FloatOrArray, ...]
+    op_bytes: tuple[FloatOrArray, ...]
+    op_seconds: tuple[FloatOrArray, ...]
 
 
-def expected_distinct_experts(*, experts: float, experts_per_token: float, routed_tokens: Any) -> Any:
+def expected_distinct_experts(*, experts: float, experts_per_token: float, routed_tokens: FloatOrArray) -> FloatOrArray:
     """Experts touched by `routed_tokens` tokens if routing is uniform: E * (1 - (1 - k/E)^n)."""
     if experts <= 0:
         return 0.0 * routed_tokens
@@ -115,15 +117,15 @@ class StepWork:
     simulator sums mixed steps (prefill chunks + decode tokens) into the same shape.
     """
 
-    tokens: Any  # new tokens in the step: rows of every projection GEMM
-    logit_rows: Any  # sequences that emit a token this step (lm_head rows)
-    full_pairs: Any  # (query, key) pairs in one full-attention layer
-    sliding_pairs: Any  # (query, key) pairs in one sliding-window layer
-    full_cached_tokens: Any  # cached tokens read by one full-attention layer
-    sliding_cached_tokens: Any  # cached tokens read by one sliding-window layer
+    tokens: FloatOrArray  # new tokens in the step: rows of every projection GEMM
+    logit_rows: FloatOrArray  # sequences that emit a token this step (lm_head rows)
+    full_pairs: FloatOrArray  # (query, key) pairs in one full-attention layer
+    sliding_pairs: FloatOrArray  # (query, key) pairs in one sliding-window layer
+    full_cached_tokens: FloatOrArray  # cached tokens read by one full-attention layer
+    sliding_cached_tokens: FloatOrArray  # cached tokens read by one sliding-window layer
 
 
-def uniform_work(shape: ModelShape, *, batch: Any, new_tokens: Any, context_tokens: Any) -> StepWork:
+def uniform_work(shape: ModelShape, *, batch: FloatOrArray, new_tokens: FloatOrArray, context_tokens: FloatOrArray) -> StepWork:
     """B sequences each adding T tokens after C cached ones (prefill: T = prompt; decode: T = 1)."""
     # Causal attention: new token i (0..T-1) sees C + i + 1 keys -> T*C + T(T+1)/2 pairs per sequence.
     full_pairs = batch * (new_tokens * context_tokens + new_tokens * (new_tokens + 1) / 2.0)
@@ -151,10 +153,10 @@ def op_flops_and_bytes(
     shape: ModelShape,
     work: StepWork,
     *,
-    weight_bytes_per_param: Any,
-    kv_bytes_per_element: Any,
-    gpus: Any,
-) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    weight_bytes_per_param: FloatOrArray,
+    kv_bytes_per_element: FloatOrArray,
+    gpus: FloatOrArray,
+) -> tuple[tuple[FloatOrArray, ...], tuple[FloatOrArray, ...]]:
     """FLOPs and bytes per GPU of each op in OP_NAMES for one step (arrays broadcast)."""
     tokens = work.tokens
     b_act = ACTIVATION_BYTES_PER_ELEMENT
@@ -203,16 +205,39 @@ def op_flops_and_bytes(
     return tuple(f / gpus for f in flops), tuple(b / gpus for b in bytes_)
 
 
+def weight_bytes_touched(
+    shape: ModelShape, *, tokens: FloatOrArray, weight_bytes_per_param: FloatOrArray, gpus: FloatOrArray
+) -> tuple[FloatOrArray, ...]:
+    """Weight bytes per GPU each op in OP_NAMES reads whatever the tokens are, in OP_NAMES order.
+
+    The weight terms of `op_flops_and_bytes` with no tokens in the step: projections, dense MLP and lm_head
+    read all their weights; the experts op reads its shared experts and router (the routed experts a token
+    picks are counted per token in `op_flops_and_bytes`, `expected_distinct_experts`); attention multiplies
+    no weights. `tokens` only sets the broadcast shape. `step_arrays` multiplies these by `weight_rereads`.
+    """
+    zero = 0.0 * tokens
+    moe_static = shape.shared_expert_params_per_layer + shape.router_params_per_layer
+    weights = (
+        zero + shape.layers * shape.qkv_params_per_layer * weight_bytes_per_param,
+        zero,
+        zero + shape.layers * shape.o_params_per_layer * weight_bytes_per_param,
+        zero + shape.dense_mlp_layers * shape.dense_mlp_params_per_layer * weight_bytes_per_param,
+        zero + shape.moe_layers * (moe_static * weight_bytes_per_param),
+        zero + shape.lm_head_params * weight_bytes_per_param,
+    )
+    return tuple(w / gpus for w in weights)
+
+
 def allreduce_seconds(
-    shape: ModelShape, *, tokens: Any, gpus: Any, link_bytes_per_s: Any, link_latency_seconds: Any
-) -> Any:
+    shape: ModelShape, *, tokens: FloatOrArray, gpus: FloatOrArray, link_bytes_per_s: FloatOrArray, link_latency_seconds: FloatOrArray
+) -> FloatOrArray:
     """Tensor-parallel all-reduces: 2 per layer, each 2(N-1)/N * tokens * d * b_act over the link."""
     ring_bytes = 2.0 * (gpus - 1) / gpus * tokens * shape.hidden * ACTIVATION_BYTES_PER_ELEMENT
     per_layer = 2.0 * (ring_bytes / link_bytes_per_s + link_latency_seconds)
     return np.where(gpus > 1, shape.layers * per_layer, 0.0)
 
 
-def gemm_saturation(*, gemm_rows: Any, half_saturation_tokens: Any) -> Any:
+def gemm_saturation(*, gemm_rows: FloatOrArray, half_saturation_tokens: FloatOrArray) -> FloatOrArray:
     """Share of eff_compute a weight GEMM with `gemm_rows` rows (tokens in the step) reaches.
 
     m / (m + half) for m >= 2: a fixed per-call cost (packing the weight panel, filling tiles) that only
@@ -224,14 +249,14 @@ def gemm_saturation(*, gemm_rows: Any, half_saturation_tokens: Any) -> Any:
     return np.where(rows <= 1.0, 1.0, rows / (rows + half_saturation_tokens))
 
 
-def op_gemm_rows(work: StepWork) -> tuple[Any, ...]:
+def op_gemm_rows(work: StepWork) -> tuple[FloatOrArray, ...]:
     """Rows of each op's weight GEMM, in OP_NAMES order: every new token goes through the projections,
     MLP and experts; one row per sequence through the lm_head; attention multiplies no weights."""
     tokens = work.tokens
     return (tokens, 0.0 * tokens, tokens, tokens, tokens, work.logit_rows)
 
 
-def weight_rereads(*, gemm_rows: Any, weight_reads_max_rows: Any) -> Any:
+def weight_rereads(*, gemm_rows: FloatOrArray, weight_reads_max_rows: FloatOrArray) -> FloatOrArray:
     """Extra passes over an op's weights: min(rows, R) - 1 (0 for R = 1, the default).
 
     Some GEMM libraries run a GEMM of a few rows as one pass over the weights per row: on the project's
@@ -245,18 +270,18 @@ def step_arrays(
     shape: ModelShape,
     work: StepWork,
     *,
-    weight_bytes_per_param: Any,
-    kv_bytes_per_element: Any,
-    gpus: Any,
-    peak_flops_per_s: Any,
-    hbm_bytes_per_s: Any,
-    link_bytes_per_s: Any,
-    link_latency_seconds: Any,
-    eff_compute: Any,
-    eff_memory: Any,
-    overhead_seconds_per_step: Any,
-    compute_half_saturation_tokens: Any = 0.0,
-    weight_reads_max_rows: Any = 1.0,
+    weight_bytes_per_param: FloatOrArray,
+    kv_bytes_per_element: FloatOrArray,
+    gpus: FloatOrArray,
+    peak_flops_per_s: FloatOrArray,
+    hbm_bytes_per_s: FloatOrArray,
+    link_bytes_per_s: FloatOrArray,
+    link_latency_seconds: FloatOrArray,
+    eff_compute: FloatOrArray,
+    eff_memory: FloatOrArray,
+    overhead_seconds_per_step: FloatOrArray,
+    compute_half_saturation_tokens: FloatOrArray = 0.0,
+    weight_reads_max_rows: FloatOrArray = 1.0,
 ) -> StepArrays:
     """Step time from the per-op roofline; every argument may be a float or a broadcastable array."""
     sizes = {
@@ -266,8 +291,9 @@ def step_arrays(
     }
     flops, bytes_ = op_flops_and_bytes(shape, work, **sizes)
     if np.any(np.asarray(weight_reads_max_rows) > 1.0):
-        zero = 0.0 * work.tokens
-        _, weight_bytes = op_flops_and_bytes(shape, StepWork(zero, zero, zero, zero, zero, zero), **sizes)
+        weight_bytes = weight_bytes_touched(
+            shape, tokens=work.tokens, weight_bytes_per_param=weight_bytes_per_param, gpus=gpus
+        )
         bytes_ = tuple(
             b + w * weight_rereads(gemm_rows=rows, weight_reads_max_rows=weight_reads_max_rows)
             for b, w, rows in zip(bytes_, weight_bytes, op_gemm_rows(work), strict=True)

@@ -117,6 +117,26 @@ def workspace_bytes(cfg: ProbeModelConfig, *, tokens: int, batch: int, dtype: st
     return tokens * (6.0 * cfg.hidden + 3.0 * width) * max(element, 4.0) + batch * cfg.vocab * 4.0
 
 
+def fit_reason(
+    cfg: ProbeModelConfig, *, batch: int, cache_tokens: int, step_tokens: int, dtype: str, free_bytes: float
+) -> str | None:
+    """Why a probe allocation would not fit in MEMORY_HEADROOM x `free_bytes`, or None when it fits.
+
+    `PointRunner` asks twice per group (probes/points.py): first with step_tokens = 0, before it allocates
+    the KV cache, so the need is the cache; then once per point with the step's tokens, after the cache is
+    allocated, so `free_bytes` (measured at that moment) already excludes the cache and the need is the
+    step's workspace alone. Adding the cache again there would count it twice.
+    """
+    free = MEMORY_HEADROOM * free_bytes
+    if step_tokens:
+        need = workspace_bytes(cfg, tokens=step_tokens, batch=batch, dtype=dtype)
+        what = "workspace of the step"
+    else:
+        need = kv_cache_bytes(cfg, batch=batch, max_tokens=cache_tokens, dtype=dtype)
+        what = f"KV cache for {batch} x {cache_tokens} tokens"
+    return None if need < free else f"{what} needs {need / 1e9:.2f} GB; {free / 1e9:.2f} GB free"
+
+
 def layers_that_fit(cfg: ProbeModelConfig, *, budget_bytes: float, dtype: str, kv_bytes_per_layer: float) -> int:
     """How many layers (weights + their KV cache) fit in `budget_bytes` next to the embedding and lm_head."""
     element = torch.finfo(TORCH_DTYPES[dtype]).bits / 8
@@ -209,12 +229,8 @@ def run_probe(request: ProbeRequest) -> ProbeResult:
         progress.step(f"built {cfg.layers}/{cfg.layers_total} layers of {spec.id} ({dtype})")
 
         def fits(batch: int, cache_tokens: int, step_tokens: int) -> str | None:
-            need = kv_cache_bytes(cfg, batch=batch, max_tokens=cache_tokens, dtype=dtype)
-            if step_tokens:
-                need = workspace_bytes(cfg, tokens=step_tokens, batch=batch, dtype=dtype)
-            free = MEMORY_HEADROOM * free_memory_bytes(device, cpu)
-            what = "workspace of the step" if step_tokens else f"KV cache for {batch} x {cache_tokens} tokens"
-            return None if need < free else f"{what} needs {need / 1e9:.2f} GB; {free / 1e9:.2f} GB free"
+            return fit_reason(cfg, batch=batch, cache_tokens=cache_tokens, step_tokens=step_tokens, dtype=dtype,
+                              free_bytes=free_memory_bytes(device, cpu))
 
         runner = PointRunner(model=model, forward=forward, device=device, sweep=sweep,
                              graphs=graphs and not request.torch_compile, nvml=nvml, fits=fits)

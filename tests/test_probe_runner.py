@@ -18,7 +18,8 @@ from costmodel.cli import main
 from costmodel.errors import CostmodelError
 from costmodel.measurements.probe_result import load_probe_result, predict_point, sliced_shape
 from probes import environment, points
-from probes.runner import ProbeRequest, run_probe
+from probes.model import ProbeModelConfig
+from probes.runner import MEMORY_HEADROOM, ProbeRequest, fit_reason, run_probe, workspace_bytes
 from probes.sweeps import Sweep, default_sweep
 
 TINY_SWEEP = Sweep(
@@ -253,3 +254,25 @@ def test_nvml_fields_and_energy_bookkeeping_with_a_fake_driver(monkeypatch: pyte
     assert record.energy_joules == pytest.approx(0.35) and record.energy_seconds >= TINY_SWEEP.energy_seconds
     assert point.power_watts == pytest.approx(0.35 / record.energy_seconds)
     assert point.energy_joules_per_token == pytest.approx(point.power_watts * point.seconds_median / 4)
+
+
+def test_fit_reason_checks_the_cache_first_then_the_step_workspace_alone() -> None:
+    # The runner asks before allocating the KV cache (step_tokens = 0: the need is the cache) and then per
+    # point after allocating it (free memory already excludes the cache: the need is the workspace alone).
+    cfg = ProbeModelConfig(model_id="t", layers=2, layers_total=2, hidden=64, heads=4, kv_heads=2, head_dim=16,
+                           intermediate=128, vocab=100, tie_embeddings=True, experts=0, experts_per_token=0,
+                           moe_intermediate=0, shared_experts=0, first_dense_layers=0, sliding_window=0,
+                           sliding_layers=(False, False))
+    # K and V, 2 layers, batch 4, 2 KV heads, 1000 tokens, head_dim 16, fp32 (4 bytes): written out.
+    kv_bytes = 2 * 2 * 4 * 2 * 1000 * 16 * 4.0
+    step = workspace_bytes(cfg, tokens=8, batch=4, dtype="fp32")
+    assert step < kv_bytes
+    free = (step + 1.0) / MEMORY_HEADROOM  # room for the workspace, not for the cache
+    cache_reason = fit_reason(cfg, batch=4, cache_tokens=1000, step_tokens=0, dtype="fp32", free_bytes=free)
+    assert cache_reason is not None and cache_reason.startswith("KV cache for 4 x 1000 tokens needs 0.00 GB")
+    assert fit_reason(cfg, batch=4, cache_tokens=1000, step_tokens=8, dtype="fp32", free_bytes=free) is None
+    roomy = (kv_bytes + 1.0) / MEMORY_HEADROOM
+    assert fit_reason(cfg, batch=4, cache_tokens=1000, step_tokens=0, dtype="fp32", free_bytes=roomy) is None
+    tight = (step - 1.0) / MEMORY_HEADROOM
+    step_reason = fit_reason(cfg, batch=4, cache_tokens=1000, step_tokens=8, dtype="fp32", free_bytes=tight)
+    assert step_reason is not None and step_reason.startswith("workspace of the step needs")

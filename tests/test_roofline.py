@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.estimate import estimate
-from costmodel.roofline import Efficiency, expected_distinct_experts, step, step_from_work, uniform_work
+from costmodel.roofline import (
+    OP_NAMES,
+    Efficiency,
+    StepWork,
+    expected_distinct_experts,
+    op_flops_and_bytes,
+    step,
+    step_from_work,
+    uniform_work,
+    weight_bytes_touched,
+)
 
 
 def test_llama31_8b_weights_and_kv_golden():
@@ -163,3 +174,36 @@ def test_sliding_window_pairs_exact():
     # Decode at C = 50: min(51, 128) = 51; at C = 1000: 128.
     assert float(uniform_work(shape, batch=2.0, new_tokens=1.0, context_tokens=50.0).sliding_pairs) == 2 * 51
     assert float(uniform_work(shape, batch=1.0, new_tokens=1.0, context_tokens=1000.0).sliding_pairs) == 128
+
+
+@pytest.mark.parametrize("model_id", ["llama-3.1-8b", "mixtral-8x7b", "deepseek-v3"])
+def test_weight_bytes_touched_is_the_token_free_part_of_op_bytes(model_id):
+    # A step with no tokens, no pairs and no cache reads only weights: op_flops_and_bytes of that step
+    # is what weight_bytes_touched states directly (the shared experts and router, not routed experts).
+    shape = derive_shape(load_model(model_id))
+    zero = np.zeros(3)
+    empty = StepWork(tokens=zero, logit_rows=zero, full_pairs=zero, sliding_pairs=zero,
+                     full_cached_tokens=zero, sliding_cached_tokens=zero)
+    gpus = np.array([1.0, 2.0, 8.0])
+    _, via_empty_step = op_flops_and_bytes(shape, empty, weight_bytes_per_param=1.0, kv_bytes_per_element=2.0, gpus=gpus)
+    direct = weight_bytes_touched(shape, tokens=zero, weight_bytes_per_param=1.0, gpus=gpus)
+    assert len(direct) == len(OP_NAMES)
+    for name, expected, got in zip(OP_NAMES, via_empty_step, direct, strict=True):
+        assert np.array_equal(np.broadcast_to(expected, (3,)), np.broadcast_to(got, (3,))), name
+    # Arithmetic written out: the lm_head reads vocab x hidden weights once, split over the GPUs.
+    lm_head = dict(zip(OP_NAMES, direct, strict=True))["lm_head"]
+    assert np.allclose(lm_head, shape.lm_head_params / gpus)
+    assert np.all(dict(zip(OP_NAMES, direct, strict=True))["attention"] == 0.0)
+
+
+def test_weight_rereads_add_weight_bytes_per_extra_row():
+    # With R = 4, a 2-token step re-reads every op's token-free weights once more (min(2, 4) - 1 = 1).
+    shape = derive_shape(load_model("llama-3.1-8b"))
+    hw = load_accelerator("h100-sxm")
+    base = Efficiency.from_accelerator(hw)
+    rereading = Efficiency(eff_compute=base.eff_compute, eff_memory=base.eff_memory,
+                           overhead_seconds_per_step=base.overhead_seconds_per_step, weight_reads_max_rows=4.0)
+    plain = step(shape, hw, batch=2, new_tokens=1, context_tokens=100, efficiency=base)
+    more = step(shape, hw, batch=2, new_tokens=1, context_tokens=100, efficiency=rereading)
+    weights = weight_bytes_touched(shape, tokens=2.0, weight_bytes_per_param=2.0, gpus=1.0)
+    assert more.bytes == pytest.approx(plain.bytes + sum(float(w) for w in weights))

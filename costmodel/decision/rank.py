@@ -20,6 +20,7 @@ from costmodel.catalog import (
     load_model,
     models,
 )
+from costmodel.config import ReplicaConfig
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
 from costmodel.decision.results import Decision, OptionResult
@@ -89,14 +90,14 @@ class CapacityCache:
         return len(self._entries)
 
 
-def _simulated_capacity(scenario: Scenario, option: SelfHostOption, hardware: AcceleratorSpec, eff: Efficiency,
+def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: ReplicaConfig,
                         quick: Capacity) -> Capacity:
     """Capacity at the SLO percentiles from the continuous-batching simulator (costmodel.serving)."""
     workload = scenario.workload
     result = capacity_at_slo(
-        option.model, hardware, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens,
-        slo=scenario.slo, gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype,
-        efficiency=eff, prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
+        option.model, config.hardware, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens,
+        slo=scenario.slo, gpus=config.gpus, weight_dtype=config.weight_dtype, kv_dtype=config.kv_dtype,
+        efficiency=config.efficiency, prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
         rate_tolerance=RATE_TOLERANCE,
     )
     run = result.at_capacity
@@ -132,15 +133,16 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
         return cached
+    config = ReplicaConfig(shape=derive_shape(load_model(option.model)), hardware=hardware,
+                           gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype,
+                           efficiency=eff)
     quick = roofline_capacity(
-        derive_shape(load_model(option.model)), hardware,
-        gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, efficiency=eff,
-        prompt_tokens=workload.mean_prompt_tokens(), output_tokens=workload.mean_output_tokens(),
+        config, prompt_tokens=workload.mean_prompt_tokens(), output_tokens=workload.mean_output_tokens(),
         cached_prompt_fraction=workload.cached_prompt_fraction,
         ttft_limit_seconds=scenario.slo.ttft_p90_seconds, tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
     )
     capacity = quick if method == "roofline" or not quick.fits else (
-        _simulated_capacity(scenario, option, hardware, eff, quick))
+        _simulated_capacity(scenario, option, config, quick))
     if cache is not None:
         cache.put(key, (capacity, eff.source))
     return capacity, eff.source

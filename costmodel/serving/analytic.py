@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costmodel.catalog.params import ModelShape
-from costmodel.catalog.schema import AcceleratorSpec
+from costmodel.config import ReplicaConfig
 from costmodel.memory import plan_replica_memory
-from costmodel.roofline import Efficiency, step
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,13 +39,8 @@ class Capacity:
 
 
 def roofline_capacity(
-    shape: ModelShape,
-    hardware: AcceleratorSpec,
+    config: ReplicaConfig,
     *,
-    gpus: int,
-    weight_dtype: str,
-    kv_dtype: str,
-    efficiency: Efficiency,
     prompt_tokens: float,
     output_tokens: float,
     cached_prompt_fraction: float,
@@ -57,14 +50,12 @@ def roofline_capacity(
     """Largest steady-state request rate meeting mean TTFT/TPOT limits (see module docstring)."""
 
     def step_seconds(*, batch: int, new_tokens: int, context_tokens: int) -> float:
-        return step(shape, hardware, batch=batch, new_tokens=new_tokens, context_tokens=context_tokens,
-                    weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, efficiency=efficiency).step_seconds
+        return config.step(batch=batch, new_tokens=new_tokens, context_tokens=context_tokens).step_seconds
 
     cached = int(round(prompt_tokens * cached_prompt_fraction))
     new = max(1, int(round(prompt_tokens)) - cached)
     t_p = step_seconds(batch=1, new_tokens=new, context_tokens=cached)
-    memory = plan_replica_memory(shape, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                                 context_tokens=int(prompt_tokens + output_tokens))
+    memory = plan_replica_memory(config, context_tokens=int(prompt_tokens + output_tokens))
     if not memory.fits:
         return Capacity(feasible=False, reason=memory.message, requests_per_second=0.0, batch=0, ttft_seconds=t_p,
                         tpot_seconds=0.0, prefill_time_fraction=0.0, max_batch=memory.max_batch, method="roofline",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
 import numpy as np
 
@@ -113,15 +113,17 @@ def capacity_for_replica(
     limits = slo_limits(slo)
     runs = 0
 
-    def verdict(**extra: object) -> CapacityResult:
-        base: dict[str, object] = {
-            "feasible": False, "reason": "", "max_rate_requests_per_second": 0.0, "output_tokens_per_second": 0.0,
-            "output_tokens_per_second_per_gpu": 0.0, "gpus": replica.gpus, "slo_limits": limits,
-            "at_capacity": None, "saturation_rate_requests_per_second": 0.0, "saturation_bound": False,
-            "zero_load_seconds": {}, "simulations": runs, "requests_per_simulation": requests,
-        }
-        base.update(extra)
-        return CapacityResult(**base)  # type: ignore[arg-type]
+    def verdict(*, reason: str = "", best: SimulationResult | None = None, rate: float = 0.0,
+                saturation: float = 0.0, zero_load: dict[str, float] | None = None) -> CapacityResult:
+        """The result after `runs` simulations: feasible at `rate` when `best` (the run there) is given."""
+        tokens_per_second = best.output_tokens_per_second if best is not None else 0.0
+        return CapacityResult(
+            feasible=best is not None, reason=reason, max_rate_requests_per_second=rate,
+            output_tokens_per_second=tokens_per_second, output_tokens_per_second_per_gpu=tokens_per_second / replica.gpus,
+            gpus=replica.gpus, slo_limits=limits, at_capacity=best, saturation_rate_requests_per_second=saturation,
+            saturation_bound=best is not None and rate >= (1.0 - 2.0 * rate_tolerance) * saturation,
+            zero_load_seconds=zero_load or {}, simulations=runs, requests_per_simulation=requests,
+        )
 
     if not limits:
         raise ValueError("capacity_at_slo needs at least one SLO limit")
@@ -130,8 +132,10 @@ def capacity_for_replica(
     prompts, outputs = draw_lengths(prompt_tokens=prompt_tokens, output_tokens=output_tokens, requests=requests, seed=seed)
     gaps = unit_gaps(requests=requests, burstiness=burstiness, seed=seed)
     unit_arrivals = np.concatenate(([0.0], np.cumsum(gaps[:-1])))
-    common: dict[str, Any] = {"prompt_tokens": prompts, "output_tokens": outputs, "prefix_cached_fraction": prefix_cached_fraction,
-              "slo": limits, "kv_policy": kv_policy}
+    # Every run below simulates the same requests; only their arrival times (and the rate label) change.
+    simulate = partial(simulate_requests, replica, prompt_tokens=prompts, output_tokens=outputs,
+                       prefix_cached_fraction=prefix_cached_fraction, slo=limits, kv_policy=kv_policy,
+                       max_num_seqs=max_num_seqs)
 
     # Zero-load latency percentiles need no more than a few hundred requests (each runs alone, so this
     # run costs as many steps as all its tokens): the first ZERO_LOAD_REQUESTS of the same draw.
@@ -143,22 +147,21 @@ def capacity_for_replica(
     for limit in limits:
         if minimum[limit.key] > limit.limit_seconds:
             reason = _infeasible_reason(replica, limit, minimum[limit.key], prompts, outputs)
-            return verdict(reason=reason, zero_load_seconds=minimum)
+            return verdict(reason=reason, zero_load=minimum)
     if alone.rejected:
         checked = min(requests, ZERO_LOAD_REQUESTS)
         share = alone.rejected / checked
         return verdict(reason=f"{share:.1%} of requests can never fit in KV memory or the model's context "
-                              f"({alone.rejected} of {checked}); shorten them or add GPUs", zero_load_seconds=minimum)
+                              f"({alone.rejected} of {checked}); shorten them or add GPUs", zero_load=minimum)
 
-    flood = simulate_requests(replica, arrival_seconds=np.zeros(requests), max_num_seqs=max_num_seqs, **common)
+    flood = simulate(arrival_seconds=np.zeros(requests))
     runs += 1
     saturation = flood.requests_per_second
 
     def run(rate: float) -> SimulationResult:
         nonlocal runs
         runs += 1
-        return simulate_requests(replica, arrival_seconds=unit_arrivals / rate, max_num_seqs=max_num_seqs,
-                                 rate_per_second=rate, **common)
+        return simulate(arrival_seconds=unit_arrivals / rate, rate_per_second=rate)
 
     # At the saturation rate the queue grows without bound in steady state (utilization 1), even when a
     # finite run from an empty start still looks fine: it counts as failing, and the search stays below it.
@@ -174,13 +177,8 @@ def capacity_for_replica(
     if best is None:
         return verdict(reason=f"even {hi:.3g} requests/s misses the SLO, though each request alone meets it: the limits "
                               "sit at the zero-load latency, so any queueing or batching breaks them",
-                       zero_load_seconds=minimum, saturation_rate_requests_per_second=saturation)
-    return verdict(
-        feasible=True, max_rate_requests_per_second=lo, output_tokens_per_second=best.output_tokens_per_second,
-        output_tokens_per_second_per_gpu=best.output_tokens_per_second / replica.gpus, at_capacity=best,
-        saturation_rate_requests_per_second=saturation, saturation_bound=lo >= (1.0 - 2.0 * rate_tolerance) * saturation,
-        zero_load_seconds=minimum,
-    )
+                       zero_load=minimum, saturation=saturation)
+    return verdict(best=best, rate=lo, saturation=saturation, zero_load=minimum)
 
 
 def capacity_at_slo(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from costmodel.catalog.params import ModelShape, derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
+from costmodel.config import ReplicaConfig
 from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config, resolve_config
@@ -99,7 +100,9 @@ def build_replica(
             "simulate with the datasheet defaults or a GPU calibration (estimate accepts this calibration)"
         )
     shape = derive_shape(spec)
-    memory = plan_replica_memory(shape, hw, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, context_tokens=1)
+    config = ReplicaConfig(shape=shape, hardware=hw, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                           efficiency=eff)
+    memory = plan_replica_memory(config, context_tokens=1)
     # Per-sequence KV is affine in the context above the sliding window: slope = full-attention layers,
     # intercept = sliding-window layers holding a full window (an upper bound below it).
     above = (shape.sliding_window_tokens or 0) + 1
@@ -107,9 +110,7 @@ def build_replica(
         shape, context_tokens=above, kv_dtype=kv_dtype, gpus=gpus
     )
     per_sequence = _kv_per_gpu(shape, context_tokens=above, kv_dtype=kv_dtype, gpus=gpus) - above * per_token
-    timer = StepTimer(
-        shape, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, efficiency=eff, max_tokens=max_batched_tokens
-    )
+    timer = StepTimer.for_config(config, max_tokens=max_batched_tokens)
     return Replica(
         model_id=spec.id,
         hardware_id=hw.id,

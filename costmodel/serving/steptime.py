@@ -23,6 +23,7 @@ import numpy as np
 
 from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
+from costmodel.config import ReplicaConfig
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 from costmodel.roofline import OP_NAMES, Efficiency, StepWork, op_flops_and_bytes, step_arrays, uniform_work
 
@@ -52,6 +53,12 @@ class DynamicOp:
 
 class StepTimer:
     """Seconds of one engine step of any mix, for one replica configuration (numbers per GPU)."""
+
+    @classmethod
+    def for_config(cls, config: ReplicaConfig, *, max_tokens: int) -> StepTimer:
+        """The step timer of one replica (`config`), for steps of up to `max_tokens` new tokens."""
+        return cls(config.shape, config.hardware, weight_dtype=config.weight_dtype, kv_dtype=config.kv_dtype,
+                   gpus=config.gpus, efficiency=config.efficiency, max_tokens=max_tokens)
 
     def __init__(
         self,
@@ -122,7 +129,7 @@ class StepTimer:
             flops_per_s = total_flops / np.asarray(raw.compute_seconds)
         flops_per_s[0] = flops_per_s[1]  # no FLOPs at 0 tokens; a step always has >= 1 token
         self.seconds_per_flop: list[float] = (1.0 / flops_per_s).tolist()
-        self.seconds_per_byte = float(raw.memory_seconds[1] / total_bytes[1])
+        self.seconds_per_byte = float(np.asarray(raw.memory_seconds)[1] / total_bytes[1])
         self.static_seconds: list[float] = static.tolist()
 
     def _build_decode_coefficients(self) -> None:

@@ -1,0 +1,52 @@
+"""ReplicaConfig: one replica's model shape, hardware, tensor-parallel GPUs, dtypes, efficiency and engine.
+
+The six values the roofline, memory plan and analytic capacity all take travel as one frozen object
+(gpt-fast's single model config, applied to a serving replica) instead of six keyword arguments spelled
+out in every signature. Callers check user input first (`costmodel.estimate.check_config` names the CLI
+flag or scenario field); `__post_init__` only guards the invariants the formulas rely on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from costmodel.catalog.params import ModelShape
+from costmodel.catalog.schema import AcceleratorSpec
+from costmodel.dtypes import BYTES_PER_ELEMENT
+from costmodel.errors import CostmodelError
+from costmodel.roofline import Efficiency, StepResult, step
+
+DEFAULT_ENGINE = "generic"  # costmodel/catalog/engines: the engine-agnostic profile (not yet wired in)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicaConfig:
+    """One replica: `gpus` x `hardware` serving `shape` at the given weight and KV dtypes."""
+
+    shape: ModelShape
+    hardware: AcceleratorSpec
+    gpus: int
+    weight_dtype: str
+    kv_dtype: str
+    efficiency: Efficiency
+    engine: str = DEFAULT_ENGINE
+
+    def __post_init__(self) -> None:
+        if isinstance(self.gpus, bool) or not isinstance(self.gpus, int) or self.gpus < 1:
+            raise CostmodelError(f"gpus must be an integer >= 1 (got {self.gpus!r})")
+        for field, dtype in (("weight_dtype", self.weight_dtype), ("kv_dtype", self.kv_dtype)):
+            if dtype not in BYTES_PER_ELEMENT:
+                raise CostmodelError(f"{field} '{dtype}' is not one of {', '.join(BYTES_PER_ELEMENT)}")
+        eff = self.efficiency
+        if not all(math.isfinite(v) for v in (eff.eff_compute, eff.eff_memory, eff.overhead_seconds_per_step)):
+            raise CostmodelError(f"efficiency must be finite (got {eff}); check the calibration or the datasheet row")
+        if not self.engine:
+            raise CostmodelError("engine must name an engine profile (e.g. 'generic')")
+
+    def step(self, *, batch: int, new_tokens: int, context_tokens: int) -> StepResult:
+        """One engine step of this replica (`costmodel.roofline.step`): decode is new_tokens = 1."""
+        return step(
+            self.shape, self.hardware, batch=batch, new_tokens=new_tokens, context_tokens=context_tokens,
+            weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype, gpus=self.gpus, efficiency=self.efficiency,
+        )
