@@ -18,7 +18,7 @@ step's decode tokens do not fit, the most recently admitted request is preempted
 Read `reference` in tests/test_serving_reference.py first: a plain step-by-step simulator with the same
 scheduling rules (one roofline call per step, every context kept explicitly, no tables, no segment jumps).
 That test checks this loop against it request by request (1e-9 relative) on dense, MoE, sliding-window,
-chunked, tight-KV, preempt and reserve cases. `engine_steps.py` holds the op-row layout and the arrival cut.
+chunked, tight-KV, preempt and reserve cases. `engine_steps.py` holds the op-row layout.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 
 from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, request_lists, runaway_error
-from costmodel.serving.engine_steps import mix_op_table, steps_to_reach
+from costmodel.serving.engine_steps import mix_op_table
 from costmodel.serving.steptime import NO_WINDOW, StepTimer
 
 __all__ = ["EngineLimits", "EngineTrace", "KvPolicy", "run_engine"]
@@ -40,7 +41,7 @@ _IDLE, _PREFILL, _DECODE = 0, 1, 2  # request states: waiting or finished, prefi
 
 # One event loop over local variables on purpose (a few hundred thousand iterations per simulation): the
 # scheduling rules read top to bottom in one place, and every further call per event costs ~1-2% of the
-# run (callgrind). What is called per finish or rarer has left: `retire`, `preempt_newest`, `steps_to_reach`.
+# run (callgrind). What is called per finish or rarer has left: `retire`, `preempt_newest`.
 def run_engine(  # noqa: C901 -- the event loop; see the comment above
     timer: StepTimer,
     *,
@@ -134,7 +135,17 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     series_waiting: list[int] = []
     series_running: list[int] = []
 
-    def retire(rid: int) -> None:
+    # The per-request lists are bound as default arguments (local to each helper), not read from the
+    # enclosing scope: a name a closure reads becomes a cell, and every read of it in the loop below would
+    # cost a dereference. This and the inline arrival cut below together: 3.6% less time per run than with
+    # closures over the lists and a `steps_to_reach` call (50,000 requests, best of 5 alternating runs).
+    def retire(
+        rid: int, state: list[int] = state, finish_key: list[int] = finish_key, cross_key: list[int] = cross_key,
+        join_context: list[int] = join_context, join_step: list[int] = join_step,
+        below_window: list[bool] = below_window, kv_charge: list[float] = kv_charge, cached: list[int] = cached,
+        running: dict[int, None] = running, reserve: bool = reserve,
+        kv_bytes_per_sequence: float = kv_bytes_per_sequence, kv_bytes_per_token: float = kv_bytes_per_token,
+    ) -> None:
         """Take a running request out of the batch (finished or preempted): its KV, counts and heap keys."""
         nonlocal n_decoding, n_below, n_running, offset_sum, offset_sum_below, kv_base_bytes
         if state[rid] == _DECODE:
@@ -153,7 +164,12 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         state[rid] = _IDLE
         n_running -= 1
 
-    def preempt_newest(prefilling: list[int], step: int) -> None:
+    def preempt_newest(
+        prefilling: list[int], step: int, state: list[int] = state, to_emit: list[int] = to_emit,
+        to_prefill: list[int] = to_prefill, join_context: list[int] = join_context, join_step: list[int] = join_step,
+        cached: list[int] = cached, prefilled: list[int] = prefilled, running: dict[int, None] = running,
+        requeued: deque[int] = requeued, retire: Callable[[int], None] = retire,
+    ) -> None:
         """Preempt the most recently admitted running request: it waits first in line, to be recomputed."""
         rid = next(reversed(running))
         if state[rid] == _PREFILL:
@@ -340,7 +356,19 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             # Stop once the next arrival can be admitted: at the first k steps that end at or after it. The end
             # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arrival[n] is inf).
             if seconds >= arrival[n_arrived] - now and n_waiting == 0 and n_decoding < max_num_seqs:
-                k = steps_to_reach(a_seconds=a, b_seconds=b, gap_seconds=arrival[n_arrived] - now)
+                # The fewest steps k >= 1 ending at or after the gap: k * (a + b * (k - 1) / 2) >= gap, the positive
+                # root of (b/2) k^2 + (a - b/2) k - gap = 0 rounded up, then whole-step fixes (float rounding).
+                gap = arrival[n_arrived] - now
+                if b > 0:
+                    half = a - 0.5 * b
+                    k = math.ceil((math.sqrt(half * half + 2.0 * b * gap) - half) / b)
+                else:
+                    k = math.ceil(gap / a)
+                k = k if k > 1 else 1
+                while k > 1 and (k - 1) * (a + 0.5 * b * (k - 2)) >= gap:
+                    k -= 1
+                while k * (a + 0.5 * b * (k - 1)) < gap:
+                    k += 1
                 if k < steps:
                     steps = k
                     seconds = steps * (a + 0.5 * b * (steps - 1))
