@@ -38,6 +38,9 @@ def run() -> list[str]:
                           requests=100_000, seed=seed)
         sim_times.append(time.perf_counter() - started)
         events = result.events
+    started = time.perf_counter()
+    itl = result.itl  # computed on first use: one sort of every engine step's gap
+    itl_seconds = time.perf_counter() - started
     cap_times = []
     for _ in range(3):
         started = time.perf_counter()
@@ -48,6 +51,8 @@ def run() -> list[str]:
         f"simulate 100,000 requests (llama-3.1-8b, 1 x h100-sxm, 10 req/s, mean batch {result.mean_batch:.0f}): "
         f"min {min(sim_times):.2f} s, median {statistics.median(sim_times):.2f} s (target < 2 s); "
         f"{events:,} engine events, {result.steps:,} engine steps",
+        f"ITL percentiles of that run (computed on first use, on top of the simulation): {itl_seconds:.2f} s; "
+        f"p50 {itl.p50_seconds * 1e3:.1f} ms, p99 {itl.p99_seconds * 1e3:.1f} ms",
         f"capacity_at_slo (TTFT p90 <= 1 s, TPOT p90 <= 50 ms): min {min(cap_times):.2f} s, median "
         f"{statistics.median(cap_times):.2f} s (target < 5 s); {cap.max_rate_requests_per_second:.2f} req/s per replica, "
         f"{cap.simulations} simulations of {cap.requests_per_simulation} requests",

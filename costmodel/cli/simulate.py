@@ -139,7 +139,8 @@ def _describe(tokens: int, sigma: float) -> str:
 
 def _table(result: SimulationResult) -> list[str]:
     lines = [f"  {'':8s}{'p50':>11s}{'p90':>11s}{'p99':>11s}{'mean':>11s}"]
-    for name, summary in (("TTFT", result.ttft), ("TPOT", result.tpot), ("E2E", result.e2e), ("queue", result.queue)):
+    rows = (("TTFT", result.ttft), ("TPOT", result.tpot), ("ITL", result.itl), ("E2E", result.e2e), ("queue", result.queue))
+    for name, summary in rows:
         cells = [summary.p50_seconds, summary.p90_seconds, summary.p99_seconds, summary.mean_seconds]
         lines.append(f"  {name:8s}" + "".join(f"{fmt_seconds(v) if np.isfinite(v) else 'n/a':>11s}" for v in cells))
     return lines

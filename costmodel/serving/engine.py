@@ -95,6 +95,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                             the window; an entry is live while finish_key / cross_key[rid]
                             holds it (retiring a request clears the keys: entries go stale)
     busy_seconds, sequence_seconds  time with work; integral of running sequences over time     s, s
+    itl_groups              per step or decode segment with decoding sequences: (a, b, steps,  s, s, steps,
+                            sequences); each of its steps is one inter-token gap per sequence  sequences
     """
     n = len(arrival_seconds)
     arrival, cached, to_prefill, to_emit = request_lists(
@@ -134,6 +136,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     series_seconds: list[float] = []  # at every event: time, waiting requests, running sequences
     series_waiting: list[int] = []
     series_running: list[int] = []
+    # Per step group with decoding sequences: (a, b, steps, sequences): `steps` steps, step j lasting
+    # a + b * j, each giving every one of `sequences` decoding sequences its next token (the ITL samples).
+    itl_groups: list[tuple[float, float, int, int]] = []
 
     # The per-request lists are bound as default arguments (local to each helper), not read from the
     # enclosing scope: a name a closure reads becomes a cell, and every read of it in the loop below would
@@ -274,6 +279,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 memory_seconds = bytes_ * seconds_per_byte
                 seconds += compute_seconds if compute_seconds >= memory_seconds else memory_seconds
             sequence_seconds += n_running * seconds
+            if n_decoding:
+                itl_groups.append((seconds, 0.0, 1, n_decoding))
             now += seconds
             busy_seconds += seconds
             step += 1
@@ -373,6 +380,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     steps = k
                     seconds = steps * (a + 0.5 * b * (steps - 1))
             sequence_seconds += n_decoding * seconds
+            itl_groups.append((a, b, steps, n_decoding))
             now += seconds
             busy_seconds += seconds
             step += steps
@@ -400,4 +408,5 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         series_seconds=np.asarray(series_seconds, dtype=np.float64),
         series_waiting=np.asarray(series_waiting, dtype=np.int64),
         series_running=np.asarray(series_running, dtype=np.int64),
+        itl_groups=np.asarray(itl_groups, dtype=np.float64).reshape(-1, 4),
     )
