@@ -1,4 +1,5 @@
-"""Serving simulator speed: 100,000 requests on one replica (target < 2 s) and one capacity_at_slo (< 5 s).
+"""Serving simulator speed: 100,000 requests on one replica (target < 2 s) and one capacity_at_slo, and the converged capacity
+the decision uses (five replications, requests doubled until its interval is within 5%; target < 5 s per option).
 
 Workload: llama-3.1-8b on one H100 SXM (bf16), chat-like lognormal lengths (prompt mean 1024, output mean
 256), Poisson at 10 requests/s (about half the replica's saturation rate: ~30 sequences running).
@@ -13,7 +14,7 @@ import timeit
 
 from costmodel.scenario.distributions import LognormalTokens
 from costmodel.scenario.slo import SloLimit
-from costmodel.serving import build_replica, capacity_at_slo, simulate
+from costmodel.serving import build_replica, capacity_at_slo, converged_capacity, simulate
 
 PROMPT = LognormalTokens(mean_tokens=1024, sigma=0.8)
 OUTPUT = LognormalTokens(mean_tokens=256, sigma=0.6)
@@ -38,19 +39,32 @@ def run() -> list[str]:
                           requests=100_000, seed=seed)
         sim_times.append(time.perf_counter() - started)
         events = result.events
+    started = time.perf_counter()
+    itl = result.itl  # computed on first use: one sort of every engine step's gap
+    itl_seconds = time.perf_counter() - started
     cap_times = []
     for _ in range(3):
         started = time.perf_counter()
         cap = capacity_at_slo("llama-3.1-8b", "h100-sxm", prompt_tokens=PROMPT, output_tokens=OUTPUT, slo=SLO)
         cap_times.append(time.perf_counter() - started)
+    conv_times = []
+    for _ in range(2):
+        started = time.perf_counter()
+        conv = converged_capacity(replica, prompt_tokens=PROMPT, output_tokens=OUTPUT, slo=SLO)
+        conv_times.append(time.perf_counter() - started)
     loop_after = _loop_ns()
     return [
         f"simulate 100,000 requests (llama-3.1-8b, 1 x h100-sxm, 10 req/s, mean batch {result.mean_batch:.0f}): "
         f"min {min(sim_times):.2f} s, median {statistics.median(sim_times):.2f} s (target < 2 s); "
         f"{events:,} engine events, {result.steps:,} engine steps",
+        f"ITL percentiles of that run (computed on first use, on top of the simulation): {itl_seconds:.2f} s; "
+        f"p50 {itl.p50_seconds * 1e3:.1f} ms, p99 {itl.p99_seconds * 1e3:.1f} ms",
         f"capacity_at_slo (TTFT p90 <= 1 s, TPOT p90 <= 50 ms): min {min(cap_times):.2f} s, median "
         f"{statistics.median(cap_times):.2f} s (target < 5 s); {cap.max_rate_requests_per_second:.2f} req/s per replica, "
         f"{cap.simulations} simulations of {cap.requests_per_simulation} requests",
+        f"converged capacity (decision settings): min {min(conv_times):.2f} s (target < 5 s per option); "
+        f"{conv.max_rate_requests_per_second:.2f} req/s, 95% interval {conv.capacity_ci_low:.2f}-{conv.capacity_ci_high:.2f}, "
+        f"converged {conv.converged}, {conv.simulations} simulations of {conv.requests_per_simulation} requests",
         f"machine: pure-Python loop {loop_before:.0f} / {loop_after:.0f} ns per iteration before / after "
         "(about 50 when the VM is quiet; higher means other work shares the cores)",
     ]

@@ -26,12 +26,16 @@ def test_simulate_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["goodput_requests_per_second"] <= out["requests_per_second"] + 1e-12
     assert out["meets_slo"] is True and out["requests"] == 300 and out["preemptions"] == 0
     assert out["ttft_p50_seconds"] <= out["ttft_p90_seconds"] <= out["ttft_p99_seconds"]
+    assert 0 < out["itl_p50_seconds"] <= out["itl_p90_seconds"] <= out["itl_p99_seconds"]
+    for name in ("ttft", "tpot", "e2e", "itl"):
+        for q in ("p50", "p90", "p99"):
+            assert out[f"{name}_{q}_seconds_ci_low"] <= out[f"{name}_{q}_seconds"] <= out[f"{name}_{q}_seconds_ci_high"]
 
 
 def test_simulate_text_and_no_slo(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", *BASE, "--rate", "2", "--requests", "100", "--prompt-sigma", "0.5"]) == 0
     text = capsys.readouterr().out
-    assert "TTFT" in text and "TPOT" in text and "output tokens/s" in text and "goodput" not in text
+    assert "TTFT" in text and "TPOT" in text and "ITL" in text and "output tokens/s" in text and "goodput" not in text
     out = _json(capsys, ["simulate", *BASE, "--rate", "2", "--requests", "50", "--json"])
     assert out["goodput_requests_per_second"] is None
 

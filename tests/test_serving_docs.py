@@ -27,9 +27,11 @@ from costmodel.serving import (
     MAX_NUM_SEQS,
     build_replica,
     capacity_for_replica,
+    confidence,
     simulate,
     throughput_interactivity_curve,
 )
+from costmodel.serving import capacity as serving_capacity
 from costmodel.serving.capacity import DEFAULT_REQUESTS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "serving.md"
@@ -124,6 +126,18 @@ def claims() -> tuple[Claim, ...]:
     assert "* 0.95" in source and ", 4096)" in source and ", 32768)" in source
     heuristic = "the requests that fit 95% of the memory left after the weights, capped at 4,096; tokens that times 1 + ISL/OSL, capped at 32,768"
     found += [Claim(heuristic, 0.95, pct(0)), Claim(heuristic, 4096, n0), Claim(heuristic, 32768, n0)]
+    # Confidence intervals and the converged capacity: the constants the code uses.
+    found += [
+        Claim("cut into 10 contiguous", confidence.BATCHES, n0),
+        Claim("half-width 2.262 x sd / sqrt(10)", confidence.T_975_9_DOF, fixed(3)),
+        Claim("Null under 20 samples", confidence.BATCHES * confidence.MIN_PER_BATCH, n0),
+        Claim("Five capacity searches", serving_capacity.REPLICATIONS, lambda v: {5: "Five"}.get(int(v), str(v))),
+        Claim("mean +- 2.776 x sd / sqrt(5)", serving_capacity.T_975_4_DOF, fixed(3)),
+        Claim("(1,000 for the decision", serving_capacity.CONVERGE_START_REQUESTS, n0),
+        Claim("5% of the capacity, or stops", serving_capacity.CONVERGED_HALF_WIDTH, pct(0)),
+        Claim("stops at 8,000 requests per simulation", serving_capacity.MAX_CONVERGE_REQUESTS, n0),
+        Claim("(5% for the decision", serving_capacity.CONVERGE_RATE_TOLERANCE, pct(0)),
+    ]
     # Capacity at SLO.
     lengths = {"prompt_tokens": LognormalTokens(mean_tokens=1024, sigma=0.8),
                "output_tokens": LognormalTokens(mean_tokens=256, sigma=0.6)}

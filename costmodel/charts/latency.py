@@ -14,7 +14,7 @@ from costmodel.catalog.loader import load_accelerator
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import SelfHostOption, Slo, SloLimit, Workload
-from costmodel.serving.capacity import capacity_for_replica
+from costmodel.serving.capacity import converged_capacity
 from costmodel.serving.curve import DEFAULT_CONCURRENCY, CurvePoint, throughput_interactivity_curve
 from costmodel.serving.replica import build_replica
 from costmodel.serving.simulation import simulate
@@ -84,8 +84,9 @@ def option_latency(
                             weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, calibration=use_calibration)
     prompts, outputs = workload.prompt_tokens, workload.output_tokens
     cached = min(workload.cached_prompt_fraction, 0.99)  # the simulator computes at least one prompt token
-    capacity = capacity_for_replica(replica, prompt_tokens=prompts, output_tokens=outputs, slo=slo,
-                                    prefix_cached_fraction=cached, seed=seed, requests=requests)
+    # The converged capacity with the decision's settings (seed 0): the figure `compare` and the memo print.
+    capacity = converged_capacity(replica, prompt_tokens=prompts, output_tokens=outputs, slo=slo,
+                                  prefix_cached_fraction=cached)
     saturation = capacity.saturation_rate_requests_per_second
     load: list[LoadPoint] = []
     curve: tuple[InteractivityPoint, ...] = ()

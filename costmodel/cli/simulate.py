@@ -27,8 +27,9 @@ from costmodel.scenario.limits import (
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import MAX_NUM_SEQS, Replica, SimulationResult, build_replica, simulate
 from costmodel.serving.capacity import (
+    MAX_CONVERGE_REQUESTS,
     CapacityResult,
-    capacity_for_replica,
+    converged_capacity,
     zero_load_result,
     zero_load_seconds,
 )
@@ -139,7 +140,8 @@ def _describe(tokens: int, sigma: float) -> str:
 
 def _table(result: SimulationResult) -> list[str]:
     lines = [f"  {'':8s}{'p50':>11s}{'p90':>11s}{'p99':>11s}{'mean':>11s}"]
-    for name, summary in (("TTFT", result.ttft), ("TPOT", result.tpot), ("E2E", result.e2e), ("queue", result.queue)):
+    rows = (("TTFT", result.ttft), ("TPOT", result.tpot), ("ITL", result.itl), ("E2E", result.e2e), ("queue", result.queue))
+    for name, summary in rows:
         cells = [summary.p50_seconds, summary.p90_seconds, summary.p99_seconds, summary.mean_seconds]
         lines.append(f"  {name:8s}" + "".join(f"{fmt_seconds(v) if np.isfinite(v) else 'n/a':>11s}" for v in cells))
     return lines
@@ -197,6 +199,9 @@ def capacity_payload(result: CapacityResult, curve: tuple[CurvePoint, ...]) -> d
         "saturation_bound": result.saturation_bound,
         "simulations": result.simulations,
         "requests_per_simulation": result.requests_per_simulation,
+        "capacity_ci_low": result.capacity_ci_low,
+        "capacity_ci_high": result.capacity_ci_high,
+        "converged": result.converged,
         **{f"zero_load_{key}": value for key, value in result.zero_load_seconds.items()},
         **{f"slo_{lim.key}": lim.limit_seconds for lim in result.slo_limits},
     }
@@ -219,10 +224,11 @@ def run_capacity(args: argparse.Namespace) -> int:
     if not 1 <= args.requests <= 200_000:
         raise CostmodelError(f"--requests must be between 1 and 200,000 for capacity (got {args.requests})")
     replica = _replica(args)
-    result = capacity_for_replica(
+    # The request count doubles from --requests until the capacity's 95% interval is within 5% (or the bound).
+    result = converged_capacity(
         replica, prompt_tokens=prompt, output_tokens=output, slo=limits, prefix_cached_fraction=args.prefix_cached_fraction,
-        seed=args.seed, requests=args.requests, burstiness=args.burstiness, kv_policy=args.kv_policy,
-        max_num_seqs=args.max_num_seqs,
+        seed=args.seed, requests=args.requests, max_requests=max(args.requests, MAX_CONVERGE_REQUESTS),
+        burstiness=args.burstiness, kv_policy=args.kv_policy, max_num_seqs=args.max_num_seqs, rate_tolerance=0.02,
     )
     curve: tuple[CurvePoint, ...] = ()
     if args.curve and replica.fits:
@@ -237,7 +243,9 @@ def run_capacity(args: argparse.Namespace) -> int:
         bound = " (throughput-bound: the SLO holds up to saturation)" if result.saturation_bound else ""
         lines = [
             head,
-            f"  capacity   {result.max_rate_requests_per_second:.3g} requests/s per replica{bound}",
+            f"  capacity   {result.max_rate_requests_per_second:.3g} requests/s per replica{bound}; 95% interval"
+            f" {result.capacity_ci_low:.3g}-{result.capacity_ci_high:.3g}"
+            f" ({'converged' if result.converged else 'NOT converged within the work bound'})",
             f"  throughput {result.output_tokens_per_second:,.0f} output tokens/s per replica, "
             f"{result.output_tokens_per_second_per_gpu:,.0f} per GPU",
             f"  there      TTFT p90 {fmt_seconds(run.ttft.p90_seconds)}, TPOT p90 {fmt_seconds(run.tpot.p90_seconds)}"

@@ -31,13 +31,14 @@ from costmodel.measurements.calibration import Calibration, apply_calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
-from costmodel.serving import capacity_at_slo
+from costmodel.serving import build_replica, converged_capacity
 from costmodel.serving.analytic import Capacity, roofline_capacity
+from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE, CONVERGE_START_REQUESTS
 
-# Requests per bisection step: enough for a stable p90 (the SLO percentile) at ~0.1 s a simulation.
-SIMULATED_REQUESTS = 1000
-# Bisection stops when the bracket is within 5% of the rate: capacity is under-stated by < 5%.
-RATE_TOLERANCE = 0.05
+# Requests per bisection step to start from (doubled until the capacity's interval is within 5%) and the
+# bisection's tolerance (capacity under-stated by < 5%): the converged capacity the Latency page shows too.
+SIMULATED_REQUESTS = CONVERGE_START_REQUESTS
+RATE_TOLERANCE = CONVERGE_RATE_TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,11 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
                         quick: Capacity) -> Capacity:
     """Capacity at the SLO percentiles from the continuous-batching simulator (costmodel.serving)."""
     workload = scenario.workload
-    result = capacity_at_slo(
-        option.model, config.hardware, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens,
-        slo=scenario.slo, gpus=config.gpus, weight_dtype=config.weight_dtype, kv_dtype=config.kv_dtype,
-        efficiency=config.efficiency, prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
+    replica = build_replica(option.model, config.hardware, gpus=config.gpus, weight_dtype=config.weight_dtype,
+                            kv_dtype=config.kv_dtype, efficiency=config.efficiency)
+    result = converged_capacity(
+        replica, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens, slo=scenario.slo,
+        prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
         rate_tolerance=RATE_TOLERANCE,
     )
     run = result.at_capacity

@@ -9,7 +9,12 @@ Public API (see docs/serving.md):
 Token distributions are `costmodel.scenario.distributions` classes; SLO limits are `costmodel.scenario.slo`.
 """
 
-from costmodel.serving.capacity import CapacityResult, capacity_at_slo, capacity_for_replica
+from costmodel.serving.capacity import (
+    CapacityResult,
+    capacity_at_slo,
+    capacity_for_replica,
+    converged_capacity,
+)
 from costmodel.serving.curve import CurvePoint, throughput_interactivity_curve
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica, build_replica
 from costmodel.serving.results import LatencySummary, QueueSeries, RequestTrace, SimulationResult
@@ -28,6 +33,7 @@ __all__ = [
     "build_replica",
     "capacity_at_slo",
     "capacity_for_replica",
+    "converged_capacity",
     "simulate",
     "simulate_requests",
     "throughput_interactivity_curve",

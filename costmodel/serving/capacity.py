@@ -12,8 +12,9 @@ finite run from an empty start still looks fine there.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -30,6 +31,16 @@ from costmodel.serving.results import SimulationResult
 from costmodel.serving.simulation import draw_lengths, simulate_requests, slo_limits, unit_gaps
 
 DEFAULT_REQUESTS = 2000
+CONVERGED_HALF_WIDTH = 0.05  # issue 17: the capacity's interval within 5%
+MAX_CONVERGE_REQUESTS = 8000  # bound on work of `converged_capacity`: 1,000 -> 2,000 -> 4,000 -> 8,000 requests
+REPLICATIONS = 5
+# What the decision, `compare`, the memo and the app's Latency page use, so that they print one capacity per
+# option: start at 1,000 requests per simulation, bisect to 5% (capacity under-stated by < 5%).
+CONVERGE_START_REQUESTS = 1000
+CONVERGE_RATE_TOLERANCE = 0.05
+# Student t 0.975 quantile at 4 degrees of freedom: 2.776 (NIST/SEMATECH e-Handbook of Statistical Methods,
+# table 1.3.6.7.2, https://www.itl.nist.gov/div898/handbook/eda/section3/eda3672.htm).
+T_975_4_DOF = 2.776
 MAX_BISECTIONS = 30
 ZERO_LOAD_REQUESTS = 120
 _NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
@@ -52,6 +63,11 @@ class CapacityResult:
     zero_load_seconds: dict[str, float]  # each limit's metric at its percentile with no queueing, by key
     simulations: int
     requests_per_simulation: int
+    # 95% interval of the capacity (requests/s) over independent replications (`converged_capacity`; NaN
+    # from one search); converged: its half-width is within CONVERGED_HALF_WIDTH of the capacity
+    capacity_ci_low: float = math.nan
+    capacity_ci_high: float = math.nan
+    converged: bool = False
 
     @property
     def ttft_p90_seconds(self) -> float:
@@ -179,6 +195,69 @@ def capacity_for_replica(
                               "sit at the zero-load latency, so any queueing or batching breaks them",
                        zero_load=minimum, saturation=saturation)
     return verdict(best=best, rate=lo, saturation=saturation, zero_load=minimum)
+
+
+def converged_capacity(
+    replica: Replica,
+    *,
+    prompt_tokens: TokenDistribution,
+    output_tokens: TokenDistribution,
+    slo: Slo | Sequence[SloLimit],
+    prefix_cached_fraction: float = 0.0,
+    seed: int = 0,
+    requests: int = CONVERGE_START_REQUESTS,
+    max_requests: int = MAX_CONVERGE_REQUESTS,
+    burstiness: float = 1.0,
+    kv_policy: KvPolicy = "preempt",
+    max_num_seqs: int = MAX_NUM_SEQS,
+    rate_tolerance: float = CONVERGE_RATE_TOLERANCE,
+) -> CapacityResult:
+    """Capacity with a 95% interval from REPLICATIONS independent searches (seeds seed * REPLICATIONS + k),
+    the request count doubled from `requests` until the interval's half-width is within 5% of the mean
+    (`converged`) or `max_requests` is reached (the bound on work; `converged` False then).
+
+    Independent replications, not batch means within one run: near the capacity the queue's correlation
+    time is long (it grows like 1 / (1 - utilization)^2), so batches of one run are not independent and
+    their interval comes out too narrow; whole runs from an empty start are, and they are what a finite
+    simulation's capacity varies over. The capacity is the replications' mean; `at_capacity` is the run of
+    the replication closest to it.
+    """
+    count = requests
+    while True:
+        runs = [
+            capacity_for_replica(
+                replica, prompt_tokens=prompt_tokens, output_tokens=output_tokens, slo=slo,
+                prefix_cached_fraction=prefix_cached_fraction, seed=seed * REPLICATIONS + k, requests=count,
+                burstiness=burstiness, kv_policy=kv_policy, max_num_seqs=max_num_seqs, rate_tolerance=rate_tolerance,
+            )
+            for k in range(REPLICATIONS)
+        ]
+        rates = np.array([r.max_rate_requests_per_second for r in runs])
+        mean = float(rates.mean())
+        half = T_975_4_DOF * float(rates.std(ddof=1)) / math.sqrt(REPLICATIONS)
+        converged = all(r.feasible for r in runs) and half <= CONVERGED_HALF_WIDTH * mean
+        if converged or count * 2 > max_requests:
+            return _combined(runs, mean=mean, half=half, converged=converged)
+        count *= 2
+
+
+def _combined(runs: list[CapacityResult], *, mean: float, half: float, converged: bool) -> CapacityResult:
+    """One result for the replications: their mean capacity and interval, the closest run's details."""
+    feasible = [r for r in runs if r.feasible]
+    if len(feasible) < len(runs):  # some replication finds no load that meets the SLO: report that one
+        worst = next(r for r in runs if not r.feasible)
+        return replace(worst, simulations=sum(r.simulations for r in runs), capacity_ci_low=0.0,
+                       capacity_ci_high=max(mean + half, 0.0), converged=False)
+    closest = min(runs, key=lambda r: abs(r.max_rate_requests_per_second - mean))
+    scale = mean / closest.max_rate_requests_per_second
+    saturation = float(np.mean([r.saturation_rate_requests_per_second for r in runs]))
+    return replace(
+        closest, max_rate_requests_per_second=mean, output_tokens_per_second=closest.output_tokens_per_second * scale,
+        output_tokens_per_second_per_gpu=closest.output_tokens_per_second_per_gpu * scale,
+        saturation_rate_requests_per_second=saturation, saturation_bound=all(r.saturation_bound for r in runs),
+        simulations=sum(r.simulations for r in runs), capacity_ci_low=max(mean - half, 0.0),
+        capacity_ci_high=mean + half, converged=converged,
+    )
 
 
 def capacity_at_slo(

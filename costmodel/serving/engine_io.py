@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -42,6 +42,9 @@ class EngineTrace:
     series_seconds: np.ndarray  # event times
     series_waiting: np.ndarray  # waiting requests at each event
     series_running: np.ndarray  # running sequences at each event
+    # (n, 4) float rows (a seconds, b seconds, steps, decoding sequences): `steps` engine steps, step j
+    # lasting a + b * j, each emitting one token per decoding sequence: the inter-token gaps (`itl.py`)
+    itl_groups: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
 
 
 def runaway_error(*, max_events: int, now_seconds: float, done: int, requests: int) -> CostmodelError:

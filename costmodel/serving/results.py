@@ -9,28 +9,46 @@ limit values), per second of the run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from costmodel.scenario.slo import SloLimit, SloMetric
+from costmodel.serving.confidence import Interval, percentile_interval
+from costmodel.serving.itl import itl_mean_seconds, itl_percentiles
 
 
 @dataclass(frozen=True)
 class LatencySummary:
-    """Percentiles and mean of one latency over the requests it applies to (s; NaN when none)."""
+    """Percentiles and mean of one latency over the requests it applies to (s; NaN when none), each
+    percentile with its 95% batch-means interval (`confidence.py`; NaN bounds under 20 samples)."""
 
     p50_seconds: float
     p90_seconds: float
     p99_seconds: float
     mean_seconds: float
+    p50_ci: Interval = field(default_factory=Interval.unknown)
+    p90_ci: Interval = field(default_factory=Interval.unknown)
+    p99_ci: Interval = field(default_factory=Interval.unknown)
 
     @classmethod
     def of(cls, values: np.ndarray) -> LatencySummary:
+        """From per-request values in arrival order (the batches of the intervals are contiguous)."""
         if values.size == 0:
             return cls(float("nan"), float("nan"), float("nan"), float("nan"))
-        p50, p90, p99 = np.percentile(values, [50, 90, 99])
-        return cls(float(p50), float(p90), float(p99), float(values.mean()))
+        p50, p90, p99 = (float(v) for v in np.percentile(values, [50, 90, 99]))
+        return cls(
+            p50, p90, p99, float(values.mean()),
+            p50_ci=percentile_interval(values, 50, estimate=p50), p90_ci=percentile_interval(values, 90, estimate=p90),
+            p99_ci=percentile_interval(values, 99, estimate=p99),
+        )
+
+    @classmethod
+    def of_gaps(cls, groups: np.ndarray) -> LatencySummary:
+        """ITL: the pooled inter-token gaps of the engine's step groups (`itl.py`)."""
+        (p50, ci50), (p90, ci90), (p99, ci99) = itl_percentiles(groups, (50.0, 90.0, 99.0))
+        return cls(p50, p90, p99, itl_mean_seconds(groups), p50_ci=ci50, p90_ci=ci90, p99_ci=ci99)
 
 
 @dataclass(frozen=True)
@@ -143,6 +161,13 @@ class SimulationResult:
     kv_capacity_tokens: int
     trace: RequestTrace
     series: QueueSeries
+    itl_groups: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))  # the engine's step groups (itl.py)
+
+    @cached_property
+    def itl(self) -> LatencySummary:
+        """Inter-token gaps pooled over every token, on first use (one sort of every step: ~0.1-0.2 s at
+        100,000 requests, printed by `python -m bench bench_serving`)."""
+        return LatencySummary.of_gaps(self.itl_groups)
 
     def percentile(self, metric: SloMetric, percentile: float) -> float:
         """Any percentile of ttft, tpot or e2e, in seconds."""
@@ -170,7 +195,8 @@ class SimulationResult:
             "rejected": self.rejected,
             "duration_seconds": self.duration_seconds,
         }
-        for name, summary in (("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e), ("queue", self.queue)):
+        summaries = (("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e), ("queue", self.queue), ("itl", self.itl))
+        for name, summary in summaries:
             payload[f"{name}_p50_seconds"] = summary.p50_seconds
             payload[f"{name}_p90_seconds"] = summary.p90_seconds
             payload[f"{name}_p99_seconds"] = summary.p99_seconds
@@ -190,4 +216,8 @@ class SimulationResult:
         )
         for limit in self.slo_limits:
             payload[f"slo_{limit.key}"] = limit.limit_seconds
+        for name, summary in summaries:  # 95% batch-means intervals (NaN: too few samples)
+            for q, interval in (("p50", summary.p50_ci), ("p90", summary.p90_ci), ("p99", summary.p99_ci)):
+                payload[f"{name}_{q}_seconds_ci_low"] = interval.low
+                payload[f"{name}_{q}_seconds_ci_high"] = interval.high
         return payload

@@ -208,4 +208,5 @@ def summarize(
         kv_capacity_tokens=replica.kv_capacity_tokens,
         trace=trace,
         series=QueueSeries(seconds=engine.series_seconds, waiting=engine.series_waiting, running=engine.series_running),
+        itl_groups=engine.itl_groups,
     )

@@ -1,0 +1,59 @@
+"""Inter-token latency (ITL): the gaps between a sequence's streamed tokens, pooled over every token.
+
+With one token per streamed chunk (what vLLM, SGLang and TensorRT-LLM stream by default) a decoding
+sequence's gap is the length of each engine step it takes part in, a mixed step with prefill chunks
+included: that is where a stall behind other prompts shows. Percentiles pool every gap of every request,
+as vLLM's benchmark_serving reports ITL (its `itls` list over all requests). The engine records step
+groups (`EngineTrace.itl_groups`): `steps` steps, step j lasting a + b * j, each one gap for each of
+`sequences` decoding sequences. Not counted: the gap across a preemption (the sequence's recompute).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from costmodel.serving.confidence import BATCHES, Interval, batch_means_interval, sorted_weighted_percentiles
+
+
+def step_gaps(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(seconds, decoding sequences) per engine step with decoding sequences, in time order."""
+    if groups.size == 0:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    a, b = groups[:, 0], groups[:, 1]
+    steps = groups[:, 2].astype(np.int64)
+    sequences = groups[:, 3].astype(np.int64)
+    starts = np.cumsum(steps) - steps
+    index = np.arange(int(steps.sum())) - np.repeat(starts, steps)  # j within its group
+    return np.repeat(a, steps) + np.repeat(b, steps) * index, np.repeat(sequences, steps)
+
+
+def itl_percentiles(groups: np.ndarray, percentiles: tuple[float, ...]) -> tuple[tuple[float, Interval], ...]:
+    """Each percentile of the pooled gaps with its batch-means interval (batches of contiguous steps).
+
+    One sort serves the whole run and every batch: a batch's gaps, picked out of the sorted order, stay sorted.
+    """
+    seconds, weights = step_gaps(groups)
+    if seconds.size == 0:
+        return tuple((float("nan"), Interval.unknown()) for _ in percentiles)
+    order = np.argsort(seconds)
+    sorted_seconds, sorted_weights = seconds[order], weights[order]
+    estimates = sorted_weighted_percentiles(sorted_seconds, sorted_weights, percentiles)
+    if seconds.size < BATCHES:
+        return tuple((float(e), Interval.unknown()) for e in estimates)
+    batch_of = (np.arange(seconds.size) * BATCHES // seconds.size)[order]  # contiguous batches in time
+    batches = np.array([
+        sorted_weighted_percentiles(sorted_seconds[batch_of == k], sorted_weights[batch_of == k], percentiles)
+        for k in range(BATCHES)
+    ])
+    return tuple(
+        (float(e), batch_means_interval(float(e), batches[:, k], lower_bound=0.0)) for k, e in enumerate(estimates)
+    )
+
+
+def itl_mean_seconds(groups: np.ndarray) -> float:
+    """Mean gap over every token: total sequence-steps time / gaps (the arithmetic series per group)."""
+    if groups.size == 0:
+        return float("nan")
+    a, b, steps, sequences = groups[:, 0], groups[:, 1], groups[:, 2], groups[:, 3]
+    seconds = steps * (a + 0.5 * b * (steps - 1))
+    return float(np.dot(seconds, sequences) / np.dot(steps, sequences))
