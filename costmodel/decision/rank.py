@@ -32,6 +32,7 @@ from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
 from costmodel.serving import capacity_at_slo
 from costmodel.serving.analytic import Capacity, roofline_capacity
+from costmodel.serving.profile import engine_settings
 
 # Requests per bisection step: enough for a stable p90 (the SLO percentile) at ~0.1 s a simulation.
 SIMULATED_REQUESTS = 1000
@@ -98,6 +99,7 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, hardware: Ac
         slo=scenario.slo, gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype,
         efficiency=eff, prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
         rate_tolerance=RATE_TOLERANCE,
+        engine=engine_settings(option.engine, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens())),
     )
     run = result.at_capacity
     if not result.feasible or run is None:

@@ -143,6 +143,7 @@ class SimulationResult:
     kv_capacity_tokens: int
     trace: RequestTrace
     series: QueueSeries
+    engine: str = "generic"  # engine profile id (catalog/engines)
 
     def percentile(self, metric: SloMetric, percentile: float) -> float:
         """Any percentile of ttft, tpot or e2e, in seconds."""
@@ -164,6 +165,7 @@ class SimulationResult:
             "weight_dtype": self.weight_dtype,
             "kv_dtype": self.kv_dtype,
             "kv_policy": self.kv_policy,
+            "engine": self.engine,
             "rate_per_second": self.rate_per_second,
             "requests": self.requests,
             "completed": self.completed,
