@@ -174,6 +174,7 @@ def estimate(
     """
     spec, hw, eff = resolve_config(model, hardware, efficiency=efficiency, calibration=calibration)
     profile = load_engine(engine) if isinstance(engine, str) else engine
+    eff = replace(eff, comm_overlap_fraction=profile.tp_comm_overlap_fraction)
     if profile.step_overhead_seconds is not None:
         eff = replace(eff, overhead_seconds_per_step=profile.step_overhead_seconds,
                       source=f"{eff.source}; step overhead from engine '{profile.id}'")

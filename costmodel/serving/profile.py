@@ -29,6 +29,7 @@ class EngineSettings:
     kv_policy: KvPolicy
     request_overhead_seconds: float
     step_overhead_seconds: float | None  # None = the accelerator row's (or a calibration's) overhead
+    comm_overlap_fraction: float  # share of TP all-reduce time hidden (profile tp_comm_overlap_fraction)
 
 
 def engine_settings(
@@ -56,4 +57,5 @@ def engine_settings(
         kv_policy=kv_policy or profile.kv_policy,
         request_overhead_seconds=profile.request_overhead_seconds,
         step_overhead_seconds=profile.step_overhead_seconds,
+        comm_overlap_fraction=profile.tp_comm_overlap_fraction,
     )

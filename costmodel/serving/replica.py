@@ -93,6 +93,7 @@ def build_replica(
     spec, hw, eff = resolve_config(model, hardware, efficiency=efficiency, calibration=calibration)
     if engine is not None:
         max_batched_tokens = engine.max_batched_tokens
+        eff = replace(eff, comm_overlap_fraction=engine.comm_overlap_fraction)
         if engine.step_overhead_seconds is not None:
             eff = replace(eff, overhead_seconds_per_step=engine.step_overhead_seconds,
                           source=f"{eff.source}; step overhead from engine '{engine.engine_id}'")
