@@ -195,8 +195,21 @@ def run_simulate(args: argparse.Namespace) -> int:
         names = ", ".join(f"{lim.metric.upper()} p90 <= {fmt_seconds(lim.limit_seconds)}" for lim in limits)
         lines.append(f"  goodput    {result.goodput_requests_per_second:.3g} requests/s within {names}"
                      f" ({result.slo_attainment:.1%} of requests); SLO {verdict}")
-    emit(result.contract(), as_json=args.json, text="\n".join(lines))
+    payload: dict[str, object] = dict(result.contract())
+    for metric in ("ttft", "tpot"):
+        part = result.breakdown(metric, 50.0)
+        payload[f"{metric}_breakdown_seconds"] = None if part is None else part.as_dict()
+        lines.append(_owner_line(result, metric))
+    emit(payload, as_json=args.json, text="\n".join(lines))
     return 0
+
+
+def _owner_line(result: SimulationResult, metric: str) -> str:
+    part = result.breakdown(metric, 50.0)
+    if part is None:
+        return f"  {metric.upper():5s}      p50 breakdown n/a"
+    cells = ", ".join(f"{name} {fmt_seconds(seconds)}" for name, seconds in part.parts_seconds if seconds > 0)
+    return f"  {metric.upper()} p50 = {cells}"
 
 
 def capacity_payload(result: CapacityResult, curve: tuple[CurvePoint, ...]) -> dict[str, Any]:

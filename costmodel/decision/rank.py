@@ -32,6 +32,7 @@ from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
 from costmodel.serving import capacity_at_slo
 from costmodel.serving.analytic import Capacity, roofline_capacity
+from costmodel.serving.breakdown import latency_owner
 from costmodel.serving.profile import engine_settings
 
 # Requests per bisection step: enough for a stable p90 (the SLO percentile) at ~0.1 s a simulation.
@@ -115,7 +116,8 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, hardware: Ac
     return Capacity(feasible=True, reason=reason, requests_per_second=result.max_rate_requests_per_second,
                     batch=int(round(run.mean_batch)), ttft_seconds=run.ttft.p90_seconds,
                     tpot_seconds=run.tpot.p90_seconds, prefill_time_fraction=quick.prefill_time_fraction,
-                    max_batch=quick.max_batch, method="simulator", throughput_bound=result.saturation_bound)
+                    max_batch=quick.max_batch, method="simulator", throughput_bound=result.saturation_bound,
+                    latency_owner=latency_owner(run.breakdown("ttft", 90.0), run.breakdown("tpot", 90.0)))
 
 
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from costmodel.scenario.slo import SloLimit, SloMetric
+
+if TYPE_CHECKING:
+    from costmodel.serving.breakdown import LatencyBreakdown
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,13 @@ class SimulationResult:
     trace: RequestTrace
     series: QueueSeries
     engine: str = "generic"  # engine profile id (catalog/engines)
+    ttft_breakdowns: tuple[LatencyBreakdown, ...] = ()  # p50, p90 (serving.breakdown)
+    tpot_breakdowns: tuple[LatencyBreakdown, ...] = ()
+
+    def breakdown(self, metric: str, percentile: float) -> LatencyBreakdown | None:
+        """The `metric` ("ttft"/"tpot") breakdown at `percentile`, if computed."""
+        table = self.ttft_breakdowns if metric == "ttft" else self.tpot_breakdowns
+        return next((b for b in table if b.percentile == percentile), None)
 
     def percentile(self, metric: SloMetric, percentile: float) -> float:
         """Any percentile of ttft, tpot or e2e, in seconds."""
