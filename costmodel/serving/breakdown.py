@@ -22,12 +22,11 @@ import numpy as np
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 from costmodel.roofline import StepWork, op_flops_and_bytes, step_from_work, uniform_work
 from costmodel.serving.replica import Replica
-from costmodel.serving.results import RequestTrace
+from costmodel.serving.results import RequestTrace, SimulationResult
 
 BAND_REQUESTS = 100  # requests nearest the percentile whose parts are averaged (at most)
 TTFT_PARTS = ("request_overhead", "queueing", "prefill_wait", "prefill_compute")
 TPOT_PARTS = ("weight_reads", "kv_reads", "compute", "communication", "step_overhead", "prefill_in_steps")
-BREAKDOWN_PERCENTILES = (50.0, 90.0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,20 +138,20 @@ def tpot_breakdown(
     return _scaled("tpot", percentile, tpot_seconds, parts)
 
 
-def breakdowns(
-    replica: Replica, trace: RequestTrace, *, tpot_by_percentile: dict[float, float], mean_batch: float
-) -> tuple[tuple[LatencyBreakdown, ...], tuple[LatencyBreakdown, ...]]:
-    """(TTFT, TPOT) breakdowns at BREAKDOWN_PERCENTILES for a finished run."""
-    done = trace.completed
-    context = float(np.mean(trace.prompt_tokens[done]) + np.mean(trace.output_tokens[done]) / 2.0) if done.any() else 0.0
-    ttft = tuple(b for p in BREAKDOWN_PERCENTILES if (b := ttft_breakdown(replica, trace, percentile=p)) is not None)
-    tpot = tuple(
-        b for p in BREAKDOWN_PERCENTILES
-        if (b := tpot_breakdown(replica, tpot_seconds=tpot_by_percentile[p], percentile=p, mean_batch=mean_batch,
-                                context_tokens=context)) is not None
-    )
-    return ttft, tpot
 
+def result_breakdown(result: SimulationResult, *, metric: str, percentile: float) -> LatencyBreakdown | None:
+    """`metric` ("ttft" or "tpot") at `percentile` of a finished run (None without its replica or data)."""
+    replica, trace = result.replica, result.trace
+    if replica is None:
+        return None
+    if metric == "ttft":
+        return ttft_breakdown(replica, trace, percentile=percentile)
+    done = trace.completed
+    if not done.any():
+        return None
+    context = float(np.mean(trace.prompt_tokens[done]) + np.mean(trace.output_tokens[done]) / 2.0)
+    return tpot_breakdown(replica, tpot_seconds=result.percentile("tpot", percentile), percentile=percentile,
+                          mean_batch=result.mean_batch, context_tokens=context)
 
 # What moves each part (and what does not): the lever named beside the owner of a latency.
 LEVERS: dict[str, str] = {

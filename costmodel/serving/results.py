@@ -9,7 +9,7 @@ limit values), per second of the run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,6 +18,7 @@ from costmodel.scenario.slo import SloLimit, SloMetric
 
 if TYPE_CHECKING:
     from costmodel.serving.breakdown import LatencyBreakdown
+    from costmodel.serving.replica import Replica
 
 
 @dataclass(frozen=True)
@@ -148,13 +149,20 @@ class SimulationResult:
     trace: RequestTrace
     series: QueueSeries
     engine: str = "generic"  # engine profile id (catalog/engines)
-    ttft_breakdowns: tuple[LatencyBreakdown, ...] = ()  # p50, p90 (serving.breakdown)
-    tpot_breakdowns: tuple[LatencyBreakdown, ...] = ()
+    replica: Replica | None = field(default=None, repr=False, compare=False)  # for breakdowns on demand
+    _breakdowns: dict[tuple[str, float], LatencyBreakdown | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def breakdown(self, metric: str, percentile: float) -> LatencyBreakdown | None:
-        """The `metric` ("ttft"/"tpot") breakdown at `percentile`, if computed."""
-        table = self.ttft_breakdowns if metric == "ttft" else self.tpot_breakdowns
-        return next((b for b in table if b.percentile == percentile), None)
+        """The `metric` ("ttft"/"tpot") breakdown at `percentile` (serving.breakdown), computed on first
+        use (capacity searches run many simulations and read none); None without a replica or data."""
+        key = (metric, percentile)
+        if key not in self._breakdowns:
+            from costmodel.serving.breakdown import result_breakdown  # imports this module
+
+            self._breakdowns[key] = result_breakdown(self, metric=metric, percentile=percentile)
+        return self._breakdowns[key]
 
     def percentile(self, metric: SloMetric, percentile: float) -> float:
         """Any percentile of ttft, tpot or e2e, in seconds."""

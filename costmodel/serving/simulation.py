@@ -19,7 +19,6 @@ import numpy as np
 from costmodel.errors import CostmodelError
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.scenario.slo import Slo, SloLimit
-from costmodel.serving.breakdown import BREAKDOWN_PERCENTILES, breakdowns
 from costmodel.serving.engine import EngineLimits, EngineTrace, KvPolicy, run_engine
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica
 from costmodel.serving.results import LatencySummary, QueueSeries, RequestTrace, SimulationResult
@@ -190,13 +189,6 @@ def summarize(
     meets = trace.meets(slo) if slo else None
     summaries = {m: LatencySummary.of(trace.values(m)) for m in ("ttft", "tpot", "e2e")}
     verdict = all(trace.at_percentile(limit) <= limit.limit_seconds for limit in slo) if slo else None
-    mean_batch = engine.sequence_seconds / engine.busy_seconds if engine.busy_seconds > 0 else 0.0
-    tpot_values = trace.values("tpot")
-    ttft_parts, tpot_parts = breakdowns(
-        replica, trace, mean_batch=mean_batch,
-        tpot_by_percentile={p: float(np.percentile(tpot_values, p)) if tpot_values.size else float("nan")
-                            for p in BREAKDOWN_PERCENTILES},
-    )
     return SimulationResult(
         model_id=replica.model_id, hardware_id=replica.hardware_id, gpus=replica.gpus,
         weight_dtype=replica.weight_dtype, kv_dtype=replica.kv_dtype, kv_policy=kv_policy, engine=replica.engine_id,
@@ -212,9 +204,10 @@ def summarize(
         slo_attainment=None if meets is None else float(meets.mean()),
         meets_slo=verdict,
         preemptions=engine.preemptions, steps=engine.steps, events=engine.events,
-        mean_batch=mean_batch, ttft_breakdowns=ttft_parts, tpot_breakdowns=tpot_parts,
+        mean_batch=engine.sequence_seconds / engine.busy_seconds if engine.busy_seconds > 0 else 0.0,
         max_running=int(engine.series_running.max(initial=0)),
         kv_capacity_tokens=replica.kv_capacity_tokens,
         trace=trace,
         series=QueueSeries(seconds=engine.series_seconds, waiting=engine.series_waiting, running=engine.series_running),
+        replica=replica,
     )
