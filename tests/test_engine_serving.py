@@ -142,3 +142,19 @@ def test_scenario_engine_changes_the_simulated_capacity() -> None:
     naive = decide(parse_scenario(scenario("naive"))).option("h")
     assert naive.replicas > generic.replicas
     assert np.isfinite(generic.usd_per_month) and naive.usd_per_month > generic.usd_per_month
+
+
+def test_latency_page_runs_the_options_engine() -> None:
+    from costmodel.charts.latency import option_latency
+    from costmodel.scenario import Slo, Workload
+
+    workload = Workload.model_validate({"requests_per_day": 100_000, "peak_to_mean_ratio": 2.0,
+                                        "prompt_tokens": {"kind": "fixed", "tokens": 512},
+                                        "output_tokens": {"kind": "fixed", "tokens": 64}})
+    slo = Slo(ttft_p90_seconds=2.0, tpot_p90_seconds=0.1)
+    option = {"name": "h", "model": "llama-3.1-8b", "hardware": "h100-sxm", "usd_per_gpu_hour": 2.0}
+    generic = option_latency(SelfHostOption.model_validate(option), workload, slo, requests=200,
+                             load_fractions=(0.5,), concurrency=(1,))
+    naive = option_latency(SelfHostOption.model_validate({**option, "engine": "naive"}), workload, slo,
+                           requests=200, load_fractions=(0.5,), concurrency=(1,))
+    assert 0 < naive.capacity_requests_per_second < generic.capacity_requests_per_second
