@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from costmodel.catalog.engines import GENERIC_ENGINE_ID, EngineProfile, load_engine
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
@@ -32,6 +33,8 @@ class Estimate:
     decode: StepResult  # one decode step at the mean context prompt + output/2
     memory: MemoryPlan  # at context prompt + output
     efficiency: Efficiency
+    engine_id: str = "generic"  # engine profile (catalog/engines)
+    request_overhead_seconds: float = 0.0  # the profile's per-request CPU cost, part of TTFT
 
     @property
     def prefill_seconds(self) -> float:
@@ -43,8 +46,9 @@ class Estimate:
 
     @property
     def ttft_seconds(self) -> float:
-        """The prefill step emits the first token (vLLM samples it from the prefill logits)."""
-        return self.prefill.step_seconds
+        """The prefill step emits the first token (vLLM samples it from the prefill logits), after the
+        engine's per-request overhead."""
+        return self.request_overhead_seconds + self.prefill.step_seconds
 
     @property
     def tpot_seconds(self) -> float:
@@ -83,6 +87,8 @@ class Estimate:
             "decode_bound": self.decode.bound,
             "memory_message": self.memory.message,
             "efficiency_source": self.efficiency.source,
+            "engine": self.engine_id,
+            "request_overhead_seconds": self.request_overhead_seconds,
         }
 
 
@@ -160,9 +166,19 @@ def estimate(
     output_tokens: int = 256,
     efficiency: Efficiency | None = None,
     calibration: Calibration | None = None,
+    engine: EngineProfile | str = GENERIC_ENGINE_ID,
 ) -> Estimate:
-    """Prefill, decode and memory of one replica (ids are looked up in the bundled catalogs)."""
+    """Prefill, decode and memory of one replica (ids are looked up in the bundled catalogs).
+
+    `engine` (catalog/engines) adds its per-request overhead to TTFT and, where it names one, replaces
+    the per-step overhead; the generic profile changes nothing.
+    """
     spec, hw, eff = resolve_config(model, hardware, efficiency=efficiency, calibration=calibration)
+    profile = load_engine(engine) if isinstance(engine, str) else engine
+    eff = replace(eff, comm_overlap_fraction=profile.tp_comm_overlap_fraction)
+    if profile.step_overhead_seconds is not None:
+        eff = replace(eff, overhead_seconds_per_step=profile.step_overhead_seconds,
+                      source=f"{eff.source}; step overhead from engine '{profile.id}'")
     check_config(
         spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=batch,
         prompt_tokens=prompt_tokens, output_tokens=output_tokens, hardware=hw,
@@ -186,4 +202,6 @@ def estimate(
         decode=decode,
         memory=memory,
         efficiency=eff,
+        engine_id=profile.id,
+        request_overhead_seconds=profile.request_overhead_seconds,
     )

@@ -45,6 +45,10 @@ class Efficiency:
     # Small GEMMs that stream their weights once per row, up to this many rows (see weight_rereads);
     # 1 = weights read once per step (GPUs, the default); calibration fits it (CPU MKL, docs/probes.md).
     weight_reads_max_rows: float = 1.0
+    # Share of the tensor-parallel all-reduce time the serving engine hides behind compute or fuses away
+    # (the engine profile's tp_comm_overlap_fraction, catalog/engines); 0 = every all-reduce on the
+    # critical path, the pre-profile behaviour.
+    comm_overlap_fraction: float = 0.0
     source: str = "datasheet defaults"
 
     @classmethod
@@ -229,12 +233,14 @@ def weight_bytes_touched(
 
 
 def allreduce_seconds(
-    shape: ModelShape, *, tokens: FloatOrArray, gpus: FloatOrArray, link_bytes_per_s: FloatOrArray, link_latency_seconds: FloatOrArray
+    shape: ModelShape, *, tokens: FloatOrArray, gpus: FloatOrArray, link_bytes_per_s: FloatOrArray,
+    link_latency_seconds: FloatOrArray, overlap_fraction: FloatOrArray = 0.0,
 ) -> FloatOrArray:
-    """Tensor-parallel all-reduces: 2 per layer, each 2(N-1)/N * tokens * d * b_act over the link."""
+    """Tensor-parallel all-reduces left on the step: 2 per layer, each 2(N-1)/N * tokens * d * b_act over
+    the link plus its latency, times (1 - overlap_fraction) for what the engine hides (0 = all serial)."""
     ring_bytes = 2.0 * (gpus - 1) / gpus * tokens * shape.hidden * ACTIVATION_BYTES_PER_ELEMENT
     per_layer = 2.0 * (ring_bytes / link_bytes_per_s + link_latency_seconds)
-    return np.where(gpus > 1, shape.layers * per_layer, 0.0)
+    return np.where(gpus > 1, shape.layers * per_layer, 0.0) * (1.0 - overlap_fraction)
 
 
 def gemm_saturation(*, gemm_rows: FloatOrArray, half_saturation_tokens: FloatOrArray) -> FloatOrArray:
@@ -282,6 +288,7 @@ def step_arrays(
     overhead_seconds_per_step: FloatOrArray,
     compute_half_saturation_tokens: FloatOrArray = 0.0,
     weight_reads_max_rows: FloatOrArray = 1.0,
+    comm_overlap_fraction: FloatOrArray = 0.0,
 ) -> StepArrays:
     """Step time from the per-op roofline; every argument may be a float or a broadcastable array."""
     sizes = {
@@ -304,7 +311,8 @@ def step_arrays(
     bytes_per_s = hbm_bytes_per_s * eff_memory
     op_seconds = tuple(np.maximum(f / flops_per_s, b / bytes_per_s) for f, b in zip(flops, bytes_, strict=True))
     comm = allreduce_seconds(
-        shape, tokens=tokens, gpus=gpus, link_bytes_per_s=link_bytes_per_s, link_latency_seconds=link_latency_seconds
+        shape, tokens=tokens, gpus=gpus, link_bytes_per_s=link_bytes_per_s, link_latency_seconds=link_latency_seconds,
+        overlap_fraction=comm_overlap_fraction,
     )
     total = sum(op_seconds) + overhead_seconds_per_step + comm
     return StepArrays(
@@ -377,6 +385,7 @@ def step_from_work(
         overhead_seconds_per_step=eff.overhead_seconds_per_step,
         compute_half_saturation_tokens=eff.compute_half_saturation_tokens,
         weight_reads_max_rows=eff.weight_reads_max_rows,
+        comm_overlap_fraction=eff.comm_overlap_fraction,
     )
     eff_c = eff.eff_compute * float(
         gemm_saturation(gemm_rows=work.tokens, half_saturation_tokens=eff.compute_half_saturation_tokens)

@@ -25,6 +25,7 @@ CONFIGS = [
     ("deepseek-v3", "h200", 8, "fp8", "bf16", None),
     ("gpt-oss-20b", "l40s", 1, "int4", "fp8", None),
     ("mistral-7b", "l4", 1, "int8", "bf16", Efficiency(0.5, 0.6, 1e-3, compute_half_saturation_tokens=64.0)),
+    ("qwen2.5-72b", "h100-sxm", 8, "bf16", "bf16", Efficiency(0.6, 0.8, 5e-5, comm_overlap_fraction=0.4)),
 ]
 MAX_TOKENS = 4096
 

@@ -7,6 +7,7 @@ curves compare like for like). Rates are per replica.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import SelfHostOption, Slo, SloLimit, Workload
 from costmodel.serving.capacity import converged_capacity
 from costmodel.serving.curve import DEFAULT_CONCURRENCY, CurvePoint, throughput_interactivity_curve
+from costmodel.serving.profile import engine_settings
 from costmodel.serving.replica import build_replica
 from costmodel.serving.simulation import simulate
 
@@ -80,13 +82,16 @@ def option_latency(
 ) -> OptionLatency:
     """Capacity at the SLO, percentiles over arrival rates up to saturation, and the interactivity curve."""
     use_calibration = calibration if calibration is not None and calibration.hardware_id == option.hardware else None
+    engine = engine_settings(option.engine, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens()))
     replica = build_replica(option.model, load_accelerator(option.hardware), gpus=option.gpus_per_replica,
-                            weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, calibration=use_calibration)
+                            weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, calibration=use_calibration,
+                            engine=engine)
     prompts, outputs = workload.prompt_tokens, workload.output_tokens
     cached = min(workload.cached_prompt_fraction, 0.99)  # the simulator computes at least one prompt token
     # The converged capacity with the decision's settings (seed 0): the figure `compare` and the memo print.
     capacity = converged_capacity(replica, prompt_tokens=prompts, output_tokens=outputs, slo=slo,
-                                  prefix_cached_fraction=cached)
+                                  prefix_cached_fraction=cached, kv_policy=engine.kv_policy,
+                                  max_num_seqs=engine.max_num_seqs)
     saturation = capacity.saturation_rate_requests_per_second
     load: list[LoadPoint] = []
     curve: tuple[InteractivityPoint, ...] = ()
@@ -96,7 +101,8 @@ def option_latency(
             rates.add(capacity.max_rate_requests_per_second)
         for rate in sorted(rates):
             result = simulate(replica, prompt_tokens=prompts, output_tokens=outputs, rate_per_second=rate,
-                              requests=requests, seed=seed, slo=slo, prefix_cached_fraction=cached)
+                              requests=requests, seed=seed, slo=slo, prefix_cached_fraction=cached,
+                              kv_policy=engine.kv_policy, max_num_seqs=engine.max_num_seqs)
             load.append(LoadPoint(
                 rate_requests_per_second=rate,
                 ttft_p50_seconds=result.ttft.p50_seconds, ttft_p90_seconds=result.ttft.p90_seconds,
@@ -107,7 +113,7 @@ def option_latency(
             ))
         points = throughput_interactivity_curve(
             replica, prompt_tokens=prompts, output_tokens=outputs, prefix_cached_fraction=cached, seed=seed,
-            concurrency=DEFAULT_CONCURRENCY if concurrency is None else concurrency,
+            concurrency=DEFAULT_CONCURRENCY if concurrency is None else concurrency, kv_policy=engine.kv_policy,
         )
         curve = tuple(InteractivityPoint(point=p, meets_tpot_limit=p.tpot_p90_seconds <= slo.tpot_p90_seconds)
                       for p in points)

@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from costmodel.catalog import loader
+from costmodel.catalog.engines import GENERIC_ENGINE_ID, engine_ids
 from costmodel.catalog.hf_import import import_hf_config_file
 from costmodel.catalog.params import derive_shape
 from costmodel.cli.output import bounded_int, emit, parse_date
@@ -36,6 +37,8 @@ def add_config_flags(parser: argparse.ArgumentParser, *, with_batch: bool = True
     parser.add_argument("--output-tokens", type=bounded_int(None, MAX_TOKENS_PER_REQUEST), default=256,
                         help="output tokens per request (prompt + output within the context window)")
     parser.add_argument("--calibration", type=Path, help="calibration JSON from `costmodel calibrate`")
+    parser.add_argument("--engine", choices=engine_ids(), default=GENERIC_ENGINE_ID,
+                        help="serving engine profile (catalog/engines): scheduler defaults and CPU overheads")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -72,7 +75,7 @@ def estimate_from_args(args: argparse.Namespace) -> Estimate:
     return estimate(
         args.model, args.hardware, gpus=args.gpus, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
         batch=args.batch, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens,
-        calibration=calibration,
+        calibration=calibration, engine=getattr(args, "engine", GENERIC_ENGINE_ID),
     )
 
 
@@ -81,7 +84,8 @@ def run_estimate(args: argparse.Namespace) -> int:
     lines = [
         f"{result.model_id} on {result.gpus} x {result.hardware_id}  weights {result.weight_dtype}, KV {result.kv_dtype}, "
         f"batch {result.batch}, {result.prompt_tokens} -> {result.output_tokens} tokens",
-        f"  prefill     {fmt_seconds(result.prefill_seconds):>10}  ({result.prefill.bound}-bound)  = TTFT",
+        f"  prefill     {fmt_seconds(result.prefill_seconds):>10}  ({result.prefill.bound}-bound)"
+        f"  + {fmt_seconds(result.request_overhead_seconds)} request overhead ({result.engine_id}) = TTFT",
         f"  decode step {fmt_seconds(result.decode_step_seconds):>10}  ({result.decode.bound}-bound)  = TPOT",
         f"  decode      {result.decode_tokens_per_second:10.1f} tokens/s per replica, {1 / result.tpot_seconds:.1f} per user",
         f"  weights     {fmt_bytes(result.memory.weights_bytes):>10}  ({fmt_bytes(result.memory.weights_bytes_per_gpu)}/GPU)",

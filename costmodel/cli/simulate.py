@@ -34,6 +34,7 @@ from costmodel.serving.capacity import (
     zero_load_seconds,
 )
 from costmodel.serving.curve import CurvePoint, throughput_interactivity_curve
+from costmodel.serving.profile import EngineSettings, engine_settings
 from costmodel.serving.simulation import draw_lengths
 from costmodel.units import fmt_seconds
 
@@ -55,10 +56,13 @@ def _serving_flags(parser: argparse.ArgumentParser, *, requests: int) -> None:
                         help="share of each prompt already in the KV cache (shared prefix), 0..1 (the last token is always computed)")
     parser.add_argument("--slo-ttft-p90", type=bounded_float(None, MAX_LATENCY_SECONDS), help="p90 TTFT limit, s")
     parser.add_argument("--slo-tpot-p90", type=bounded_float(None, MAX_LATENCY_SECONDS), help="p90 TPOT limit, s")
-    parser.add_argument("--max-num-seqs", type=bounded_int(None, 100_000), default=MAX_NUM_SEQS, help="running sequences at most")
-    parser.add_argument("--max-batched-tokens", type=bounded_int(None, MAX_TOKENS_PER_REQUEST), default=MAX_BATCHED_TOKENS, help="token budget per step")
-    parser.add_argument("--kv-policy", choices=("preempt", "reserve"), default="preempt",
-                        help="KV full: preempt and recompute (vLLM) or reserve prompt+output at admission (TRT-LLM)")
+    parser.add_argument("--max-num-seqs", type=bounded_int(None, 100_000), default=None,
+                        help=f"running sequences at most (default: the engine's; generic {MAX_NUM_SEQS})")
+    parser.add_argument("--max-batched-tokens", type=bounded_int(None, MAX_TOKENS_PER_REQUEST), default=None,
+                        help=f"token budget per step (default: the engine's; generic {MAX_BATCHED_TOKENS})")
+    parser.add_argument("--kv-policy", choices=("preempt", "reserve"), default=None,
+                        help="KV full: preempt and recompute (vLLM) or reserve prompt+output at admission (TRT-LLM);"
+                             " default: the engine's")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -95,13 +99,24 @@ def _limits(args: argparse.Namespace) -> list[SloLimit]:
     return limits
 
 
+def _settings(args: argparse.Namespace) -> EngineSettings:
+    """The --engine profile's scheduler settings, with --max-num-seqs/--max-batched-tokens/--kv-policy over them."""
+    settings = engine_settings(args.engine, longest_prompt_tokens=args.prompt_tokens, max_num_seqs=args.max_num_seqs,
+                               max_batched_tokens=args.max_batched_tokens, kv_policy=args.kv_policy)
+    args.max_num_seqs, args.max_batched_tokens, args.kv_policy = (
+        settings.max_num_seqs, settings.max_batched_tokens, settings.kv_policy)
+    return settings
+
+
 def _replica(args: argparse.Namespace) -> Replica:
     calibration = load_calibration(args.calibration) if args.calibration else None
     # The mean lengths must fit the model's context window (longer draws are rejected by the simulator).
     check_config(load_model(args.model), gpus=args.gpus, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
                  batch=1, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens)
+    settings = _settings(args)
     return build_replica(args.model, args.hardware, gpus=args.gpus, weight_dtype=args.weight_dtype,
-                         kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens)
+                         kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens,
+                         engine=settings)
 
 
 def _read_arrivals(path: Path) -> list[float]:
@@ -167,7 +182,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     if replay is None and args.burstiness != 1.0:
         arrivals += f" (gamma, burstiness {args.burstiness:g})"
     lines = [
-        f"{result.model_id} on {result.gpus} x {result.hardware_id}  weights {result.weight_dtype}, KV {result.kv_dtype};"
+        f"{result.model_id} on {result.gpus} x {result.hardware_id}  weights {result.weight_dtype}, KV {result.kv_dtype},"
+        f" engine {result.engine};"
         f" {result.requests} requests {arrivals}, prompt {_describe(args.prompt_tokens, args.prompt_sigma)},"
         f" output {_describe(args.output_tokens, args.output_sigma)} tokens",
         *_table(result),
@@ -181,8 +197,21 @@ def run_simulate(args: argparse.Namespace) -> int:
         names = ", ".join(f"{lim.metric.upper()} p90 <= {fmt_seconds(lim.limit_seconds)}" for lim in limits)
         lines.append(f"  goodput    {result.goodput_requests_per_second:.3g} requests/s within {names}"
                      f" ({result.slo_attainment:.1%} of requests); SLO {verdict}")
-    emit(result.contract(), as_json=args.json, text="\n".join(lines))
+    payload: dict[str, object] = dict(result.contract())
+    for metric in ("ttft", "tpot"):
+        part = result.breakdown(metric, 50.0)
+        payload[f"{metric}_breakdown_seconds"] = None if part is None else part.as_dict()
+        lines.append(_owner_line(result, metric))
+    emit(payload, as_json=args.json, text="\n".join(lines))
     return 0
+
+
+def _owner_line(result: SimulationResult, metric: str) -> str:
+    part = result.breakdown(metric, 50.0)
+    if part is None:
+        return f"  {metric.upper():5s}      p50 breakdown n/a"
+    cells = ", ".join(f"{name} {fmt_seconds(seconds)}" for name, seconds in part.parts_seconds if seconds > 0)
+    return f"  {metric.upper()} p50 = {cells}"
 
 
 def capacity_payload(result: CapacityResult, curve: tuple[CurvePoint, ...]) -> dict[str, Any]:

@@ -33,7 +33,9 @@ from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
 from costmodel.serving import build_replica, converged_capacity
 from costmodel.serving.analytic import Capacity, roofline_capacity
+from costmodel.serving.breakdown import latency_owner
 from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE, CONVERGE_START_REQUESTS
+from costmodel.serving.profile import engine_settings
 
 # Requests per bisection step to start from (doubled until the capacity's interval is within 5%) and the
 # bisection's tolerance (capacity under-stated by < 5%): the converged capacity the Latency page shows too.
@@ -95,12 +97,14 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
                         quick: Capacity) -> Capacity:
     """Capacity at the SLO percentiles from the continuous-batching simulator (costmodel.serving)."""
     workload = scenario.workload
+    engine = engine_settings(option.engine, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens()))
     replica = build_replica(option.model, config.hardware, gpus=config.gpus, weight_dtype=config.weight_dtype,
-                            kv_dtype=config.kv_dtype, efficiency=config.efficiency)
+                            kv_dtype=config.kv_dtype, efficiency=config.efficiency,
+                            max_batched_tokens=engine.max_batched_tokens, engine=engine)
     result = converged_capacity(
         replica, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens, slo=scenario.slo,
         prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
-        rate_tolerance=RATE_TOLERANCE,
+        rate_tolerance=RATE_TOLERANCE, kv_policy=engine.kv_policy, max_num_seqs=engine.max_num_seqs,
     )
     run = result.at_capacity
     if not result.feasible or run is None:
@@ -116,7 +120,8 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
     return Capacity(feasible=True, reason=reason, requests_per_second=result.max_rate_requests_per_second,
                     batch=int(round(run.mean_batch)), ttft_seconds=run.ttft.p90_seconds,
                     tpot_seconds=run.tpot.p90_seconds, prefill_time_fraction=quick.prefill_time_fraction,
-                    max_batch=quick.max_batch, method="simulator", throughput_bound=result.saturation_bound)
+                    max_batch=quick.max_batch, method="simulator", throughput_bound=result.saturation_bound,
+                    latency_owner=latency_owner(run.breakdown("ttft", 90.0), run.breakdown("tpot", 90.0)))
 
 
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,

@@ -80,10 +80,12 @@ class OptionResult:
     # with the reason, never ranked first, recommended or used as a reference. Costs are then NaN.
     excluded_reason: str | None = None
     excluded_kind: str | None = None
+    latency_owner: str | None = None  # which part owns p90 TTFT/TPOT, with the lever (serving.breakdown)
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
         return {
+            "latency_owner": self.latency_owner,
             "name": self.name,
             "kind": self.kind,
             "usd_per_month": self.usd_per_month,

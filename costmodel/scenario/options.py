@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from costmodel.catalog.engines import engine_ids
 from costmodel.dtypes import KvDtype, WeightDtype
 from costmodel.scenario.limits import (
     MAX_GPUS_PER_REPLICA,
@@ -59,6 +60,19 @@ class SelfHostOption(StrictModel):
     )
     ops_usd_per_month: float = Field(default=0.0, ge=0, le=MAX_USD_PER_MONTH,
                                      description="operations (people, monitoring), USD/month")
+    engine: str = Field(
+        default="generic", pattern=_ID,
+        description="serving engine profile id in catalog/engines (generic, vllm, sglang, trtllm, naive): "
+                    "scheduler defaults and CPU overheads",
+    )
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, value: str) -> str:
+        known = engine_ids()
+        if value not in known:
+            raise ValueError(f"unknown engine '{value}'; use one of {', '.join(known)}")
+        return value
 
     @model_validator(mode="after")
     def _needs_a_price(self) -> SelfHostOption:

@@ -36,6 +36,7 @@ class Capacity:
     method: str  # "roofline" or "simulator"
     fits: bool = True  # weights + KV for one sequence fit in the replica's memory
     throughput_bound: bool = False  # the latency limits still hold near saturation: no headroom at this rate
+    latency_owner: str | None = None  # which part owns p90 TTFT/TPOT and its lever (simulator only)
 
 
 def roofline_capacity(

@@ -26,6 +26,7 @@ from costmodel.roofline import Efficiency
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.scenario.slo import Slo, SloLimit
 from costmodel.serving.engine import KvPolicy
+from costmodel.serving.profile import EngineSettings
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica, build_replica
 from costmodel.serving.results import SimulationResult
 from costmodel.serving.simulation import draw_lengths, simulate_requests, slo_limits, unit_gaps
@@ -280,10 +281,17 @@ def capacity_at_slo(
     max_num_seqs: int = MAX_NUM_SEQS,
     max_batched_tokens: int = MAX_BATCHED_TOKENS,
     rate_tolerance: float = 0.02,
+    engine: EngineSettings | None = None,
 ) -> CapacityResult:
-    """Highest Poisson (or gamma, `burstiness`) arrival rate per replica meeting every SLO limit."""
+    """Highest Poisson (or gamma, `burstiness`) arrival rate per replica meeting every SLO limit.
+
+    `engine` (serving.profile) replaces `kv_policy`, `max_num_seqs` and `max_batched_tokens` with its own.
+    """
+    if engine is not None:
+        kv_policy, max_num_seqs, max_batched_tokens = engine.kv_policy, engine.max_num_seqs, engine.max_batched_tokens
     replica = build_replica(model, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                            efficiency=efficiency, calibration=calibration, max_batched_tokens=max_batched_tokens)
+                            efficiency=efficiency, calibration=calibration, max_batched_tokens=max_batched_tokens,
+                            engine=engine)
     return capacity_for_replica(
         replica, prompt_tokens=prompt_tokens, output_tokens=output_tokens, slo=slo,
         prefix_cached_fraction=prefix_cached_fraction, seed=seed, requests=requests, burstiness=burstiness,

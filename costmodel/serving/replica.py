@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from costmodel.catalog.params import ModelShape, derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
@@ -18,6 +18,7 @@ from costmodel.memory import (
     plan_replica_memory,
 )
 from costmodel.roofline import Efficiency
+from costmodel.serving.profile import EngineSettings
 from costmodel.serving.steptime import StepTimer
 
 # vLLM's long-standing default cap on running sequences (`max_num_seqs`, EngineArgs).
@@ -43,6 +44,8 @@ class Replica:
     max_batched_tokens: int
     context_limit_tokens: int | None  # the model's max_position_embeddings
     timer: StepTimer
+    engine_id: str = "generic"  # the engine profile (catalog/engines) the replica runs under
+    request_overhead_seconds: float = 0.0  # the profile's per-request CPU cost, before scheduling (TTFT floor)
 
     @property
     def fits(self) -> bool:
@@ -79,13 +82,22 @@ def build_replica(
     efficiency: Efficiency | None = None,
     calibration: Calibration | None = None,
     max_batched_tokens: int = MAX_BATCHED_TOKENS,
+    engine: EngineSettings | None = None,
 ) -> Replica:
     """Look up the ids, check the configuration, plan memory and build the step timer.
 
     A model that does not fit is not an error here (`Replica.fits` is False); `simulate` raises on it and
-    `capacity_at_slo` reports it as infeasible.
+    `capacity_at_slo` reports it as infeasible. `engine` (serving.profile) sets the token budget, the
+    per-request overhead and, where the profile names one, the per-step overhead; without it the replica
+    runs the generic profile with `max_batched_tokens`.
     """
     spec, hw, eff = resolve_config(model, hardware, efficiency=efficiency, calibration=calibration)
+    if engine is not None:
+        max_batched_tokens = engine.max_batched_tokens
+        eff = replace(eff, comm_overlap_fraction=engine.comm_overlap_fraction)
+        if engine.step_overhead_seconds is not None:
+            eff = replace(eff, overhead_seconds_per_step=engine.step_overhead_seconds,
+                          source=f"{eff.source}; step overhead from engine '{engine.engine_id}'")
     check_config(
         spec, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype, batch=1, prompt_tokens=1, output_tokens=1,
         hardware=hw,
@@ -127,4 +139,6 @@ def build_replica(
         max_batched_tokens=max_batched_tokens,
         context_limit_tokens=spec.max_position_embeddings,
         timer=timer,
+        engine_id="generic" if engine is None else engine.engine_id,
+        request_overhead_seconds=0.0 if engine is None else engine.request_overhead_seconds,
     )

@@ -11,12 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from costmodel.scenario.slo import SloLimit, SloMetric
 from costmodel.serving.confidence import Interval, percentile_interval
 from costmodel.serving.itl import itl_mean_seconds, itl_percentiles
+
+if TYPE_CHECKING:
+    from costmodel.serving.breakdown import LatencyBreakdown
+    from costmodel.serving.replica import Replica
 
 
 @dataclass(frozen=True)
@@ -168,6 +173,21 @@ class SimulationResult:
         """Inter-token gaps pooled over every token, on first use (one sort of every step: ~0.1-0.2 s at
         100,000 requests, printed by `python -m bench bench_serving`)."""
         return LatencySummary.of_gaps(self.itl_groups)
+    engine: str = "generic"  # engine profile id (catalog/engines)
+    replica: Replica | None = field(default=None, repr=False, compare=False)  # for breakdowns on demand
+    _breakdowns: dict[tuple[str, float], LatencyBreakdown | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def breakdown(self, metric: str, percentile: float) -> LatencyBreakdown | None:
+        """The `metric` ("ttft"/"tpot") breakdown at `percentile` (serving.breakdown), computed on first
+        use (capacity searches run many simulations and read none); None without a replica or data."""
+        key = (metric, percentile)
+        if key not in self._breakdowns:
+            from costmodel.serving.breakdown import result_breakdown  # imports this module
+
+            self._breakdowns[key] = result_breakdown(self, metric=metric, percentile=percentile)
+        return self._breakdowns[key]
 
     def percentile(self, metric: SloMetric, percentile: float) -> float:
         """Any percentile of ttft, tpot or e2e, in seconds."""
@@ -189,6 +209,7 @@ class SimulationResult:
             "weight_dtype": self.weight_dtype,
             "kv_dtype": self.kv_dtype,
             "kv_policy": self.kv_policy,
+            "engine": self.engine,
             "rate_per_second": self.rate_per_second,
             "requests": self.requests,
             "completed": self.completed,

@@ -157,8 +157,9 @@ def simulate_requests(
         kv_policy=kv_policy,
         max_events=max(1_000_000, EVENTS_PER_REQUEST_LIMIT * int(keep.sum())),
     )
+    # The engine profile's per-request CPU cost (tokenize, HTTP, schedule) runs before the scheduler sees it.
     engine = run_engine(
-        replica.timer, arrival_seconds=arrival_seconds[keep], prompt_tokens=prompt_tokens[keep],
+        replica.timer, arrival_seconds=arrival_seconds[keep] + replica.request_overhead_seconds, prompt_tokens=prompt_tokens[keep],
         cached_tokens=cached[keep], output_tokens=output_tokens[keep], limits=limits,
     )
     n = len(arrival_seconds)
@@ -190,7 +191,7 @@ def summarize(
     verdict = all(trace.at_percentile(limit) <= limit.limit_seconds for limit in slo) if slo else None
     return SimulationResult(
         model_id=replica.model_id, hardware_id=replica.hardware_id, gpus=replica.gpus,
-        weight_dtype=replica.weight_dtype, kv_dtype=replica.kv_dtype, kv_policy=kv_policy,
+        weight_dtype=replica.weight_dtype, kv_dtype=replica.kv_dtype, kv_policy=kv_policy, engine=replica.engine_id,
         rate_per_second=rate_per_second, requests=int(done.size), completed=int(done.sum()),
         rejected=int((~done).sum()), duration_seconds=duration,
         ttft=summaries["ttft"], tpot=summaries["tpot"], e2e=summaries["e2e"],
@@ -209,4 +210,5 @@ def summarize(
         trace=trace,
         series=QueueSeries(seconds=engine.series_seconds, waiting=engine.series_waiting, running=engine.series_running),
         itl_groups=engine.itl_groups,
+        replica=replica,
     )

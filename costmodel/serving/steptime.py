@@ -89,6 +89,7 @@ class StepTimer:
             "eff_memory": efficiency.eff_memory,
             "overhead_seconds_per_step": efficiency.overhead_seconds_per_step,
             "compute_half_saturation_tokens": efficiency.compute_half_saturation_tokens,
+            "comm_overlap_fraction": efficiency.comm_overlap_fraction,
         }
         self._build_tables()
         self._build_decode_coefficients()
