@@ -230,7 +230,10 @@ def _volume_box(scenario: Scenario) -> None:
 
 
 def _recommendation(decision: Decision) -> None:
-    chosen = decision.option(decision.recommendation)
+    if decision.recommendation is None:
+        st.error(md("No recommendation: " + " ".join(decision.reasons)))
+        return
+    chosen = decision.chosen()
     headline = md(f"Recommendation: **{chosen.name}** ({chosen.kind}), ${chosen.usd_per_month:,.0f}/month, "
                   f"${chosen.usd_per_mtok:.3f} per million tokens.")
     (st.success if decision.recommendation_meets_slo else st.error)(headline)

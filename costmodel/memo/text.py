@@ -41,7 +41,7 @@ def slo_phrase(result: OptionResult, scenario: Scenario) -> str:
 
 
 def _first_number(decision: Decision, base: Advantage) -> str:
-    chosen = decision.option(decision.recommendation)
+    chosen = decision.chosen()
     if base.alternative is None:
         return f"it is the only option that qualifies, at {money(chosen.usd_per_month)}/month"
     other = decision.option(base.alternative)
@@ -52,7 +52,7 @@ def _first_number(decision: Decision, base: Advantage) -> str:
 
 def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | None]:
     """The second driving number, and the volume multiple it names (API: where self-hosting takes over)."""
-    chosen = decision.option(decision.recommendation)
+    chosen = decision.chosen()
     if chosen.kind == "self-host":
         if chosen.break_even_utilization is None:
             return f"its replicas run at {pct(chosen.utilization)} utilization (no API to break even against)", None
@@ -94,7 +94,7 @@ def flip_sentence(decision: Decision, sensitivity: Sensitivity) -> str:
 
 def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, sensitivity: Sensitivity) -> list[Block]:
     """The one-paragraph decision, its two driving numbers, the flip volume and the computed reasons."""
-    chosen = decision.option(decision.recommendation)
+    chosen = decision.chosen()
     blocks: list[Block] = []
     if not decision.recommendation_meets_slo:
         blocks.append(Para(
