@@ -10,6 +10,7 @@ from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
 from costmodel.decision.volume import CostModel, hybrid_plan
 from costmodel.memo.blocks import Block, Bullets, Para, Table, latency, money, pct, per_mtok, times, tokens
+from costmodel.memo.revisit import change_blocks
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 
 
@@ -33,9 +34,12 @@ def slo_phrase(result: OptionResult, scenario: Scenario) -> str:
     """'meets the SLO (p90 TTFT ... , p90 TPOT ...)' with the option's figures where known."""
     slo = scenario.slo
     limits = f"p90 TTFT \u2264 {latency(slo.ttft_p90_seconds)}, p90 TPOT \u2264 {latency(slo.tpot_p90_seconds)}"
+    if result.slo_status == "unverified":
+        return (f"has unverified latency against the SLO ({limits}): no measured p90 figures "
+                f"({result.latency_source} latency), so it is not counted as meeting it")
     verdict = "meets" if result.meets_slo else "misses"
     if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
-        return f"{verdict} the SLO ({limits}) by assumption: its latency was not measured"
+        return f"{verdict} the SLO ({limits}): {result.slo_reason}"
     return (f"{verdict} the SLO ({limits}) with p90 TTFT {latency(result.ttft_p90_seconds)} and p90 TPOT "
             f"{latency(result.tpot_p90_seconds)}")
 
@@ -114,6 +118,7 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
         f"{_first_number(decision, sensitivity.base)}; and {second}."
         + ("" if repeats else f" {flip_sentence(decision, sensitivity)}"),
         lead=f"Recommendation: {chosen.name}.", style="callout"))
+    blocks += change_blocks(decision, scenario, sensitivity)
     if decision.reasons:
         blocks.append(Para("As computed by the decision (the same sentences `costmodel compare` prints):", style="small"))
         blocks.append(Bullets(tuple(decision.reasons)))
