@@ -86,12 +86,13 @@ def published_latency(rows: tuple[ApiLatencyRow, ...], *, prompt_tokens: float) 
                             how=f"nearest prompt length {row.prompt_tokens:,} tokens", source=row.source_url)
 
 
-def _over_limits(*, ttft: float | None, tpot: float | None, ttft_limit: float, tpot_limit: float) -> list[str]:
+def _over_limits(*, ttft: float | None, tpot: float | None, ttft_limit: float, tpot_limit: float,
+                 stat: str = "p90") -> list[str]:
     problems = []
     if ttft is not None and ttft > ttft_limit:
-        problems.append(f"TTFT {fmt_seconds(ttft)} > {fmt_seconds(ttft_limit)}")
+        problems.append(f"TTFT {stat} {fmt_seconds(ttft)} > {fmt_seconds(ttft_limit)}")
     if tpot is not None and tpot > tpot_limit:
-        problems.append(f"TPOT {fmt_seconds(tpot)} > {fmt_seconds(tpot_limit)}")
+        problems.append(f"TPOT {stat} {fmt_seconds(tpot)} > {fmt_seconds(tpot_limit)}")
     return problems
 
 
@@ -114,7 +115,7 @@ def api_slo(option: ApiOption, scenario: Scenario, latency: ApiLatencySheet | No
             "unverified: no measured or published latency for this API; run `costmodel probe-endpoint` and set "
             "ttft_p90_seconds / tpot_p90_seconds"))
     figures = f"{found.percentile} {PUBLISHED_LABEL}, {found.how}; {found.source}"
-    problems = _over_limits(ttft=found.ttft_seconds, tpot=found.tpot_seconds, **limits)
+    problems = _over_limits(ttft=found.ttft_seconds, tpot=found.tpot_seconds, stat=found.percentile, **limits)
     kw = {"latency_source": "published", "ttft_seconds": found.ttft_seconds, "tpot_seconds": found.tpot_seconds}
     if problems:
         return ApiSloVerdict(status="misses", reason=f"misses the SLO: {'; '.join(problems)} ({figures})", **kw)  # type: ignore[arg-type]
