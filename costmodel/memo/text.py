@@ -100,7 +100,11 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
     """The one-paragraph decision, its two driving numbers, the flip volume and the computed reasons."""
     chosen = decision.chosen()
     blocks: list[Block] = []
-    if not decision.recommendation_meets_slo:
+    if not decision.recommendation_meets_slo and chosen.slo_status == "unverified" and not chosen.throttled:
+        blocks.append(Para(
+            f"No option is verified to meet the SLO. {chosen.name} is listed first as the cheapest, but its latency "
+            f"is {chosen.slo_reason}. Verify it before deciding.", lead="Warning.", style="callout"))
+    elif not decision.recommendation_meets_slo:
         blocks.append(Para(
             f"No option meets the SLO without throttling. {chosen.name} is listed first as the cheapest, but "
             f"{chosen.slo_reason}. Relax the SLO, add GPUs per replica or pick faster hardware before deciding.",
@@ -146,13 +150,17 @@ def workload_table(decision: Decision, scenario: Scenario) -> Table:
 
 
 def _slo_cell(result: OptionResult) -> str:
+    if result.slo_status == "unverified":
+        source = "published, not your traffic" if result.latency_source == "published" else "not measured"
+        return "unverified" + (", throttled" if result.throttled else "") + f" ({source})"
     verdict = "yes" if result.meets_slo else "NO"
     if result.throttled:
         verdict += ", throttled"
     if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
         if result.kind == "self-host":
             return f"{verdict} (no load meets it)" if not result.meets_slo else f"{verdict} (see notes)"
-        return f"{verdict} (assumed; not measured)" if result.meets_slo else f"{verdict} (not measured)"
+        return f"{verdict} (published, not your traffic)" if result.latency_source == "published" else (
+            f"{verdict} (not measured)")
     return f"{verdict}: {latency(result.ttft_p90_seconds)} / {latency(result.tpot_p90_seconds)}"
 
 
@@ -175,8 +183,8 @@ def options_table(decision: Decision) -> Table:
         header=("#", "Option", "Kind", "$/month", "$/M tok", "SLO: p90 TTFT / TPOT", "GPUs", "Util.", "Break-even"),
         rows=rows, widths=(0.03, 0.21, 0.10, 0.09, 0.08, 0.16, 0.065, 0.06, 0.205),
         align=("r", "l", "l", "r", "r", "l", "r", "r", "l"), highlight_row=highlight,
-        caption=("Ranked as the decision ranks them: options that meet the SLO without throttling first, then by "
-                 "$/month. $/M tok is blended over prompt + output tokens. Util. = mean demand / provisioned "
+        caption=("Ranked as the decision ranks them: options that meet the SLO without throttling first (unverified "
+                 "latency after verified unless the scenario accepts it), then by $/month; excluded options last. $/M tok is blended over prompt + output tokens. Util. = mean demand / provisioned "
                  "capacity at the SLO. u* = break-even utilization against the reference API (> 100%: never); "
                  "the volume is where self-host $/month equals that API's."),
     )
