@@ -20,10 +20,15 @@ def decision_reasons(ranked: tuple[OptionResult, ...]) -> tuple[str, ...]:
             f"{chosen.name} is the cheapest option that meets the SLO: ${chosen.usd_per_month:,.0f}/month "
             f"(${chosen.usd_per_mtok:.3f} per million tokens)."
         )
+    elif chosen.slo_status == "unverified" and not chosen.throttled:
+        reasons.append(
+            f"{chosen.name} is the cheapest option not known to miss the SLO: ${chosen.usd_per_month:,.0f}/month "
+            f"(${chosen.usd_per_mtok:.3f} per million tokens); its latency is unverified, so verify it before committing."
+        )
     else:
         reasons.append(f"No option meets the SLO; {chosen.name} is the cheapest (${chosen.usd_per_month:,.0f}/month) "
                        f"but {chosen.slo_reason}.")
-    runner_up = next((r for r in ranked[1:] if r.meets_slo and not r.throttled and r.excluded_reason is None
+    runner_up = next((r for r in ranked[1:] if r.slo_status != "misses" and not r.throttled and r.excluded_reason is None
                       and r.usd_per_month > chosen.usd_per_month * 1.005), None)
     if runner_up is not None and runner_up.usd_per_month > 0:
         saving = 1.0 - chosen.usd_per_month / runner_up.usd_per_month
