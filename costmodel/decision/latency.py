@@ -99,9 +99,10 @@ def _over_limits(*, ttft: float | None, tpot: float | None, ttft_limit: float, t
 def api_slo(option: ApiOption, scenario: Scenario, latency: ApiLatencySheet | None = None) -> ApiSloVerdict:
     """Verdict from the option's measured latency, else the published sheet, else unverified."""
     slo = scenario.slo
-    limits = {"ttft_limit": slo.ttft_p90_seconds, "tpot_limit": slo.tpot_p90_seconds}
+    ttft_limit, tpot_limit = slo.ttft_p90_seconds, slo.tpot_p90_seconds
     if option.ttft_p90_seconds is not None and option.tpot_p90_seconds is not None:
-        problems = _over_limits(ttft=option.ttft_p90_seconds, tpot=option.tpot_p90_seconds, **limits)
+        problems = _over_limits(ttft=option.ttft_p90_seconds, tpot=option.tpot_p90_seconds, ttft_limit=ttft_limit,
+                                tpot_limit=tpot_limit)
         if problems:
             return ApiSloVerdict(status="misses", latency_source="measured", reason="misses the SLO (measured p90): "
                                  + "; ".join(problems), ttft_seconds=option.ttft_p90_seconds,
@@ -115,13 +116,15 @@ def api_slo(option: ApiOption, scenario: Scenario, latency: ApiLatencySheet | No
             "unverified: no measured or published latency for this API; run `costmodel probe-endpoint` and set "
             "ttft_p90_seconds / tpot_p90_seconds"))
     figures = f"{found.percentile} {PUBLISHED_LABEL}, {found.how}; {found.source}"
-    problems = _over_limits(ttft=found.ttft_seconds, tpot=found.tpot_seconds, stat=found.percentile, **limits)
-    kw = {"latency_source": "published", "ttft_seconds": found.ttft_seconds, "tpot_seconds": found.tpot_seconds}
-    if problems:
-        return ApiSloVerdict(status="misses", reason=f"misses the SLO: {'; '.join(problems)} ({figures})", **kw)  # type: ignore[arg-type]
+    problems = _over_limits(ttft=found.ttft_seconds, tpot=found.tpot_seconds, ttft_limit=ttft_limit,
+                            tpot_limit=tpot_limit, stat=found.percentile)
     complete = found.ttft_seconds is not None and found.tpot_seconds is not None
-    if complete and found.percentile in UPPER_PERCENTILES:
-        return ApiSloVerdict(status="meets", reason=f"meets the SLO ({figures})", **kw)  # type: ignore[arg-type]
-    return ApiSloVerdict(status="unverified", reason=(
-        f"unverified: published {found.percentile} figures are within the limits but do not bound your p90 "
-        f"({figures}); measure with `costmodel probe-endpoint`"), **kw)  # type: ignore[arg-type]
+    status: SloStatus = "unverified"
+    reason = (f"unverified: published {found.percentile} figures are within the limits but do not bound your p90 "
+              f"({figures}); measure with `costmodel probe-endpoint`")
+    if problems:
+        status, reason = "misses", f"misses the SLO: {'; '.join(problems)} ({figures})"
+    elif complete and found.percentile in UPPER_PERCENTILES:
+        status, reason = "meets", f"meets the SLO ({figures})"
+    return ApiSloVerdict(status=status, latency_source="published", reason=reason, ttft_seconds=found.ttft_seconds,
+                         tpot_seconds=found.tpot_seconds)
