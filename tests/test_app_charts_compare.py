@@ -27,7 +27,8 @@ def chat() -> Chat:
 def test_volume_curves_pass_through_the_decision(chat: Chat) -> None:
     scenario, view = chat
     decision = view.decision
-    assert {c.name for c in view.volume_curves} == {o.name for o in decision.options}
+    # Excluded options (gpt-4.1-mini: retired within the horizon) are left out of the chart (issue 13).
+    assert {c.name for c in view.volume_curves} == {o.name for o in decision.usable_options}
     for curve in view.volume_curves:
         at_scenario = curve.tokens_per_month.index(decision.tokens_per_month)
         assert curve.usd_per_month[at_scenario] == pytest.approx(decision.option(curve.name).usd_per_month, rel=1e-9)

@@ -56,6 +56,7 @@ from costmodel.decision.rank import (
     option_efficiency,
     self_host_capacity,
 )
+from costmodel.decision.reasons import decision_reasons
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.warnings import scenario_warnings
 from costmodel.dtypes import BYTES_PER_ELEMENT
@@ -484,7 +485,7 @@ def build_ranking() -> None:
 
     def saving_line(dearer_by: float) -> bool:
         runner_up = dataclasses.replace(SELF, usd_per_month=API.usd_per_month * (1 + dearer_by))
-        return any(r.startswith("It costs") for r in decision_module._reasons((API, runner_up)))
+        return any(r.startswith("It costs") for r in decision_reasons((API, runner_up)))
 
     fact("the runner-up is named at 0.6% dearer, not at 0.4%", saving_line(0.006) and not saving_line(0.004))
     fact("ties go to the simpler option (API before the hybrid at the same cost)",

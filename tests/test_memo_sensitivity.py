@@ -33,7 +33,10 @@ SMALL = L40S_REPLICA + 4000
 
 @pytest.fixture(scope="module")
 def chat():
-    scenario = load_scenario(ROOT / "examples" / "chat-assistant.yaml")
+    # A 1-month horizon: gpt-4.1-mini retires 2027-01-14, inside the default 12 months (excluded, issue 13);
+    # unmeasured APIs rank as verified (accept_unverified_latency) so the figures below stay the sheet's.
+    scenario = load_scenario(ROOT / "examples" / "chat-assistant.yaml").model_copy(
+        update={"horizon_months": 1, "accept_unverified_latency": True})
     decision = decide(scenario, today=TODAY)
     return scenario, decision, sensitivity(scenario, decision, cost_model(decision, scenario), today=TODAY)
 

@@ -3,7 +3,8 @@
 Valid scenarios (2,000 examples) are drawn from the real catalogs and price sheets; mutated ones (1,000) take a
 valid scenario and overwrite one field with a hostile value (NaN, inf, 1e308, 1e-320, negative, wrong type).
 For every one: the only exception allowed is the project's input error (CostmodelError); a decision's
-recommendation is one of its options and never an excluded one; every dollar, utilization and break-even of a
+recommendation is one of its options and never an excluded one (or null, with a reason, when every option is
+excluded); every dollar, utilization and break-even of a
 usable option is finite and >= 0; running it again gives the identical result. The roofline capacity keeps it
 fast (about 10 ms a decision); `derandomize=True` makes the draws the same on every run, so it cannot flake.
 """
@@ -84,8 +85,12 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
 
 def _check(decision: Decision) -> None:
     names = {o.name for o in decision.options}
-    assert decision.recommendation in names
-    assert decision.option(decision.recommendation).excluded_reason is None
+    if decision.recommendation is None:  # every option excluded (issue 13): null, with the stated reason
+        assert decision.reasons and not decision.usable_options or all(
+            o.excluded_reason is not None for o in decision.options)
+    else:
+        assert decision.recommendation in names
+        assert decision.option(decision.recommendation).excluded_reason is None
     for option in decision.usable_options:
         for value in (option.usd_per_month, option.breakdown.gpu_usd_per_month, option.breakdown.api_usd_per_month,
                       option.breakdown.ops_usd_per_month):

@@ -21,7 +21,6 @@ import yaml
 from costmodel.cli import main
 from costmodel.decision.economics import break_even_tokens_per_month, plan_hybrid
 from costmodel.decision.rank import decide
-from costmodel.errors import CostmodelError
 from costmodel.scenario import parse_scenario
 from costmodel.scenario.model import load_scenario
 
@@ -139,13 +138,17 @@ def test_estimate_beyond_the_context_window_names_the_limit(capsys):
 def test_api_that_cannot_serve_the_output_length_is_excluded(tmp_path, capsys):
     data = chat()
     # 10M-token outputs: every option's window is far shorter (gpt-4.1-mini's max_output_tokens is 32,768),
-    # so nothing is usable: exit 2, each option named with its window. It used to recommend an API.
+    # so nothing is usable. It used to recommend an API; since issue 13 nothing feasible is a null
+    # recommendation with the reason stated (exit 0), each option named with its window.
     data["workload"]["output_tokens"] = {"kind": "fixed", "tokens": 10_000_000}
-    with pytest.raises(CostmodelError, match="no option of the scenario can be evaluated") as info:
-        decide(parse_scenario(data))
-    assert "openai/gpt-4.1-mini's 1,047,576-token input and 32,768-token output window" in str(info.value)
-    code, out, err = cli(capsys, "compare", str(write(tmp_path, data)))
-    assert code == 2 and out == "" and "cannot serve the lengths" in err
+    decision = decide(parse_scenario(data))
+    assert decision.recommendation is None and not decision.usable_options
+    assert "openai/gpt-4.1-mini's 1,047,576-token input and 32,768-token output window" in decision.reasons[0]
+    code, out, _ = cli(capsys, "compare", str(write(tmp_path, data)), "--json")
+    body = json.loads(out)
+    assert code == 0 and body["recommendation"] is None
+    assert all(o["excluded_reason"] for o in body["options"])
+    assert any("cannot serve the lengths" in o["excluded_reason"] for o in body["options"])
 
 
 def test_self_host_context_window_excludes_only_that_option():

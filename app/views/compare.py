@@ -17,6 +17,7 @@ from app.cache_capacity import capacity_cache
 from app.colors import LIMIT_COLOR, option_colors
 from app.widgets import md, show_error
 from costmodel.charts.compare import CompareView, TrafficChart, compare_view
+from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
@@ -195,7 +196,10 @@ def _table(view: CompareView) -> pd.DataFrame:
             "kind": o.kind,
             "$/month": o.usd_per_month,
             "$/M tokens": o.usd_per_mtok,
-            "SLO": ("meets" if o.meets_slo else "misses") + (", throttled" if o.throttled else ""),
+            "SLO": o.slo_status + (", throttled" if o.throttled else ""),
+            "latency source": o.latency_source,
+            "quality score": o.quality_score,
+            "excluded": o.excluded_reason or "",
             "TTFT p90 (ms)": None if o.ttft_p90_seconds is None else o.ttft_p90_seconds * 1e3,
             "TPOT p90 (ms)": None if o.tpot_p90_seconds is None else o.tpot_p90_seconds * 1e3,
             "GPUs": o.gpus,
@@ -230,7 +234,11 @@ def _volume_box(scenario: Scenario) -> None:
 
 
 def _recommendation(decision: Decision) -> None:
-    chosen = decision.option(decision.recommendation)
+    if decision.recommendation is None:
+        st.error(md("No recommendation: " + " ".join(decision.reasons)))
+        st.info(md(quality_statement(decision)))
+        return
+    chosen = decision.chosen()
     headline = md(f"Recommendation: **{chosen.name}** ({chosen.kind}), ${chosen.usd_per_month:,.0f}/month, "
                   f"${chosen.usd_per_mtok:.3f} per million tokens.")
     (st.success if decision.recommendation_meets_slo else st.error)(headline)
@@ -238,6 +246,7 @@ def _recommendation(decision: Decision) -> None:
         st.markdown(f"- {md(reason)}")
     for warning in decision.warnings:
         st.warning(md(warning))
+    st.info(md(quality_statement(decision)))
     st.caption(f"{decision.requests_per_month:,.0f} requests and {decision.tokens_per_month / 1e9:,.2f}B tokens per "
                f"month; peak {decision.peak_requests_per_second:.2f} requests/s. Efficiencies: "
                f"{decision.efficiency_source}.")

@@ -47,7 +47,7 @@ def build_memo_file(scenario: Scenario, *, calibration: Calibration | None, toda
                     capacity_cache: CapacityCache | None = None) -> MemoFile:
     """One library call: build_memo for the scenario as of `today` (same date, same bytes)."""
     memo = build_memo(scenario, calibration=calibration, today=today, capacity_cache=capacity_cache)
-    return MemoFile(pdf=memo.pdf, pages=memo.pages, recommendation=memo.content.decision.recommendation,
+    return MemoFile(pdf=memo.pdf, pages=memo.pages, recommendation=memo.content.decision.chosen_name(),
                     blocks=memo.content.blocks)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.decision.rank import CapacityCache, decide
+from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
@@ -28,6 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(handler=run_compare)
 
 
+# The SLO column: "?" is unverified latency (no measured or published p90), which never counts as meeting.
+SLO_MARK = {"meets": "yes", "misses": "NO", "unverified": "?"}
+
+
 def render_table(decision: Decision) -> str:
     """Human-readable comparison."""
     as_of = f" (as of {decision.as_of.isoformat()})" if decision.as_of else ""
@@ -40,12 +45,17 @@ def render_table(decision: Decision) -> str:
         mtok = "n/a" if not math.isfinite(o.usd_per_mtok) else f"{o.usd_per_mtok:.3f}"
         lines.append(
             f"  {o.name[:32]:32s} {o.kind:9s} {fmt_money(o.usd_per_month):>11s} {mtok:>8s} "
-            f"{'yes' if o.meets_slo else 'NO':4s} {fmt_ms_column(o.ttft_p90_seconds):>7s} "
+            f"{SLO_MARK[o.slo_status]:4s} {fmt_ms_column(o.ttft_p90_seconds):>7s} "
             f"{fmt_ms_column(o.tpot_p90_seconds):>7s} {o.gpus:>5d} {fmt_pct(o.utilization):>5s} "
             f"{fmt_pct(o.break_even_utilization):>10s}"
         )
-    lines += ["", f"Recommendation: {decision.recommendation}"]
+    excluded = [o for o in decision.options if o.excluded_reason is not None]
+    if excluded:
+        lines += ["", "Excluded (shown, never recommended):"]
+        lines += [f"  - {o.name} [{o.excluded_kind}]: {o.excluded_reason}" for o in excluded]
+    lines += ["", f"Recommendation: {decision.recommendation or 'none (no option is feasible)'}"]
     lines += [f"  - {reason}" for reason in decision.reasons]
+    lines += [f"  - {quality_statement(decision)}"]
     if decision.warnings:
         lines += ["Warnings:"] + [f"  - {warning}" for warning in decision.warnings]
     lines += ["Sources:"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 
 from costmodel.decision.economics import (
     break_even_tokens_per_month,
@@ -11,12 +10,14 @@ from costmodel.decision.economics import (
     plan_hybrid,
     size_self_host,
 )
-from costmodel.decision.results import CostBreakdown, LatencySource, OptionResult, PriceSource, SloStatus
+from costmodel.decision.latency import api_slo
+from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.pricing.api_cost import api_option_cost, token_rates
+from costmodel.pricing.latency import ApiLatencySheet
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 from costmodel.serving.analytic import Capacity
-from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_MONTH, TOKENS_PER_MTOK, fmt_seconds
+from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_MONTH, TOKENS_PER_MTOK
 
 
 def _source(what: str, source: str, row: ApiPriceRow | GpuPriceRow, today: dt.date) -> PriceSource:
@@ -26,39 +27,8 @@ def _source(what: str, source: str, row: ApiPriceRow | GpuPriceRow, today: dt.da
                        price_as_of=row.price_as_of.isoformat() if row.price_as_of else None)
 
 
-@dataclass(frozen=True, kw_only=True)
-class ApiSloVerdict:
-    """An API option's SLO verdict: `meets_slo` (today's ranking treats unverified as meeting), the typed
-    status, where the latency comes from, and the sentence for people."""
-
-    meets_slo: bool
-    status: SloStatus
-    latency_source: LatencySource
-    reason: str
-
-
-def api_slo(option: ApiOption, scenario: Scenario) -> ApiSloVerdict:
-    """Verdict from the option's measured/published latency; unmeasured latency is flagged, not assumed."""
-    slo = scenario.slo
-    if option.ttft_p90_seconds is None or option.tpot_p90_seconds is None:
-        return ApiSloVerdict(
-            meets_slo=True, status="unverified", latency_source="none",
-            reason=("not verified: no measured latency for this API (run `costmodel probe-endpoint` and set "
-                    "ttft_p90_seconds / tpot_p90_seconds); assumed to meet the SLO"))
-    problems = []
-    if option.ttft_p90_seconds > slo.ttft_p90_seconds:
-        problems.append(f"TTFT p90 {fmt_seconds(option.ttft_p90_seconds)} > {fmt_seconds(slo.ttft_p90_seconds)}")
-    if option.tpot_p90_seconds > slo.tpot_p90_seconds:
-        problems.append(f"TPOT p90 {fmt_seconds(option.tpot_p90_seconds)} > {fmt_seconds(slo.tpot_p90_seconds)}")
-    if problems:
-        return ApiSloVerdict(meets_slo=False, status="misses", latency_source="measured",
-                             reason="misses the SLO: " + "; ".join(problems))
-    return ApiSloVerdict(meets_slo=True, status="meets", latency_source="measured",
-                         reason="meets the SLO (measured/published API latency)")
-
-
 def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPriceRow], *, today: dt.date,
-               api_price_scale: float = 1.0) -> OptionResult:
+               api_price_scale: float = 1.0, latency: ApiLatencySheet | None = None) -> OptionResult:
     """An API option: token charges for the month, rate limits, latency verdict."""
     workload = scenario.workload
     cost = api_option_cost(option, workload, sheet)
@@ -71,7 +41,7 @@ def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPrice
     output_rate = base * (1 - p_long) + token_rates(row, long_context=True, batch=cost.batch).output_usd_per_mtok * p_long
     output_usd = cost.output_tokens_per_month * output_rate / TOKENS_PER_MTOK * api_price_scale
     prompt_tokens = cost.tokens_per_month - cost.output_tokens_per_month
-    verdict = api_slo(option, scenario)
+    verdict = api_slo(option, scenario, latency)
     retired = row.is_retired(today=today)
     notes = [cost.rate_limit.reason]
     if cost.batch:
@@ -184,7 +154,8 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         api_usd_per_request=api.api_usd_per_request,
         max_base_replicas=self_host.replicas if capacity.feasible else 0,
     )
-    meets = api.meets_slo and (capacity.feasible or plan.base_replicas == 0)
+    status = api.slo_status if capacity.feasible or plan.base_replicas == 0 else "misses"
+    meets = status == "meets"
     reason = (f"{plan.base_replicas} base replica(s) of {self_host.name} serve {1 - plan.overflow_fraction:.0%} of "
               f"requests; the rest overflow to {api.name} ({api.slo_reason})")
     tokens_month = workload.tokens_per_month_total()
@@ -192,7 +163,7 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         name=option.name, kind="hybrid", usd_per_month=plan.usd_per_month,
         usd_per_mtok=plan.usd_per_month / tokens_month * TOKENS_PER_MTOK,
         usd_per_mtok_input=float("nan"), usd_per_mtok_output=float("nan"), meets_slo=meets,
-        slo_status=api.slo_status if meets else "misses", latency_source=self_host.latency_source if plan.base_replicas
+        slo_status=status, latency_source=self_host.latency_source if plan.base_replicas
         else api.latency_source, slo_reason=reason,
         ttft_p90_seconds=self_host.ttft_p90_seconds if plan.base_replicas else api.ttft_p90_seconds,
         tpot_p90_seconds=self_host.tpot_p90_seconds if plan.base_replicas else api.tpot_p90_seconds,

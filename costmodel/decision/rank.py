@@ -20,15 +20,20 @@ from costmodel.catalog import (
     load_model,
     models,
 )
+from costmodel.catalog.quality import QualitySheet, load_quality_scores
 from costmodel.config import ReplicaConfig
 from costmodel.decision.economics import diurnal_profile
+from costmodel.decision.feasibility import apply_exclusions, assess
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
+from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.validity import excluded_result, option_exclusions
 from costmodel.decision.warnings import scenario_warnings
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration, apply_calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
+from costmodel.pricing.latency import ApiLatencySheet, load_api_latency
+from costmodel.pricing.sheets import open_model_ids
 from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
 from costmodel.serving import build_replica, converged_capacity
@@ -165,8 +170,13 @@ def decide(
     overrides: Overrides | None = None,
     capacity_method: CapacityMethod = "simulator",
     capacity_cache: CapacityCache | None = None,
+    quality_sheet: QualitySheet | None = None,
+    latency_sheet: ApiLatencySheet | None = None,
 ) -> Decision:
-    """Evaluate every option of the scenario and rank them (`capacity_cache`: share capacities across calls)."""
+    """Evaluate every option of the scenario and rank them (`capacity_cache`: share capacities across calls).
+
+    Infeasible options (invalid, too long, retired, below the quality floor) are shown but never
+    recommended; when every option is infeasible the recommendation is None with the reason stated."""
     api_sheet = api_sheet or load_api_prices()
     gpu_sheet = gpu_sheet or load_gpu_prices()
     over = overrides or Overrides()
@@ -174,7 +184,7 @@ def decide(
         scenario, api_sheet=api_sheet, gpu_offerings={r.id: r.accelerator_id for r in gpu_sheet.rows},
         model_ids=models().keys(), hardware_ids=accelerators().keys(),
     )
-    if len(excluded) == len(scenario.options):
+    if all(e.kind == "invalid_option" for e in excluded.values()) and len(excluded) == len(scenario.options):
         raise CostmodelError("no option of the scenario can be evaluated: "
                              + "; ".join(f"{name}: {e.reason}" for name, e in excluded.items()))
     workload = scenario.workload
@@ -182,6 +192,9 @@ def decide(
         workload = _scaled_volume(workload, over.volume)
         scenario = scenario.model_copy(update={"workload": workload})
     today = scenario.evaluation_date(override=today)
+    quality = quality_sheet or load_quality_scores(open_model_ids=open_model_ids(api_sheet))
+    feasible = assess(scenario, api_sheet=api_sheet, quality=quality, as_of=today, skip=excluded.keys())
+    latency = latency_sheet or load_api_latency()
     profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
     results: dict[str, OptionResult] = {o.name: excluded_result(o, excluded[o.name]) for o in scenario.options
                                         if o.name in excluded}
@@ -189,7 +202,9 @@ def decide(
         if option.name in excluded:
             continue
         if isinstance(option, ApiOption):
-            results[option.name] = api_result(option, scenario, api_sheet, today=today, api_price_scale=over.api_price)
+            results[option.name] = apply_exclusions(
+                api_result(option, scenario, api_sheet, today=today, api_price_scale=over.api_price, latency=latency),
+                retired=feasible.retired, below_floor=feasible.below_floor)
     apis = [r for r in results.values() if r.kind == "api" and r.excluded_reason is None]
     open_models = {o.name: api_sheet.get(o.price_id).open_model_id for o in scenario.options
                    if isinstance(o, ApiOption) and o.name not in excluded}
@@ -212,21 +227,24 @@ def decide(
                 option, scenario, profile=profile, self_host=results[option.self_host],
                 capacity=capacities[option.self_host][0], api=results[option.api],
             )
-    ranked = rank_options(tuple(_finite_or_excluded(r) for r in results.values()))
+    marked = (replace(apply_exclusions(r, retired=feasible.retired, below_floor=feasible.below_floor),
+                      quality_score=feasible.quality_scores.get(r.name), retires_on=feasible.retirements.get(r.name))
+              for r in results.values())
+    ranked = rank_options(tuple(_finite_or_excluded(r) for r in marked),
+                          accept_unverified=scenario.accept_unverified_latency)
     chosen = ranked[0]
-    if chosen.excluded_reason is not None:
-        if all(r.excluded_kind == "non_finite_cost" for r in ranked):
-            raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
-        raise CostmodelError("no option of the scenario is usable: "
-                             + "; ".join(f"{r.name}: {r.excluded_reason}" for r in ranked))
+    if chosen.excluded_reason is not None and all(r.excluded_kind == "non_finite_cost" for r in ranked):
+        raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
+    usable = chosen.excluded_reason is None
     efficiency_sources = sorted({src for _, src in capacities.values()}) or ["no self-host options"]
     return Decision(
         scenario_name=scenario.name,
         options=ranked,
-        recommendation=chosen.name,
-        recommendation_meets_slo=chosen.meets_slo and not chosen.throttled,
-        reasons=_reasons(ranked),
-        warnings=scenario_warnings(scenario, ranked, capacities={k: v[0] for k, v in capacities.items()}),
+        recommendation=chosen.name if usable else None,
+        recommendation_meets_slo=usable and chosen.meets_slo and not chosen.throttled,
+        reasons=decision_reasons(ranked) if usable else (no_recommendation_reason(ranked),),
+        warnings=scenario_warnings(scenario, ranked, capacities={k: v[0] for k, v in capacities.items()},
+                                   decision_as_of=today),
         requests_per_month=workload.requests_per_month(),
         tokens_per_month=workload.tokens_per_month_total(),
         mean_prompt_tokens=workload.mean_prompt_tokens(),
@@ -238,6 +256,8 @@ def decide(
         calibration_source=calibration.source if calibration else None,
         as_of=today,
         horizon_months=scenario.horizon_months,
+        quality_floor=feasible.floor,
+        retiring_soon=tuple(feasible.retiring_soon.items()),
     )
 
 
@@ -250,13 +270,16 @@ def _finite_or_excluded(result: OptionResult) -> OptionResult:
                    slo_status="misses", slo_reason=reason)
 
 
-def rank_options(results: tuple[OptionResult, ...]) -> tuple[OptionResult, ...]:
-    """Usable options first (SLO-meeting and unthrottled, cheapest first), then the rest; excluded last in
-    scenario order. Ties (a hybrid keeping 0 base replicas costs what its API costs) go to the simpler."""
+def rank_options(results: tuple[OptionResult, ...], *, accept_unverified: bool = False) -> tuple[OptionResult, ...]:
+    """Usable options first (SLO-meeting and unthrottled, cheapest first; unverified latency after verified
+    unless `accept_unverified`), then misses; excluded last in scenario order. Ties (a hybrid keeping 0 base
+    replicas costs what its API costs) go to the simpler."""
     simplicity = {"api": 0, "self-host": 1, "hybrid": 2}
+    status_rank = {"meets": 0, "unverified": 0 if accept_unverified else 1, "misses": 2}
     usable = [r for r in results if r.excluded_reason is None]
     out = [r for r in results if r.excluded_reason is not None]
-    ordered = sorted(usable, key=lambda r: (not r.meets_slo, r.throttled, round(r.usd_per_month, 2), simplicity[r.kind]))
+    ordered = sorted(usable, key=lambda r: (status_rank[r.slo_status], r.throttled, round(r.usd_per_month, 2),
+                                            simplicity[r.kind]))
     return tuple(ordered + out)
 
 
@@ -272,36 +295,3 @@ def _reference_api(apis: list[OptionResult]) -> OptionResult | None:
     meeting = [a for a in apis if a.meets_slo and not a.throttled]
     pool = meeting or apis
     return min(pool, key=lambda a: a.usd_per_mtok) if pool else None
-
-
-def _reasons(ranked: tuple[OptionResult, ...]) -> tuple[str, ...]:
-    chosen = ranked[0]
-    reasons = []
-    if chosen.meets_slo and not chosen.throttled:
-        reasons.append(
-            f"{chosen.name} is the cheapest option that meets the SLO: ${chosen.usd_per_month:,.0f}/month "
-            f"(${chosen.usd_per_mtok:.3f} per million tokens)."
-        )
-    else:
-        reasons.append(f"No option meets the SLO; {chosen.name} is the cheapest (${chosen.usd_per_month:,.0f}/month) "
-                       f"but {chosen.slo_reason}.")
-    runner_up = next((r for r in ranked[1:] if r.meets_slo and not r.throttled and r.excluded_reason is None
-                      and r.usd_per_month > chosen.usd_per_month * 1.005), None)
-    if runner_up is not None and runner_up.usd_per_month > 0:
-        saving = 1.0 - chosen.usd_per_month / runner_up.usd_per_month
-        reasons.append(f"It costs {saving:.0%} less than the runner-up, {runner_up.name} "
-                       f"(${runner_up.usd_per_month:,.0f}/month).")
-    if chosen.kind != "api" and chosen.break_even_utilization is not None and chosen.utilization is not None:
-        reasons.append(
-            f"Its replicas run at {chosen.utilization:.0%} utilization; self-hosting beats {chosen.break_even_against} "
-            f"above {chosen.break_even_utilization:.0%}."
-        )
-    elif chosen.kind == "api":
-        volumes = [(r.break_even_tokens_per_month, r.name) for r in ranked
-                   if r.kind == "self-host" and r.break_even_tokens_per_month]
-        if volumes:
-            volume, name = min(volumes)
-            reasons.append(f"Self-hosting ({name}) would break even at {volume / 1e9:,.1f}B tokens/month.")
-        elif any(r.kind == "self-host" for r in ranked):
-            reasons.append("No self-host option breaks even with this API at any volume at these prices.")
-    return tuple(reasons)

@@ -10,6 +10,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Literal
 
+from costmodel.decision.quality import ResolvedFloor
+from costmodel.errors import CostmodelError
+
 OptionKind = Literal["api", "self-host", "hybrid"]
 
 
@@ -81,6 +84,8 @@ class OptionResult:
     excluded_reason: str | None = None
     excluded_kind: str | None = None
     latency_owner: str | None = None  # which part owns p90 TTFT/TPOT, with the lever (serving.breakdown)
+    quality_score: float | None = None  # on the floor's benchmark (default lmarena-text); None: no published score
+    retires_on: dt.date | None = None  # the API model's retirement date, when the sheet records one
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
@@ -110,6 +115,11 @@ class OptionResult:
             "price_sources": [ps.__dict__ for ps in self.price_sources],
             "notes": list(self.notes),
             "excluded_reason": self.excluded_reason,
+            "excluded_kind": self.excluded_kind,
+            "slo_status": self.slo_status,
+            "latency_source": self.latency_source,
+            "quality_score": self.quality_score,
+            "retires_on": self.retires_on.isoformat() if self.retires_on else None,
         }
 
 
@@ -119,7 +129,7 @@ class Decision:
 
     scenario_name: str
     options: tuple[OptionResult, ...]  # ranked
-    recommendation: str  # name of the chosen option
+    recommendation: str | None  # name of the chosen option; None when every option is excluded (reasons say why)
     recommendation_meets_slo: bool
     reasons: tuple[str, ...]  # sentences with the numbers that drive the choice
     warnings: tuple[str, ...]  # common mistakes this scenario is exposed to
@@ -134,11 +144,23 @@ class Decision:
     calibration_source: str | None = None
     as_of: dt.date | None = None  # the evaluation date: retirements and price ages count to it
     horizon_months: int = 12  # months the decision is evaluated over
+    quality_floor: ResolvedFloor | None = None  # None: no floor, the options are treated as substitutes
+    retiring_soon: tuple[tuple[str, dt.date], ...] = ()  # (option, date) retiring within 90 days of as_of
 
     @property
     def usable_options(self) -> tuple[OptionResult, ...]:
         """Ranked options that were evaluated (no `excluded_reason`): what charts, volumes and sensitivity use."""
         return tuple(o for o in self.options if o.excluded_reason is None)
+
+    def chosen_name(self) -> str:
+        """The recommendation's name; CostmodelError (exit 2) stating why when every option is excluded."""
+        if self.recommendation is None:
+            raise CostmodelError("nothing to recommend: " + " ".join(self.reasons))
+        return self.recommendation
+
+    def chosen(self) -> OptionResult:
+        """The recommended option (CostmodelError when there is none; see `chosen_name`)."""
+        return self.option(self.chosen_name())
 
     def option(self, name: str) -> OptionResult:
         """The evaluated option with this name."""
@@ -153,6 +175,7 @@ class Decision:
             "scenario": self.scenario_name,
             "as_of": self.as_of.isoformat() if self.as_of else None,
             "horizon_months": self.horizon_months,
+            "quality_floor": self.quality_floor.contract() if self.quality_floor else None,
             "options": [o.contract() for o in self.options],
             "recommendation": self.recommendation,
             "recommendation_meets_slo": self.recommendation_meets_slo,

@@ -226,7 +226,7 @@ def sensitivity(
     cache = capacity_cache if capacity_cache is not None else CapacityCache()
     if not 0 < fraction < 1:
         raise ValueError(f"fraction must be in (0, 1), got {fraction}")
-    recommendation = decision.recommendation
+    recommendation = decision.chosen_name()
     chosen = decision.option(recommendation)
     strict = chosen.meets_slo and not chosen.throttled
     bars = []

@@ -19,7 +19,8 @@ from costmodel.pricing import ApiPriceRow, PriceSheet
 from costmodel.scenario import ApiOption, HybridOption, Option, Scenario, SelfHostOption, scenario_id_problems
 from costmodel.scenario.workload import Workload
 
-ExclusionKind = Literal["invalid_option", "cannot_serve_lengths", "non_finite_cost"]
+ExclusionKind = Literal["invalid_option", "cannot_serve_lengths", "non_finite_cost", "below_quality_floor", "retired",
+                        "misses_slo", "throttled"]
 # A window that would refuse more than this share of the workload's requests cannot serve it.
 LENGTH_REFUSAL_TOLERANCE = 0.01
 

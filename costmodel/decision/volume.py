@@ -143,7 +143,7 @@ def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[
             costs[result.name] = replace(base, name=result.name, kind="hybrid", meets_slo=result.meets_slo,
                                          base=option.self_host, api=option.api)
     return CostModel(
-        options=tuple(costs[r.name] for r in decision.usable_options), recommendation=decision.recommendation,
+        options=tuple(costs[r.name] for r in decision.usable_options), recommendation=decision.chosen_name(),
         mean_requests_per_second=decision.mean_requests_per_second,
         peak_requests_per_second=decision.peak_requests_per_second, hourly_profile=decision.hourly_profile,
         mean_prompt_tokens=decision.mean_prompt_tokens, mean_output_tokens=decision.mean_output_tokens,

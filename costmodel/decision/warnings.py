@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
+from costmodel.decision.feasibility import RETIRING_SOON_DAYS
 from costmodel.decision.results import OptionResult
 from costmodel.scenario import Scenario, SelfHostOption
 from costmodel.serving.analytic import Capacity
 
 
 def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
-                      capacities: dict[str, Capacity]) -> tuple[str, ...]:
+                      capacities: dict[str, Capacity], decision_as_of: dt.date | None = None) -> tuple[str, ...]:
     """Risks worth a line in the review: KV at peak, spiky traffic, unmeasured API latency, wrong phase."""
     workload = scenario.workload
     warnings = [f"Excluded {r.name}: {r.excluded_reason}" for r in ranked if r.excluded_reason is not None]
@@ -21,9 +24,12 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
     unmeasured = [r.name for r in ranked if r.kind == "api" and r.slo_status == "unverified"]
     if unmeasured:
         warnings.append(
-            "API latency is not free: no measured TTFT/TPOT for " + ", ".join(unmeasured)
-            + "; their SLO verdict is assumed. Measure with `costmodel probe-endpoint`."
+            "API latency is not verified for " + ", ".join(unmeasured)
+            + ": no measured (or published p90) TTFT/TPOT, so they do not count as meeting the SLO and rank after "
+            "verified options (scenario accept_unverified_latency: true ranks them together). Measure with "
+            "`costmodel probe-endpoint`."
         )
+    warnings += retiring_soon_warnings(ranked, as_of=decision_as_of)
     retired = [r.name for r in ranked if r.kind == "api" and r.retired]
     if retired:
         warnings.append("Retired API rows: " + ", ".join(retired) + " use models the provider has retired; "
@@ -59,3 +65,14 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
         warnings.append(f"Growth: {workload.growth_per_month:.0%}/month is {six:.1f}x the volume in 6 months; "
                         "re-run the comparison at that volume before committing to reserved capacity.")
     return tuple(warnings)
+
+
+def retiring_soon_warnings(ranked: tuple[OptionResult, ...], *, as_of: dt.date | None) -> list[str]:
+    """One line per option whose model retires within RETIRING_SOON_DAYS after `as_of`."""
+    lines = []
+    for r in ranked:
+        if r.retires_on is None or as_of is None or not 0 < (r.retires_on - as_of).days <= RETIRING_SOON_DAYS:
+            continue
+        lines.append(f"Retiring soon: {r.name}'s model retires on {r.retires_on.isoformat()}, "
+                     f"{(r.retires_on - as_of).days} days after the as-of date; plan the migration.")
+    return lines

@@ -117,7 +117,7 @@ def memo_content(
     interactivity = interactivity_curves(decision, scenario, calibration=calibration)
     kv = kv_panels(decision, scenario)
     charts = ChartData(
-        recommendation=decision.recommendation, tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
+        recommendation=decision.chosen_name(), tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
         volume=volume_curves(decision, model, sens), interactivity=interactivity,
         traffic=traffic_curves(decision), kv=kv, sensitivity=sens,
     )

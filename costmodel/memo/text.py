@@ -10,6 +10,7 @@ from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
 from costmodel.decision.volume import CostModel, hybrid_plan
 from costmodel.memo.blocks import Block, Bullets, Para, Table, latency, money, pct, per_mtok, times, tokens
+from costmodel.memo.revisit import change_blocks
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 
 
@@ -33,15 +34,18 @@ def slo_phrase(result: OptionResult, scenario: Scenario) -> str:
     """'meets the SLO (p90 TTFT ... , p90 TPOT ...)' with the option's figures where known."""
     slo = scenario.slo
     limits = f"p90 TTFT \u2264 {latency(slo.ttft_p90_seconds)}, p90 TPOT \u2264 {latency(slo.tpot_p90_seconds)}"
+    if result.slo_status == "unverified":
+        return (f"has unverified latency against the SLO ({limits}): no measured p90 figures "
+                f"({result.latency_source} latency), so it is not counted as meeting it")
     verdict = "meets" if result.meets_slo else "misses"
     if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
-        return f"{verdict} the SLO ({limits}) by assumption: its latency was not measured"
+        return f"{verdict} the SLO ({limits}): {result.slo_reason}"
     return (f"{verdict} the SLO ({limits}) with p90 TTFT {latency(result.ttft_p90_seconds)} and p90 TPOT "
             f"{latency(result.tpot_p90_seconds)}")
 
 
 def _first_number(decision: Decision, base: Advantage) -> str:
-    chosen = decision.option(decision.recommendation)
+    chosen = decision.chosen()
     if base.alternative is None:
         return f"it is the only option that qualifies, at {money(chosen.usd_per_month)}/month"
     other = decision.option(base.alternative)
@@ -52,7 +56,7 @@ def _first_number(decision: Decision, base: Advantage) -> str:
 
 def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | None]:
     """The second driving number, and the volume multiple it names (API: where self-hosting takes over)."""
-    chosen = decision.option(decision.recommendation)
+    chosen = decision.chosen()
     if chosen.kind == "self-host":
         if chosen.break_even_utilization is None:
             return f"its replicas run at {pct(chosen.utilization)} utilization (no API to break even against)", None
@@ -94,9 +98,13 @@ def flip_sentence(decision: Decision, sensitivity: Sensitivity) -> str:
 
 def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, sensitivity: Sensitivity) -> list[Block]:
     """The one-paragraph decision, its two driving numbers, the flip volume and the computed reasons."""
-    chosen = decision.option(decision.recommendation)
+    chosen = decision.chosen()
     blocks: list[Block] = []
-    if not decision.recommendation_meets_slo:
+    if not decision.recommendation_meets_slo and chosen.slo_status == "unverified" and not chosen.throttled:
+        blocks.append(Para(
+            f"No option is verified to meet the SLO. {chosen.name} is listed first as the cheapest, but its latency "
+            f"is {chosen.slo_reason}. Verify it before deciding.", lead="Warning.", style="callout"))
+    elif not decision.recommendation_meets_slo:
         blocks.append(Para(
             f"No option meets the SLO without throttling. {chosen.name} is listed first as the cheapest, but "
             f"{chosen.slo_reason}. Relax the SLO, add GPUs per replica or pick faster hardware before deciding.",
@@ -114,6 +122,7 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
         f"{_first_number(decision, sensitivity.base)}; and {second}."
         + ("" if repeats else f" {flip_sentence(decision, sensitivity)}"),
         lead=f"Recommendation: {chosen.name}.", style="callout"))
+    blocks += change_blocks(decision, scenario, sensitivity)
     if decision.reasons:
         blocks.append(Para("As computed by the decision (the same sentences `costmodel compare` prints):", style="small"))
         blocks.append(Bullets(tuple(decision.reasons)))
@@ -141,13 +150,17 @@ def workload_table(decision: Decision, scenario: Scenario) -> Table:
 
 
 def _slo_cell(result: OptionResult) -> str:
+    if result.slo_status == "unverified":
+        source = "published, not your traffic" if result.latency_source == "published" else "not measured"
+        return "unverified" + (", throttled" if result.throttled else "") + f" ({source})"
     verdict = "yes" if result.meets_slo else "NO"
     if result.throttled:
         verdict += ", throttled"
     if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
         if result.kind == "self-host":
             return f"{verdict} (no load meets it)" if not result.meets_slo else f"{verdict} (see notes)"
-        return f"{verdict} (assumed; not measured)" if result.meets_slo else f"{verdict} (not measured)"
+        return f"{verdict} (published, not your traffic)" if result.latency_source == "published" else (
+            f"{verdict} (not measured)")
     return f"{verdict}: {latency(result.ttft_p90_seconds)} / {latency(result.tpot_p90_seconds)}"
 
 
@@ -170,8 +183,8 @@ def options_table(decision: Decision) -> Table:
         header=("#", "Option", "Kind", "$/month", "$/M tok", "SLO: p90 TTFT / TPOT", "GPUs", "Util.", "Break-even"),
         rows=rows, widths=(0.03, 0.21, 0.10, 0.09, 0.08, 0.16, 0.065, 0.06, 0.205),
         align=("r", "l", "l", "r", "r", "l", "r", "r", "l"), highlight_row=highlight,
-        caption=("Ranked as the decision ranks them: options that meet the SLO without throttling first, then by "
-                 "$/month. $/M tok is blended over prompt + output tokens. Util. = mean demand / provisioned "
+        caption=("Ranked as the decision ranks them: options that meet the SLO without throttling first (unverified "
+                 "latency after verified unless the scenario accepts it), then by $/month; excluded options last. $/M tok is blended over prompt + output tokens. Util. = mean demand / provisioned "
                  "capacity at the SLO. u* = break-even utilization against the reference API (> 100%: never); "
                  "the volume is where self-host $/month equals that API's."),
     )

@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 from costmodel.errors import CostmodelError, unknown_id_error
 from costmodel.fileio import atomic_write_text, parse_json_or_yaml, read_user_text
 from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
+from costmodel.scenario.quality import QualityFloor, check_substitute_groups
 from costmodel.scenario.slo import Slo
 from costmodel.scenario.workload import Workload
 from costmodel.strict import StrictModel
@@ -53,6 +54,15 @@ class Scenario(StrictModel):
     workload: Workload
     slo: Slo
     options: list[Option] = Field(min_length=1, description="api, self-host and hybrid options to compare")
+    quality: QualityFloor | None = Field(
+        default=None, description="quality floor: options below it are shown but never recommended; "
+        "without one (and without substitutes) the options are treated as substitutes")
+    substitutes: list[list[str]] | None = Field(
+        default=None, description="groups of option names that are substitutes; the recommendation's group "
+        "is what it competes with (an option in no group is its own group)")
+    accept_unverified_latency: bool = Field(
+        default=False, description="rank API options with no measured or published latency with the verified "
+        "ones (default: after them)")
 
     @model_validator(mode="after")
     def _check_names(self) -> Scenario:
@@ -61,6 +71,8 @@ class Scenario(StrictModel):
         if duplicates:
             raise ValueError(f"option names must be unique; rename the repeated {', '.join(duplicates)}")
         by_name = {option.name: option for option in self.options}
+        if self.substitutes is not None:
+            check_substitute_groups(self.substitutes, option_names=names)
         for option in self.options:
             if isinstance(option, HybridOption):
                 for field, wanted in (("self_host", SelfHostOption), ("api", ApiOption)):

@@ -1,0 +1,65 @@
+"""Page 1's "what would change the answer": the revisit trigger, the quality assumption, the latency still
+to verify and the retirements coming up. Pure functions of the decision, its scenario and the sweeps."""
+
+from __future__ import annotations
+
+import math
+
+from costmodel.decision.reasons import quality_statement
+from costmodel.decision.results import Decision
+from costmodel.decision.sensitivity import Sensitivity
+from costmodel.memo.blocks import Block, Bullets, Para, times, tokens
+from costmodel.scenario import Scenario
+
+
+def months_to_reach(*, volume_scale: float, growth_per_month: float) -> float | None:
+    """Months of compound growth until volume is `volume_scale` x today's (None: growth never gets there)."""
+    if volume_scale <= 1.0 or growth_per_month <= 0.0:
+        return None
+    return math.log(volume_scale) / math.log1p(growth_per_month)
+
+
+def revisit_trigger(decision: Decision, scenario: Scenario, sensitivity: Sensitivity) -> str:
+    """'Re-evaluate at 2.1x volume (~10 months at 8%/month growth)', or why no volume trigger applies."""
+    flips = [f for f in (sensitivity.flip_above, sensitivity.flip_below) if f is not None]
+    if not flips:
+        return ("Revisit trigger: no volume from 1/100x to 100x today's changes the answer; re-evaluate when prices, "
+                "the SLO or the options change.")
+    flip = min(flips, key=lambda f: abs(math.log(f.volume_scale)))
+    growth = scenario.workload.growth_per_month
+    months = months_to_reach(volume_scale=flip.volume_scale, growth_per_month=growth)
+    when = (f", ~{months:.0f} months at {growth:.0%}/month growth" if months is not None
+            else "" if flip.direction == "below" else ", not reached without growth")
+    who = flip.new_choice or "another option"
+    return (f"Revisit trigger: re-evaluate at {times(flip.volume_scale)} volume ({tokens(flip.tokens_per_month)} "
+            f"tokens/month{when}), where {who} becomes the better choice.")
+
+
+def latency_owed(decision: Decision) -> str:
+    """Which usable APIs' latency is unverified or only published (not the scenario's traffic)."""
+    unverified = [o.name for o in decision.usable_options if o.slo_status == "unverified"]
+    published = [o.name for o in decision.usable_options if o.latency_source == "published"]
+    if not unverified and not published:
+        return "Latency: every option's verdict is measured or simulated; nothing is owed."
+    parts = []
+    if unverified:
+        parts.append("unverified (does not count as meeting the SLO): " + ", ".join(unverified))
+    if published:
+        parts.append("published, not your traffic: " + ", ".join(published))
+    return ("Latency verification still owed, " + "; ".join(parts)
+            + ". Measure with `costmodel probe-endpoint` and set ttft_p90_seconds / tpot_p90_seconds.")
+
+
+def retirements(decision: Decision) -> list[str]:
+    """Retirements coming up (within 90 days of the as-of date) and options excluded as retired."""
+    lines = [f"{name} retires on {day.isoformat()}, within 90 days: plan the migration."
+             for name, day in decision.retiring_soon]
+    lines += [f"{o.name} is excluded: {o.excluded_reason}" for o in decision.options if o.excluded_kind == "retired"]
+    return lines
+
+
+def change_blocks(decision: Decision, scenario: Scenario, sensitivity: Sensitivity | None) -> list[Block]:
+    """The page-1 list of what would change the answer."""
+    items = [revisit_trigger(decision, scenario, sensitivity)] if sensitivity is not None else []
+    items += [quality_statement(decision), latency_owed(decision), *retirements(decision)]
+    return [Para("What would change the answer:", style="small"), Bullets(tuple(items))]
