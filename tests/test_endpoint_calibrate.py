@@ -139,3 +139,19 @@ def test_sweep_then_calibrate_against_a_batching_fake(tmp_path: Path, capsys) ->
     # the per-stream cost is seen: per sequence directly, or through its context (7 prompt + ~4 output tokens;
     # with one prompt length the two are nearly collinear)
     assert printed["decode_sequence_seconds"] + 11 * printed["context_token_seconds"] > 0.001
+
+
+def test_calibration_becomes_an_api_options_measured_latency(tmp_path: Path) -> None:
+    from costmodel.decision.endpoint_latency import load_endpoint_calibration, with_measured_latency
+    from costmodel.scenario.options import ApiOption
+
+    cal = calibrate(_sweep([_level(TRUE, n) for n in (1, 2, 4)]), slo_ttft_p90_seconds=None,
+                    slo_tpot_p90_seconds=0.015, what_if={}, bootstrap_samples=0)
+    path = tmp_path / "cal.json"
+    path.write_text(cal.model_dump_json())
+    option = ApiOption.model_validate({"kind": "api", "name": "own-endpoint", "price_id": "openai/gpt-4o"})
+    measured = with_measured_latency(option, load_endpoint_calibration(path))
+    assert (measured.ttft_p90_seconds, measured.tpot_p90_seconds) == latency_at_capacity(cal)
+    forced = cal.model_copy(update={"forced": True, "problems": ["held-out level 4: TTFT p50 off"]})
+    with pytest.raises(CostmodelError, match="forced past its held-out check"):
+        with_measured_latency(option, forced)
