@@ -48,4 +48,9 @@ PY
 hw="$("$python" -c "import json, sys; print(json.load(open(sys.argv[1]))['hardware_id'])" "$out/calibrate.json")"
 "$python" -m costmodel estimate --model "$model" --hardware "$hw" --calibration "$out/calibration-gpu.json" --json \
   > "$out/estimate.json"
+gpus="$("$python" -c "import torch; print(torch.cuda.device_count())")"
+if [[ "$gpus" -ge 2 ]]; then  # multi-GPU box: all-reduce/all-gather over every GPU through NCCL (untested here)
+  timeout 300 "$python" -m costmodel probe --collectives --processes "$gpus" --out "$out/collectives-gpu.json" \
+    || echo "gpu_check: collectives probe failed"
+fi
 echo "gpu_check: done; results in $out"

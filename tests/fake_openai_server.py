@@ -44,6 +44,9 @@ class FakeConfig:
     tokens_per_chunk: int = 2
     hang_seconds: float = 2.0
     completion_tokens: Any = None  # sent as usage.completion_tokens instead of the true count
+    # A batching engine's step: chunk_delay + per_stream_delay * (streams in progress); when set, the first
+    # token comes first_token_delay + 1.5 steps after the request (half a step waiting, one prefill step).
+    per_stream_delay_seconds: float = 0.0
 
 
 @dataclass
@@ -125,10 +128,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self._event(self._chunk({"role": "assistant", "content": ""}))
         chunks = max(1, min(config.chunks, max_tokens // config.tokens_per_chunk))
-        time.sleep(config.first_token_delay_seconds)
+
+        def step() -> float:
+            return config.chunk_delay_seconds + config.per_stream_delay_seconds * self.server.streams
+
+        batching = config.per_stream_delay_seconds > 0
+        time.sleep(config.first_token_delay_seconds + (1.5 * step() if batching else 0.0))
+        with self.server.log.lock:
+            self.server.streams += 1  # decoding from its first token on
+        try:
+            self._content(mode, config, chunks, step)
+        finally:
+            with self.server.log.lock:
+                self.server.streams -= 1
+
+    def _content(self, mode: str, config: FakeConfig, chunks: int, step: Any) -> None:
         for index in range(chunks):
             if index > 0:
-                time.sleep(config.chunk_delay_seconds)
+                time.sleep(step())
             if mode == "broken" and index == 2:
                 self.close_connection = True  # return without the terminating chunk: EOF mid-body
                 return
@@ -162,6 +179,7 @@ class _FakeServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.config = FakeConfig()
         self.log = FakeLog()
+        self.streams = 0  # streams in progress
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # The probe hangs up on broken or malformed streams: a reset socket here is expected, not news.

@@ -26,6 +26,7 @@ SUBCOMMAND_MODULES = (
     "costmodel.cli.compare",
     "costmodel.cli.probe",
     "costmodel.cli.endpoint",
+    "costmodel.cli.endpoint_calibrate",
     "costmodel.cli.memo",
 )
 

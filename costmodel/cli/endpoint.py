@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import math
 import os
 import sys
 from pathlib import Path
@@ -43,8 +44,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--url", required=True, help="base URL, e.g. http://127.0.0.1:8000/v1")
     parser.add_argument("--model", required=True, help="model name as the server knows it")
-    parser.add_argument("--concurrency", type=int, default=1, help="requests in flight at once (default 1)")
-    parser.add_argument("--requests", type=int, default=8, help="requests in all (default 8)")
+    parser.add_argument(
+        "--concurrency", default="1",
+        help="requests in flight at once (default 1); a comma list such as 1,2,4,8 runs a closed-loop sweep",
+    )
+    parser.add_argument(
+        "--rates", help="comma list of request rates (requests/s), e.g. 1,2,4: an open-loop Poisson sweep"
+    )
+    parser.add_argument(
+        "--requests", type=int, default=8, help="requests in all, or per level in a sweep (default 8)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the Poisson arrival times (--rates)")
     parser.add_argument(
         "--prompt-tokens", type=int, default=256, help="approximate prompt length (default 256)"
     )
@@ -77,10 +87,15 @@ def read_api_key(*, env_name: str, ask: bool) -> str | None:
 
 def run_probe_endpoint(args: argparse.Namespace) -> int:
     """Handler of `costmodel probe-endpoint`; returns the exit code (see module docstring)."""
+    concurrency_values = parse_levels(args.concurrency, flag="--concurrency", integer=True)
+    if args.rates is not None or len(concurrency_values) > 1:
+        from costmodel.cli.endpoint_sweep import run_sweep_command
+
+        return run_sweep_command(args, concurrency_values=concurrency_values)
     settings = endpoint_settings(
         base_url=args.url,
         model=args.model,
-        concurrency=args.concurrency,
+        concurrency=int(concurrency_values[0]),
         requests_total=args.requests,
         prompt_tokens=args.prompt_tokens,
         max_tokens=args.max_tokens,
@@ -111,6 +126,27 @@ def run_probe_endpoint(args: argparse.Namespace) -> int:
                          "it is printed on stdout above\n")
         return 2
     return 0 if result.requests_failed == 0 else 1
+
+
+def parse_levels(text: str, *, flag: str, integer: bool) -> list[float]:
+    """Comma list of positive finite numbers (integers when `integer`, kept exact so range checks can
+    name huge values); CostmodelError names the flag."""
+    values: list[float] = []
+    for part in text.split(","):
+        item = part.strip()
+        try:
+            value: float = int(item) if integer else float(item)
+        except ValueError:
+            kind = "integers" if integer else "numbers"
+            raise CostmodelError(f"{flag} '{text}' must be comma-separated {kind}, e.g. 1,2,4") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise CostmodelError(f"{flag} must be a finite number, got {item}")
+        if value <= 0:
+            raise CostmodelError(f"{flag} must be positive, got {item}")
+        values.append(value)
+    if len(set(values)) != len(values):
+        raise CostmodelError(f"{flag} '{text}' repeats a level; give each level once")
+    return values
 
 
 def _print_progress(done: int, total: int, failed: int) -> None:

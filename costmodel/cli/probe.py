@@ -26,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add `probe` and `calibrate`."""
     probe = subparsers.add_parser("probe", help="time prefill/decode of a catalog model on this machine")
     probe.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    probe.add_argument("--collectives", action="store_true",
+                       help="time all-reduce/all-gather over --processes ranks (gloo on CPU, NCCL on GPUs)")
+    probe.add_argument("--processes", type=bounded_int(2, 1024), default=2, help="ranks for --collectives")
     probe.add_argument("--model", help="catalog model id (default: qwen2.5-0.5b on CPU, llama-3.1-8b on CUDA)")
     probe.add_argument("--quick", action="store_true", help="fewer points (CPU: 2 layers, ~1 minute)")
     probe.add_argument("--out", type=Path, required=True, help="probe result JSON to write")
@@ -54,6 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run_probe_command(args: argparse.Namespace) -> int:
+    if args.collectives:
+        return _run_collectives(args)
     for flag, value in (("--threads", args.threads), ("--layers", args.layers)):
         if value is not None and value < 1:
             raise CostmodelError(f"{flag} must be >= 1 (got {value})")
@@ -227,3 +232,21 @@ def example_markdown(result: ProbeResult, fit: CalibrationFit) -> str:
         fit_table_markdown(fit),
     ]
     return "\n".join(line for line in lines[:-2] if line) + "\n\n" + lines[-1]
+
+
+def _run_collectives(args: argparse.Namespace) -> int:
+    """`costmodel probe --collectives`: alpha-beta per op, written to --out."""
+    try:
+        from probes.collectives import probe_collectives
+    except ImportError as exc:
+        raise CostmodelError(f"the collectives probe needs torch ({exc}); install it with: pip install -e '.[probes]'"
+                             ) from exc
+    result = probe_collectives(processes=args.processes)
+    atomic_write_text(args.out, result.model_dump_json(indent=2) + "\n")
+    lines = [f"collectives probe: {result.processes} ranks, {result.backend}, written to {args.out}"]
+    for op, fitted in result.ops.items():
+        bandwidth = fitted.fit.bytes_per_second
+        lines.append(f"  {op}: latency {fitted.fit.latency_seconds * 1e6:.1f} us, "
+                     + (f"{bandwidth / 1e9:.2f} GB/s" if bandwidth else "no size dependence seen"))
+    emit(result.model_dump(mode="json"), as_json=args.json, text="\n".join(lines))
+    return 0
