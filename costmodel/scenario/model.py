@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 from costmodel.errors import CostmodelError, unknown_id_error
 from costmodel.fileio import atomic_write_text, parse_json_or_yaml, read_user_text
 from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
+from costmodel.scenario.search import SearchSettings
 from costmodel.scenario.slo import Slo
 from costmodel.scenario.workload import Workload
 from costmodel.strict import StrictModel
@@ -53,6 +54,9 @@ class Scenario(StrictModel):
     workload: Workload
     slo: Slo
     options: list[Option] = Field(min_length=1, description="api, self-host and hybrid options to compare")
+    search: SearchSettings | None = Field(
+        default=None, description="limits of the deployment search (`costmodel search`); default: the whole catalog"
+    )
 
     @model_validator(mode="after")
     def _check_names(self) -> Scenario:
