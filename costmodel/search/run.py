@@ -1,10 +1,12 @@
 """Step 3 of the search: simulate the survivors of the screen (branch and bound) and report the front.
 
 Candidates are simulated in waves of `WAVE`, cheapest $/month lower bound first. Before each wave a candidate is
-pruned when both hold (its bounds are true bounds, see `search.screen`):
-- its $/month lower bound is >= the K-th cheapest SLO-feasible cost simulated so far (it cannot enter the top K);
-- a simulated SLO-feasible configuration costs <= its lower bound and gives >= its tokens/s per user upper
-  bound (it cannot be on the $/M tokens vs tokens/s per user front).
+pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month
+lower bound is >= the K-th cheapest SLO-feasible cost simulated so far (it cannot enter the top K). With
+`keep_front=True` a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower
+bound and gives >= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is
+exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
+the simulated configurations.
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
 returns the same result. Capacities come from the decision's own `self_host_capacity` and costs from its
 `self_host_result`, so a searched configuration costs what `compare` says it costs.
@@ -123,13 +125,15 @@ def pareto_front(rows: list[Configuration], *, better_is_higher: bool, metric: s
     return front
 
 
-def _pruned(item: Screened, feasible: list[Configuration], *, top_k: int) -> bool:
+def _pruned(item: Screened, feasible: list[Configuration], *, top_k: int, keep_front: bool) -> bool:
     if not item.viable:
         return True
     costs = sorted(r.usd_per_month for r in feasible)
     kth = costs[top_k - 1] if len(costs) >= top_k else math.inf
     if item.usd_per_month_lower < kth:
         return False
+    if not keep_front:
+        return True
     return any(r.usd_per_month <= item.usd_per_month_lower
                and r.tokens_per_second_per_user >= item.tokens_per_second_per_user_upper for r in feasible)
 
@@ -146,8 +150,9 @@ def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...]) -> 
 def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
            calibration: Calibration | None = None, today: dt.date | None = None,
            executor: LocalExecutor | RayExecutor | None = None, quality: QualityFilter | None = None,
-           prune: bool = True) -> SearchResult:
-    """Enumerate, screen, simulate the survivors; `prune=False` simulates every usable candidate (brute force)."""
+           prune: bool = True, keep_front: bool = False) -> SearchResult:
+    """Enumerate, screen, simulate the survivors; `prune=False` simulates every usable candidate (brute force),
+    `keep_front=True` keeps every candidate that could join the tokens/s-per-user front (module docstring)."""
     if top_k < 1:
         raise ValueError("top_k must be >= 1")
     started = time.perf_counter()
@@ -162,7 +167,7 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     simulated: list[Configuration] = []
     while queue:
         feasible = [r for r in simulated if r.meets_slo]
-        queue = [s for s in queue if not (prune and _pruned(s, feasible, top_k=top_k))]
+        queue = [s for s in queue if not (prune and _pruned(s, feasible, top_k=top_k, keep_front=keep_front))]
         wave, queue = queue[:WAVE], queue[WAVE:]
         jobs = [_Job(scenario, s.candidate, sheet, calibration, today) for s in wave]
         simulated.extend(runner.map(simulate_candidate, jobs))
