@@ -139,3 +139,15 @@ def test_ray_matches_local(one_offering_sheet: PriceSheet) -> None:  # type: ign
     finally:
         ray_executor.close()
     assert on_ray.best == search(scenario, top_k=1, gpu_sheet=one_offering_sheet).best
+
+
+def test_compare_search_adds_the_top_k_beside_the_listed(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(_scenario()))
+    assert main(["compare", str(path), "--search", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    names = [o["name"] for o in out["options"]]
+    assert "listed" in names
+    searched = [n for n in names if n.startswith("search-")]
+    assert len(searched) == 2 and {n.split("-")[1] for n in searched} == {"1", "2"}
+    assert any(n.startswith("search-1-qwen2.5-0.5b-l4-tp") for n in searched)

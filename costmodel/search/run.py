@@ -179,3 +179,17 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     return SearchResult(candidates_enumerated=len(enumerated), candidates_pruned=len(enumerated) - len(simulated),
                         candidates_simulated=len(simulated), seconds=time.perf_counter() - started,
                         best=tuple(best), frontier=tuple(frontier))
+
+
+def option_name(rank: int, configuration: Configuration) -> str:
+    """'search-1-<model>-<hardware>-tp<N>' (dtypes appended so two precisions of one replica stay distinct)."""
+    c = configuration
+    return f"search-{rank}-{c.model}-{c.hardware}-tp{c.gpus_per_replica}-{c.weight_dtype}-{c.kv_dtype}"
+
+
+def with_searched_options(scenario: Scenario, result: SearchResult, *, top_k: int) -> Scenario:
+    """The scenario with the top K configurations added as self-host options beside the listed ones."""
+    ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
+    added = [c.candidate().option(name=option_name(rank, c), ops_usd_per_month=ops)
+             for rank, c in enumerate(result.best[:top_k], start=1)]
+    return scenario.model_copy(update={"options": [*scenario.options, *added]})
