@@ -7,6 +7,7 @@ lower bound is >= the K-th cheapest SLO-feasible cost simulated so far (it canno
 bound and gives >= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is
 exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
 the simulated configurations.
+Offerings of one replica configuration share one simulation (the price does not change the capacity).
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
 returns the same result. Capacities come from the decision's own `self_host_capacity` and costs from its
 `self_host_result`, so a searched configuration costs what `compare` says it costs.
@@ -28,6 +29,7 @@ from costmodel.scenario import Scenario
 from costmodel.search.executors import LocalExecutor, RayExecutor
 from costmodel.search.screen import Screened, screen_candidates
 from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates
+from costmodel.serving.analytic import Capacity
 
 WAVE = 8
 
@@ -88,19 +90,23 @@ class SearchResult:
 class _Job:
     scenario: Scenario
     candidate: Candidate
-    gpu_sheet: PriceSheet[GpuPriceRow]
     calibration: Calibration | None
-    today: dt.date
 
 
-def simulate_candidate(job: _Job) -> Configuration:
-    """Capacity at the SLO (the decision's simulator) and the decision's cost for one candidate."""
-    ops = job.scenario.search.ops_usd_per_month if job.scenario.search else 0.0
-    option = job.candidate.option(name="search", ops_usd_per_month=ops)
-    capacity = self_host_capacity(job.scenario, option, calibration=job.calibration, cache=CapacityCache())
-    result = self_host_result(option, job.scenario, job.gpu_sheet, capacity, reference=None, today=job.today)
+def simulate_capacity(job: _Job) -> tuple[Capacity, str]:
+    """Capacity per replica at the SLO from the decision's simulator (the offering does not change it)."""
+    option = job.candidate.option(name="search")
+    return self_host_capacity(job.scenario, option, calibration=job.calibration, cache=CapacityCache())
+
+
+def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capacity, str], *,
+                  gpu_sheet: PriceSheet[GpuPriceRow], today: dt.date) -> Configuration:
+    """The decision's cost of one candidate at its simulated capacity."""
+    ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
+    option = candidate.option(name="search", ops_usd_per_month=ops)
+    result = self_host_result(option, scenario, gpu_sheet, capacity, reference=None, today=today)
     tpot = result.tpot_p90_seconds
-    c = job.candidate
+    c = candidate
     return Configuration(model=c.model, hardware=c.hardware, gpus_per_replica=c.gpus_per_replica,
                          weight_dtype=c.weight_dtype, kv_dtype=c.kv_dtype, offering=c.offering, engine=c.engine,
                          scaling=c.scaling, usd_per_month=result.usd_per_month, usd_per_mtok=result.usd_per_mtok,
@@ -165,12 +171,18 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
                                             repr(s.candidate)))
     runner = executor or LocalExecutor()
     simulated: list[Configuration] = []
+    capacities: dict[tuple[str, str, int, str, str], tuple[Capacity, str]] = {}  # one simulation per replica
     while queue:
         feasible = [r for r in simulated if r.meets_slo]
         queue = [s for s in queue if not (prune and _pruned(s, feasible, top_k=top_k, keep_front=keep_front))]
         wave, queue = queue[:WAVE], queue[WAVE:]
-        jobs = [_Job(scenario, s.candidate, sheet, calibration, today) for s in wave]
-        simulated.extend(runner.map(simulate_candidate, jobs))
+        new = list({s.candidate.replica_key: s.candidate for s in wave
+                    if s.candidate.replica_key not in capacities}.values())
+        for candidate, capacity in zip(new, runner.map(simulate_capacity, [_Job(scenario, c, calibration)
+                                                                           for c in new]), strict=True):
+            capacities[candidate.replica_key] = capacity
+        simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.replica_key],
+                                       gpu_sheet=sheet, today=today) for s in wave)
     feasible = [r for r in simulated if r.meets_slo and math.isfinite(r.usd_per_month)]
     best = sorted(feasible, key=lambda r: (r.usd_per_month, -r.tokens_per_second_per_user, repr(r)))[:top_k]
     fronts = pareto_front(feasible, better_is_higher=True, metric="tokens_per_second_per_user") + pareto_front(
