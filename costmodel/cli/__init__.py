@@ -24,6 +24,7 @@ SUBCOMMAND_MODULES = (
     "costmodel.cli.prices",
     "costmodel.cli.simulate",
     "costmodel.cli.compare",
+    "costmodel.cli.search",
     "costmodel.cli.probe",
     "costmodel.cli.endpoint",
     "costmodel.cli.endpoint_calibrate",

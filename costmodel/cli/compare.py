@@ -12,6 +12,7 @@ from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
+from costmodel.search import search, with_searched_options
 from costmodel.units import fmt_money, fmt_ms_column, fmt_pct
 
 
@@ -25,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                              "as_of, else today")
     parser.add_argument("--horizon-months", type=bounded_int(1, 120), default=None,
                         help="months to evaluate over, 1..120 (default: the scenario's horizon_months, 12)")
+    parser.add_argument("--search", type=bounded_int(1, 20), default=None, metavar="K",
+                        help="add the K cheapest configurations `costmodel search` finds as self-host options")
     parser.add_argument("--json", action="store_true", help="one JSON object (several files: {'scenarios': [...]})")
     parser.set_defaults(handler=run_compare)
 
@@ -76,6 +79,9 @@ def run_compare(args: argparse.Namespace) -> int:
     scenarios = [load_scenario(path) for path in args.scenarios]
     if args.horizon_months is not None:
         scenarios = [s.model_copy(update={"horizon_months": args.horizon_months}) for s in scenarios]
+    if args.search is not None:
+        scenarios = [with_searched_options(s, search(s, top_k=args.search, calibration=calibration, today=args.date),
+                                           top_k=args.search) for s in scenarios]
     decisions = [decide(scenario, calibration=calibration, today=args.date, capacity_cache=cache)
                  for scenario in scenarios]
     if len(decisions) == 1:

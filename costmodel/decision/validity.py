@@ -120,6 +120,12 @@ def _check_option(index: int, option: Option, scenario: Scenario, api_sheet: Pri
     return None
 
 
+def self_host_exclusion(option: SelfHostOption, scenario: Scenario, *, index: int = 0) -> Exclusion | None:
+    """The exclusion of one self-host option (bad dtypes or TP size for its hardware, lengths its model
+    cannot serve), or None; what the deployment search applies to each configuration it enumerates."""
+    return _check_option(index, option, scenario, api_sheet=None)  # type: ignore[arg-type]  # unused for self-host
+
+
 def excluded_result(option: Option, exclusion: Exclusion) -> OptionResult:
     """The row shown for an option that was not evaluated: no cost, no verdict, the reason."""
     return OptionResult(

@@ -18,6 +18,7 @@ from costmodel.scenario.model import (
     write_scenario_json_schema,
 )
 from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
+from costmodel.scenario.search import SearchSettings
 from costmodel.scenario.slo import Slo, SloLimit
 from costmodel.scenario.workload import Workload
 from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_MONTH
@@ -32,6 +33,7 @@ __all__ = [
     "LognormalTokens",
     "Option",
     "Scenario",
+    "SearchSettings",
     "SelfHostOption",
     "Slo",
     "SloLimit",

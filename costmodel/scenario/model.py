@@ -18,6 +18,7 @@ from costmodel.errors import CostmodelError, unknown_id_error
 from costmodel.fileio import atomic_write_text, parse_json_or_yaml, read_user_text
 from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
 from costmodel.scenario.quality import QualityFloor, check_substitute_groups
+from costmodel.scenario.search import SearchSettings
 from costmodel.scenario.slo import Slo
 from costmodel.scenario.workload import Workload
 from costmodel.strict import StrictModel
@@ -63,6 +64,9 @@ class Scenario(StrictModel):
     accept_unverified_latency: bool = Field(
         default=False, description="rank API options with no measured or published latency with the verified "
         "ones (default: after them)")
+    search: SearchSettings | None = Field(
+        default=None, description="limits of the deployment search (`costmodel search`); default: the whole catalog"
+    )
 
     @model_validator(mode="after")
     def _check_names(self) -> Scenario:

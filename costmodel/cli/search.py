@@ -1,0 +1,59 @@
+"""`costmodel search SCENARIO`: the cheapest SLO-feasible self-host configurations and the Pareto front."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from costmodel.cli.output import bounded_int, emit, parse_date
+from costmodel.measurements.calibration import load_calibration
+from costmodel.scenario import load_scenario
+from costmodel.search import SearchResult, make_executor, search
+from costmodel.units import fmt_money
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `search`."""
+    parser = subparsers.add_parser("search", help="search models x GPUs x TP x precision for the cheapest "
+                                   "configuration meeting the SLO, and the Pareto front")
+    parser.add_argument("scenario", type=Path, help="scenario YAML/JSON file (its `search:` section limits the space)")
+    parser.add_argument("--top", type=bounded_int(1, 100), default=5, help="cheapest configurations to report (1..100)")
+    parser.add_argument("--workers", type=bounded_int(1, 256), default=1, help="processes simulating (default 1)")
+    parser.add_argument("--executor", choices=("local", "ray"), default="local",
+                        help="local process pool (default) or a Ray cluster (pip install 'costmodel[cluster]')")
+    parser.add_argument("--address", default=None, help="Ray head HOST:PORT (with --executor ray); default: a local Ray")
+    parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching hardware")
+    parser.add_argument("--date", type=parse_date, default=None, help="evaluation date YYYY-MM-DD")
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.set_defaults(handler=run_search)
+
+
+def render_search(result: SearchResult) -> str:
+    """Human-readable search summary."""
+    lines = [f"{result.candidates_enumerated:,} configurations enumerated, {result.candidates_pruned:,} pruned, "
+             f"{result.candidates_simulated:,} simulated in {result.seconds:.1f} s", ""]
+    header = f"  {'model':20s} {'hardware':10s} {'TP':>3s} {'w/kv':10s} {'offering':34s} {'$/month':>10s} " \
+             f"{'$/M tok':>8s} {'tok/s/user':>10s} {'TTFT90':>7s}"
+    for title, rows in (("Cheapest meeting the SLO:", result.best), ("Pareto front:", result.frontier)):
+        lines += [title, header]
+        for c in rows:
+            ttft = f"{c.ttft_p90_seconds * 1e3:.0f}ms" if c.ttft_p90_seconds is not None else "n/a"
+            lines.append(f"  {c.model[:20]:20s} {c.hardware[:10]:10s} {c.gpus_per_replica:>3d} "
+                         f"{c.weight_dtype + '/' + c.kv_dtype:10s} {c.offering[:34]:34s} {fmt_money(c.usd_per_month):>10s} "
+                         f"{c.usd_per_mtok:>8.3f} {c.tokens_per_second_per_user:>10.1f} {ttft:>7s}")
+        if not rows:
+            lines.append("  (none meets the SLO)")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def run_search(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    calibration = load_calibration(args.calibration) if args.calibration else None
+    executor = make_executor(args.executor, workers=args.workers, address=args.address)
+    try:
+        result = search(scenario, top_k=args.top, calibration=calibration, today=args.date, executor=executor)
+    finally:
+        executor.close()
+    emit(result.contract(), as_json=args.json, text=render_search(result))
+    return 0

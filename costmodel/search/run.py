@@ -1,0 +1,207 @@
+"""Step 3 of the search: simulate the survivors of the screen (branch and bound) and report the front.
+
+Candidates are simulated in waves of `WAVE`, cheapest $/month lower bound first. Before each wave a candidate is
+pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month
+lower bound is >= the K-th cheapest SLO-feasible cost simulated so far (it cannot enter the top K). With
+`keep_front=True` a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower
+bound and gives >= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is
+exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
+the simulated configurations.
+Offerings of one replica configuration share one simulation (the price does not change the capacity).
+Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
+returns the same result. Capacities come from the decision's own `self_host_capacity` and costs from its
+`self_host_result`, so a searched configuration costs what `compare` says it costs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from dataclasses import dataclass
+
+from costmodel.decision.options import self_host_result
+from costmodel.decision.rank import CapacityCache, self_host_capacity
+from costmodel.decision.validity import self_host_exclusion
+from costmodel.measurements.calibration import Calibration
+from costmodel.pricing import GpuPriceRow, PriceSheet, load_gpu_prices
+from costmodel.scenario import Scenario
+from costmodel.search.executors import LocalExecutor, RayExecutor
+from costmodel.search.screen import Screened, screen_candidates
+from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates
+from costmodel.serving.analytic import Capacity
+
+WAVE = 8
+
+
+@dataclass(frozen=True, kw_only=True)
+class Configuration:
+    """One simulated configuration: the `search --json` frontier/best row."""
+
+    model: str
+    hardware: str
+    gpus_per_replica: int
+    weight_dtype: str
+    kv_dtype: str
+    offering: str
+    engine: str
+    scaling: str
+    usd_per_month: float
+    usd_per_mtok: float
+    tokens_per_second_per_user: float  # 1 / TPOT p90 at the operating point (0 when it misses the SLO)
+    ttft_p90_seconds: float | None
+    meets_slo: bool
+    replicas: int = 0
+
+    def candidate(self) -> Candidate:
+        """The configuration as a search candidate (to add it to a scenario)."""
+        return Candidate(model=self.model, hardware=self.hardware, gpus_per_replica=self.gpus_per_replica,
+                         weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype, offering=self.offering,
+                         engine=self.engine, scaling=self.scaling)
+
+    def contract(self) -> dict[str, object]:
+        """The JSON row (exact keys of the contract)."""
+        return {key: getattr(self, key) for key in (
+            "model", "hardware", "gpus_per_replica", "weight_dtype", "kv_dtype", "offering", "engine", "scaling",
+            "usd_per_month", "usd_per_mtok", "tokens_per_second_per_user", "ttft_p90_seconds", "meets_slo")}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchResult:
+    """Counts, time, the cheapest SLO-feasible configurations and the Pareto front."""
+
+    candidates_enumerated: int
+    candidates_pruned: int
+    candidates_simulated: int
+    seconds: float
+    best: tuple[Configuration, ...]  # cheapest SLO-feasible first, at most K
+    frontier: tuple[Configuration, ...]  # $/M tok vs tokens/s per user, and vs TTFT p90 (union), cheapest first
+
+    def contract(self) -> dict[str, object]:
+        """`search --json`: best is the cheapest row (null when none meets the SLO); top_k the K rows."""
+        return {"candidates_enumerated": self.candidates_enumerated, "candidates_pruned": self.candidates_pruned,
+                "candidates_simulated": self.candidates_simulated, "seconds": self.seconds,
+                "frontier": [c.contract() for c in self.frontier],
+                "best": self.best[0].contract() if self.best else None,
+                "top_k": [c.contract() for c in self.best]}
+
+
+@dataclass(frozen=True)
+class _Job:
+    scenario: Scenario
+    candidate: Candidate
+    calibration: Calibration | None
+
+
+def simulate_capacity(job: _Job) -> tuple[Capacity, str]:
+    """Capacity per replica at the SLO from the decision's simulator (the offering does not change it)."""
+    option = job.candidate.option(name="search")
+    return self_host_capacity(job.scenario, option, calibration=job.calibration, cache=CapacityCache())
+
+
+def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capacity, str], *,
+                  gpu_sheet: PriceSheet[GpuPriceRow], today: dt.date) -> Configuration:
+    """The decision's cost of one candidate at its simulated capacity."""
+    ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
+    option = candidate.option(name="search", ops_usd_per_month=ops)
+    result = self_host_result(option, scenario, gpu_sheet, capacity, reference=None, today=today)
+    tpot = result.tpot_p90_seconds
+    c = candidate
+    return Configuration(model=c.model, hardware=c.hardware, gpus_per_replica=c.gpus_per_replica,
+                         weight_dtype=c.weight_dtype, kv_dtype=c.kv_dtype, offering=c.offering, engine=c.engine,
+                         scaling=c.scaling, usd_per_month=result.usd_per_month, usd_per_mtok=result.usd_per_mtok,
+                         tokens_per_second_per_user=1.0 / tpot if result.meets_slo and tpot else 0.0,
+                         ttft_p90_seconds=result.ttft_p90_seconds, meets_slo=result.meets_slo,
+                         replicas=result.replicas)
+
+
+def pareto_front(rows: list[Configuration], *, better_is_higher: bool, metric: str) -> list[Configuration]:
+    """Rows no other row beats on both $/M tokens (lower) and `metric` (higher or lower is better)."""
+    def value(row: Configuration) -> float:
+        raw = getattr(row, metric)
+        x = math.inf if raw is None else float(raw)
+        return -x if better_is_higher else x
+
+    front: list[Configuration] = []
+    best_so_far = math.inf
+    for row in sorted(rows, key=lambda r: (r.usd_per_mtok, value(r))):
+        if value(row) < best_so_far:
+            front.append(row)
+            best_so_far = value(row)
+    return front
+
+
+def _pruned(item: Screened, feasible: list[Configuration], *, top_k: int, keep_front: bool) -> bool:
+    if not item.viable:
+        return True
+    costs = sorted(r.usd_per_month for r in feasible)
+    kth = costs[top_k - 1] if len(costs) >= top_k else math.inf
+    if item.usd_per_month_lower < kth:
+        return False
+    if not keep_front:
+        return True
+    return any(r.usd_per_month <= item.usd_per_month_lower
+               and r.tokens_per_second_per_user >= item.tokens_per_second_per_user_upper for r in feasible)
+
+
+def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...]) -> tuple[Candidate, ...]:
+    """Candidates the decision would evaluate (no exclusion: TP and dtypes valid, lengths servable)."""
+    verdicts: dict[tuple[str, str, int, str, str], bool] = {}
+    for c in candidates:
+        if c.replica_key not in verdicts:
+            verdicts[c.replica_key] = self_host_exclusion(c.option(name="search"), scenario) is None
+    return tuple(c for c in candidates if verdicts[c.replica_key])
+
+
+def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
+           calibration: Calibration | None = None, today: dt.date | None = None,
+           executor: LocalExecutor | RayExecutor | None = None, quality: QualityFilter | None = None,
+           prune: bool = True, keep_front: bool = False) -> SearchResult:
+    """Enumerate, screen, simulate the survivors; `prune=False` simulates every usable candidate (brute force),
+    `keep_front=True` keeps every candidate that could join the tokens/s-per-user front (module docstring)."""
+    if top_k < 1:
+        raise ValueError("top_k must be >= 1")
+    started = time.perf_counter()
+    sheet = gpu_sheet or load_gpu_prices()
+    today = scenario.evaluation_date(override=today)
+    enumerated = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality)
+    screened = screen_candidates(scenario, usable_candidates(scenario, enumerated), gpu_sheet=sheet,
+                                 calibration=calibration)
+    queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
+                                            repr(s.candidate)))
+    runner = executor or LocalExecutor()
+    simulated: list[Configuration] = []
+    capacities: dict[tuple[str, str, int, str, str], tuple[Capacity, str]] = {}  # one simulation per replica
+    while queue:
+        feasible = [r for r in simulated if r.meets_slo]
+        queue = [s for s in queue if not (prune and _pruned(s, feasible, top_k=top_k, keep_front=keep_front))]
+        wave, queue = queue[:WAVE], queue[WAVE:]
+        new = list({s.candidate.replica_key: s.candidate for s in wave
+                    if s.candidate.replica_key not in capacities}.values())
+        for candidate, capacity in zip(new, runner.map(simulate_capacity, [_Job(scenario, c, calibration)
+                                                                           for c in new]), strict=True):
+            capacities[candidate.replica_key] = capacity
+        simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.replica_key],
+                                       gpu_sheet=sheet, today=today) for s in wave)
+    feasible = [r for r in simulated if r.meets_slo and math.isfinite(r.usd_per_month)]
+    best = sorted(feasible, key=lambda r: (r.usd_per_month, -r.tokens_per_second_per_user, repr(r)))[:top_k]
+    fronts = pareto_front(feasible, better_is_higher=True, metric="tokens_per_second_per_user") + pareto_front(
+        feasible, better_is_higher=False, metric="ttft_p90_seconds")
+    frontier = sorted(set(fronts), key=lambda r: (r.usd_per_mtok, repr(r)))
+    return SearchResult(candidates_enumerated=len(enumerated), candidates_pruned=len(enumerated) - len(simulated),
+                        candidates_simulated=len(simulated), seconds=time.perf_counter() - started,
+                        best=tuple(best), frontier=tuple(frontier))
+
+
+def option_name(rank: int, configuration: Configuration) -> str:
+    """'search-1-<model>-<hardware>-tp<N>' (dtypes appended so two precisions of one replica stay distinct)."""
+    c = configuration
+    return f"search-{rank}-{c.model}-{c.hardware}-tp{c.gpus_per_replica}-{c.weight_dtype}-{c.kv_dtype}"
+
+
+def with_searched_options(scenario: Scenario, result: SearchResult, *, top_k: int) -> Scenario:
+    """The scenario with the top K configurations added as self-host options beside the listed ones."""
+    ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
+    added = [c.candidate().option(name=option_name(rank, c), ops_usd_per_month=ops)
+             for rank, c in enumerate(result.best[:top_k], start=1)]
+    return scenario.model_copy(update={"options": [*scenario.options, *added]})

@@ -1,0 +1,114 @@
+"""Step 2 of the search: screen every configuration with the roofline, without simulating.
+
+Per replica configuration (model, hardware, TP, dtypes) it computes
+- memory fit (`plan_replica_memory` at the mean prompt + output, what `roofline_capacity` checks first); a
+  configuration that does not fit is left out exactly as the decision leaves it out (`self_host_capacity`
+  returns that answer without simulating);
+- a capacity UPPER bound. Every step the simulator takes costs at least its FLOPs at the effective peak
+  (`roofline.step` takes per-op maxima of compute and memory time, so step >= compute_seconds). A request
+  needs (1 - f) P new prompt tokens and O output tokens, each at least `c_tok` compute-seconds, so a replica
+  serves at most 1 / ((1 - f) P + O) / c_tok requests/s. `LENGTH_SAMPLING_MARGIN` covers the simulator's
+  sampled lengths being shorter than the means (its 1000 requests) and its 5% bisection tolerance;
+- a decode-step LOWER bound t_min = step(batch 1, 1 new token, context 0): every decode step of any batch
+  and context takes at least this, so TPOT p90 >= t_min and tokens/s per user <= 1 / t_min. If t_min
+  exceeds the TPOT limit no load meets the SLO.
+From these a $/month LOWER bound: replicas >= max(1, ceil(peak / capacity upper bound)), at the offering's
+price (`size_self_host`'s own sizing rule).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from costmodel.catalog import derive_shape, load_model
+from costmodel.config import ReplicaConfig
+from costmodel.decision.rank import option_efficiency
+from costmodel.measurements.calibration import Calibration
+from costmodel.memory import plan_replica_memory
+from costmodel.pricing import GpuPriceRow, PriceSheet
+from costmodel.scenario import Scenario
+from costmodel.search.space import Candidate
+from costmodel.units import HOURS_PER_MONTH
+
+LENGTH_SAMPLING_MARGIN = 1.5
+# Batch at which the per-token compute cost is taken (the largest GEMMs run nearest peak; a larger batch
+# than any replica's memory holds, so the per-token cost is a floor).
+_FLOOR_BATCH = 4096
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicaScreen:
+    """Roofline facts of one replica configuration (shared by every offering of it)."""
+
+    fits: bool
+    capacity_upper_requests_per_second: float  # >= any simulated capacity at the SLO
+    decode_step_lower_seconds: float  # <= any decode step (so <= TPOT p90)
+
+    @property
+    def can_meet_slo(self) -> bool:
+        """False when the configuration provably cannot meet the SLO (does not fit, or decode too slow)."""
+        return self.fits and math.isfinite(self.decode_step_lower_seconds)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Screened:
+    """One candidate with its bounds: $/month lower bound and tokens/s per user upper bound."""
+
+    candidate: Candidate
+    replica: ReplicaScreen
+    usd_per_gpu_hour: float
+    usd_per_month_lower: float
+    tokens_per_second_per_user_upper: float
+    tpot_limit_seconds: float
+
+    @property
+    def viable(self) -> bool:
+        """Could this configuration meet the SLO at all (by the bounds)?"""
+        return self.replica.can_meet_slo and self.replica.decode_step_lower_seconds <= self.tpot_limit_seconds
+
+
+def screen_replica(scenario: Scenario, candidate: Candidate, *, calibration: Calibration | None) -> ReplicaScreen:
+    """Roofline capacity and the two bounds for the candidate's replica (see the module docstring)."""
+    option = candidate.option(name="screen")
+    hardware, eff = option_efficiency(option, calibration)
+    shape = derive_shape(load_model(candidate.model))
+    workload = scenario.workload
+    config = ReplicaConfig(shape=shape, hardware=hardware, gpus=candidate.gpus_per_replica,
+                           weight_dtype=candidate.weight_dtype, kv_dtype=candidate.kv_dtype, efficiency=eff)
+    memory = plan_replica_memory(
+        config, context_tokens=int(workload.mean_prompt_tokens() + workload.mean_output_tokens()))
+    per_token = config.step(batch=_FLOOR_BATCH, new_tokens=1, context_tokens=0).compute_seconds / _FLOOR_BATCH
+    tokens = workload.mean_prompt_tokens() * (1.0 - workload.cached_prompt_fraction) + workload.mean_output_tokens()
+    upper = LENGTH_SAMPLING_MARGIN / (tokens * per_token) if per_token > 0 else math.inf
+    t_min = config.step(batch=1, new_tokens=1, context_tokens=0).step_seconds
+    return ReplicaScreen(fits=memory.fits, capacity_upper_requests_per_second=upper, decode_step_lower_seconds=t_min)
+
+
+def _month_usd(*, replicas: int, gpus: int, usd_per_gpu_hour: float, ops_usd_per_month: float) -> float:
+    return replicas * gpus * usd_per_gpu_hour * HOURS_PER_MONTH + ops_usd_per_month
+
+
+def screen_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *, gpu_sheet: PriceSheet[GpuPriceRow],
+                      calibration: Calibration | None) -> tuple[Screened, ...]:
+    """Bounds for every candidate (one roofline evaluation per replica configuration)."""
+    peak = scenario.workload.peak_requests_per_second()
+    ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
+    tpot_limit = scenario.slo.tpot_p90_seconds
+    replicas: dict[tuple[str, str, int, str, str], ReplicaScreen] = {}
+    out = []
+    for candidate in candidates:
+        key = candidate.replica_key
+        if key not in replicas:
+            replicas[key] = screen_replica(scenario, candidate, calibration=calibration)
+        replica = replicas[key]
+        price = gpu_sheet.get(candidate.offering).all_in_usd_per_gpu_hour()
+        lower_replicas = max(1, math.ceil(peak / replica.capacity_upper_requests_per_second - 1e-12))
+        out.append(Screened(
+            candidate=candidate, replica=replica, usd_per_gpu_hour=price,
+            usd_per_month_lower=_month_usd(replicas=lower_replicas, gpus=candidate.gpus_per_replica,
+                                           usd_per_gpu_hour=price, ops_usd_per_month=ops),
+            tokens_per_second_per_user_upper=1.0 / replica.decode_step_lower_seconds,
+            tpot_limit_seconds=tpot_limit,
+        ))
+    return tuple(out)

@@ -1,0 +1,109 @@
+"""Step 1 of the search: enumerate the self-host configurations a scenario could deploy.
+
+models (the scenario's `search: models:`, else the catalog minus tiny-test, optionally filtered by a quality
+hook) x accelerators with a GPU price offering x valid tensor-parallel sizes x weight/KV dtypes the hardware
+holds x offerings x engine profiles x scaling. Engine profiles are not yet wired into the simulator, so only
+"generic" is enumerated; SelfHostOption has no scaling field yet, so only "fixed" is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from costmodel.catalog import accelerators, load_accelerator, load_model, models
+from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES, unsupported_dtype_reason
+from costmodel.errors import CostmodelError, unknown_id_error
+from costmodel.estimate import valid_tensor_parallel_sizes
+from costmodel.pricing import GpuPriceRow, PriceSheet
+from costmodel.scenario import Scenario, SelfHostOption
+
+# Formats searched: the serving formats engines ship (fp32 and fp16 add nothing over bf16 for serving).
+SEARCH_WEIGHT_DTYPES: tuple[str, ...] = ("bf16", "fp8", "int8", "int4", "fp4")
+SEARCH_KV_DTYPES: tuple[str, ...] = ("bf16", "fp8", "fp4")
+# Tensor parallelism beyond one 8-GPU node is not searched (NVLink domain of HGX/DGX boards).
+MAX_SEARCH_GPUS = 8
+SEARCH_ENGINES: tuple[str, ...] = ("generic",)
+SEARCH_SCALING: tuple[str, ...] = ("fixed",)
+EXCLUDED_MODELS = frozenset({"tiny-test"})  # a test fixture, not a servable model
+
+QualityFilter = Callable[[str], bool]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Candidate:
+    """One self-host configuration of the search space (priced by one GPU offering)."""
+
+    model: str
+    hardware: str
+    gpus_per_replica: int
+    weight_dtype: str
+    kv_dtype: str
+    offering: str
+    engine: str = "generic"
+    scaling: str = "fixed"
+
+    @property
+    def replica_key(self) -> tuple[str, str, int, str, str]:
+        """What the capacity depends on (the offering only sets the price)."""
+        return (self.model, self.hardware, self.gpus_per_replica, self.weight_dtype, self.kv_dtype)
+
+    def option(self, *, name: str, ops_usd_per_month: float = 0.0) -> SelfHostOption:
+        """This configuration as a scenario option."""
+        return SelfHostOption(name=name, model=self.model, hardware=self.hardware,
+                              gpus_per_replica=self.gpus_per_replica, weight_dtype=self.weight_dtype,  # type: ignore[arg-type]
+                              kv_dtype=self.kv_dtype, offering=self.offering,  # type: ignore[arg-type]
+                              ops_usd_per_month=ops_usd_per_month)
+
+
+def _check_ids(field: str, wanted: Sequence[str], known: Sequence[str], what: str) -> None:
+    for index, item in enumerate(wanted):
+        if item not in known:
+            raise CostmodelError(f"{field}[{index}]: {unknown_id_error(what, item, known)}")
+
+
+def search_models(scenario: Scenario, *, quality: QualityFilter | None = None) -> tuple[str, ...]:
+    """The models searched: `search.models` (checked against the catalog), else the catalog (minus
+    tiny-test), kept where `quality(model_id)` is true when a quality filter is given."""
+    known = sorted(models())
+    listed = scenario.search.models if scenario.search and scenario.search.models else None
+    if listed is not None:
+        _check_ids("search.models", listed, known, "model")
+    chosen = list(dict.fromkeys(listed)) if listed is not None else [m for m in known if m not in EXCLUDED_MODELS]
+    return tuple(m for m in chosen if quality is None or quality(m))
+
+
+def _dtype_pairs(hardware_id: str) -> list[tuple[str, str]]:
+    peaks = load_accelerator(hardware_id).peak_flops_per_s
+    return [(w, kv) for w in SEARCH_WEIGHT_DTYPES for kv in SEARCH_KV_DTYPES
+            if w in WEIGHT_DTYPES and kv in KV_DTYPES
+            and unsupported_dtype_reason(weight_dtype=w, kv_dtype=kv, peak_flops_per_s=peaks) is None]
+
+
+def enumerate_candidates(scenario: Scenario, *, gpu_sheet: PriceSheet[GpuPriceRow],
+                         quality: QualityFilter | None = None) -> tuple[Candidate, ...]:
+    """Every configuration of the space, in a deterministic order; raises CostmodelError when it is empty."""
+    model_ids = search_models(scenario, quality=quality)
+    offerings: dict[str, list[str]] = {}
+    for row in gpu_sheet.rows:
+        offerings.setdefault(row.accelerator_id, []).append(row.id)
+    listed_hw = scenario.search.hardware if scenario.search and scenario.search.hardware else None
+    if listed_hw is not None:
+        _check_ids("search.hardware", listed_hw, sorted(accelerators()), "hardware")
+    hardware_ids = [h for h in sorted(offerings) if h in accelerators() and (listed_hw is None or h in listed_hw)]
+    out: list[Candidate] = []
+    for model_id in model_ids:
+        sizes = valid_tensor_parallel_sizes(load_model(model_id), max_gpus=MAX_SEARCH_GPUS)
+        for hw in hardware_ids:
+            for gpus in sizes:
+                for weight_dtype, kv_dtype in _dtype_pairs(hw):
+                    for offering in offerings[hw]:
+                        for engine in SEARCH_ENGINES:
+                            out.extend(Candidate(model=model_id, hardware=hw, gpus_per_replica=gpus,
+                                                 weight_dtype=weight_dtype, kv_dtype=kv_dtype, offering=offering,
+                                                 engine=engine, scaling=scaling) for scaling in SEARCH_SCALING)
+    if not out:
+        raise CostmodelError("search: the search space is empty (no model passes the quality floor / "
+                             "search.models, or no listed hardware has a GPU price offering); widen search.models, "
+                             "search.hardware or lower the quality floor")
+    return tuple(out)

@@ -1,0 +1,153 @@
+"""The deployment search (issue 15): enumeration, safe pruning, the listed-option check, bad input, executors."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from costmodel.cli import main
+from costmodel.decision.rank import decide
+from costmodel.errors import CostmodelError
+from costmodel.pricing import PriceSheet, load_gpu_prices
+from costmodel.scenario import parse_scenario
+from costmodel.search import LocalExecutor, check_ray_address, enumerate_candidates, make_executor, search
+from costmodel.search.executors import parse_ray_address
+
+CONTRACT_ROW = {"model", "hardware", "gpus_per_replica", "weight_dtype", "kv_dtype", "offering", "engine",
+                "scaling", "usd_per_month", "usd_per_mtok", "tokens_per_second_per_user", "ttft_p90_seconds",
+                "meets_slo"}
+
+
+def _scenario(**search: object) -> dict[str, object]:
+    return {
+        "name": "small search", "as_of": "2026-12-01",
+        "workload": {"requests_per_day": 20000, "prompt_tokens": {"kind": "fixed", "tokens": 500},
+                     "output_tokens": {"kind": "fixed", "tokens": 100}, "peak_to_mean_ratio": 2.0},
+        "slo": {"ttft_p90_seconds": 1.0, "tpot_p90_seconds": 0.05},
+        "search": {"models": ["qwen2.5-0.5b"], "hardware": ["l4"], **search},
+        "options": [{"kind": "self-host", "name": "listed", "model": "qwen2.5-0.5b", "hardware": "l4",
+                     "gpus_per_replica": 1, "weight_dtype": "bf16", "kv_dtype": "bf16",
+                     "offering": "owned/l4/owned"}],
+    }
+
+
+@pytest.fixture(scope="module")
+def one_offering_sheet() -> PriceSheet:  # type: ignore[type-arg]
+    sheet = load_gpu_prices()
+    return PriceSheet(kind="gpu", where=sheet.where, rows=(sheet.get("owned/l4/owned"),))
+
+
+def test_enumeration_is_the_product_of_the_axes(one_offering_sheet: PriceSheet) -> None:  # type: ignore[type-arg]
+    candidates = enumerate_candidates(parse_scenario(_scenario()), gpu_sheet=one_offering_sheet)
+    # qwen2.5-0.5b has 14 attention heads: TP 1, 2, 7 (14 > 8 GPUs); L4 has no fp4, so weights
+    # {bf16, fp8, int8, int4} x KV {bf16, fp8} = 8 pairs; one offering, generic engine, fixed scaling.
+    assert len(candidates) == 3 * 8
+    assert {c.gpus_per_replica for c in candidates} == {1, 2, 7}
+    assert all("fp4" not in (c.weight_dtype, c.kv_dtype) for c in candidates)
+    assert {c.engine for c in candidates} == {"generic"} and {c.scaling for c in candidates} == {"fixed"}
+
+
+def test_fp4_only_on_fp4_hardware() -> None:
+    sheet = load_gpu_prices()
+    b200 = [r for r in sheet.rows if r.accelerator_id == "b200"][:1]
+    candidates = enumerate_candidates(parse_scenario(_scenario(hardware=["b200"])),
+                                      gpu_sheet=PriceSheet(kind="gpu", where="x", rows=tuple(b200)))
+    assert any(c.weight_dtype == "fp4" for c in candidates) and any(c.kv_dtype == "fp4" for c in candidates)
+
+
+def test_quality_hook_filters_and_empty_space_is_an_error(one_offering_sheet: PriceSheet) -> None:  # type: ignore[type-arg]
+    scenario = parse_scenario(_scenario())
+    with pytest.raises(CostmodelError, match="search space is empty"):
+        enumerate_candidates(scenario, gpu_sheet=one_offering_sheet, quality=lambda model_id: False)
+
+
+def test_pruning_is_safe_against_brute_force(one_offering_sheet: PriceSheet) -> None:  # type: ignore[type-arg]
+    scenario = parse_scenario(_scenario())
+    found = search(scenario, top_k=1, gpu_sheet=one_offering_sheet)
+    brute = search(scenario, top_k=1, gpu_sheet=one_offering_sheet, prune=False)
+    assert brute.candidates_simulated == 24 and found.candidates_simulated < brute.candidates_simulated
+    assert found.candidates_pruned + found.candidates_simulated == found.candidates_enumerated
+    assert found.best and brute.best
+    assert found.best[0].usd_per_month <= brute.best[0].usd_per_month
+    cheapest_brute = min(c.usd_per_month for c in brute.frontier)
+    assert found.best[0].usd_per_month == pytest.approx(cheapest_brute)
+
+
+def test_best_never_dearer_than_the_listed_option_it_contains() -> None:
+    scenario = parse_scenario(_scenario())
+    result = search(scenario, top_k=1)
+    listed = next(o for o in decide(scenario).options if o.name == "listed")
+    assert listed.meets_slo
+    assert result.best[0].usd_per_month <= listed.usd_per_month + 1e-9
+
+
+def test_unknown_model_in_search_models_names_the_field() -> None:
+    with pytest.raises(CostmodelError, match=r"search\.models\[1\].*qwen2\.5-05b"):
+        enumerate_candidates(parse_scenario(_scenario(models=["qwen2.5-0.5b", "qwen2.5-05b"])),
+                             gpu_sheet=load_gpu_prices())
+
+
+def test_cli_search_json_contract(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(_scenario()))
+    assert main(["search", str(path), "--json", "--top", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("candidates_enumerated", "candidates_pruned", "candidates_simulated", "seconds", "frontier", "best"):
+        assert key in out
+    assert set(out["best"]) >= CONTRACT_ROW and out["best"]["meets_slo"] is True
+    assert all(set(row) >= CONTRACT_ROW for row in out["frontier"])
+
+
+def test_cli_unknown_model_exits_2(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(_scenario(models=["no-such-model"])))
+    assert main(["search", str(path)]) == 2
+    assert "search.models[0]" in capsys.readouterr().err
+
+
+def test_bad_ray_address_gives_a_clear_message_fast() -> None:
+    with socket.socket() as sock:  # a loopback port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(CostmodelError, match="no Ray cluster answers"):
+        check_ray_address(f"127.0.0.1:{port}", timeout_seconds=1.0)
+    with pytest.raises(CostmodelError, match="--address"):
+        parse_ray_address("not-an-address")
+    with pytest.raises(CostmodelError, match="--executor ray"):
+        make_executor("local", address="127.0.0.1:6379")
+
+
+def test_local_pool_matches_in_process(one_offering_sheet: PriceSheet) -> None:  # type: ignore[type-arg]
+    scenario = parse_scenario(_scenario())
+    pool = LocalExecutor(workers=2)
+    try:
+        pooled = search(scenario, top_k=1, gpu_sheet=one_offering_sheet, executor=pool)
+    finally:
+        pool.close()
+    single = search(scenario, top_k=1, gpu_sheet=one_offering_sheet)
+    assert pooled.best == single.best and pooled.frontier == single.frontier
+
+
+def test_ray_matches_local(one_offering_sheet: PriceSheet) -> None:  # type: ignore[type-arg]
+    pytest.importorskip("ray")
+    scenario = parse_scenario(_scenario())
+    ray_executor = make_executor("ray", workers=2)
+    try:
+        on_ray = search(scenario, top_k=1, gpu_sheet=one_offering_sheet, executor=ray_executor)
+    finally:
+        ray_executor.close()
+    assert on_ray.best == search(scenario, top_k=1, gpu_sheet=one_offering_sheet).best
+
+
+def test_compare_search_adds_the_top_k_beside_the_listed(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(_scenario()))
+    assert main(["compare", str(path), "--search", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    names = [o["name"] for o in out["options"]]
+    assert "listed" in names
+    searched = [n for n in names if n.startswith("search-")]
+    assert len(searched) == 2 and {n.split("-")[1] for n in searched} == {"1", "2"}
+    assert any(n.startswith("search-1-qwen2.5-0.5b-l4-tp") for n in searched)
