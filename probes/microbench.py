@@ -68,7 +68,3 @@ def matmul_flops(
 def best_flops(benches: list[Microbenchmark], dtype: str) -> float:
     """Highest FLOP/s measured for `dtype`."""
     return max(b.flops_per_s or 0.0 for b in benches if b.kind == "matmul" and b.dtype == dtype)
-
-
-def best_copy(benches: list[Microbenchmark]) -> float:
-    return max(b.bytes_per_s or 0.0 for b in benches if b.kind == "copy")

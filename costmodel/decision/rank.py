@@ -36,10 +36,10 @@ from costmodel.pricing.latency import ApiLatencySheet, load_api_latency
 from costmodel.pricing.sheets import open_model_ids
 from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
-from costmodel.serving import build_replica, converged_capacity
+from costmodel.serving import build_replica
 from costmodel.serving.analytic import Capacity, roofline_capacity
 from costmodel.serving.breakdown import latency_owner
-from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE, CONVERGE_START_REQUESTS
+from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE, CONVERGE_START_REQUESTS, capacity_for_replica
 from costmodel.serving.profile import engine_settings
 
 # Requests per bisection step to start from (doubled until the capacity's interval is within 5%) and the
@@ -106,7 +106,10 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
     replica = build_replica(option.model, config.hardware, gpus=config.gpus, weight_dtype=config.weight_dtype,
                             kv_dtype=config.kv_dtype, efficiency=config.efficiency,
                             max_batched_tokens=engine.max_batched_tokens, engine=engine)
-    result = converged_capacity(
+    # One capacity search per option (seed 0, SIMULATED_REQUESTS): the same call the app's Latency page makes,
+    # so the pages agree. `capacity --json` reports the converged capacity with its interval (serving.capacity
+    # converged_capacity); five replications per option made every compare ~5x slower, so the decision keeps one.
+    result = capacity_for_replica(
         replica, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens, slo=scenario.slo,
         prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
         rate_tolerance=RATE_TOLERANCE, kv_policy=engine.kv_policy, max_num_seqs=engine.max_num_seqs,
