@@ -80,6 +80,13 @@ class OptionResult:
     # with the reason, never ranked first, recommended or used as a reference. Costs are then NaN.
     excluded_reason: str | None = None
     excluded_kind: str | None = None
+    # Fleet policy and shape (self-host, hybrid; decision/fleet.py): headroom, replica floor, why.
+    min_replicas: int | None = None
+    target_peak_utilization: float | None = None
+    fleet_reason: str | None = None
+    scaling: str | None = None  # "fixed" | "autoscale" | "mixed"
+    replicas_by_hour: tuple[int, ...] | None = None  # replicas paid in each hour of the day, month 0
+    gpu_hours_per_month: float | None = None
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
@@ -108,6 +115,12 @@ class OptionResult:
             "price_sources": [ps.__dict__ for ps in self.price_sources],
             "notes": list(self.notes),
             "excluded_reason": self.excluded_reason,
+            "min_replicas": self.min_replicas,
+            "target_peak_utilization": self.target_peak_utilization,
+            "fleet_reason": self.fleet_reason,
+            "scaling": self.scaling,
+            "replicas_by_hour": list(self.replicas_by_hour) if self.replicas_by_hour is not None else None,
+            "gpu_hours_per_month": self.gpu_hours_per_month,
         }
 
 

@@ -10,15 +10,33 @@ from costmodel.dtypes import KvDtype, WeightDtype
 from costmodel.scenario.limits import (
     MAX_GPUS_PER_REPLICA,
     MAX_LATENCY_SECONDS,
+    MAX_MIN_REPLICAS,
     MAX_RATE_LIMIT_PER_MINUTE,
     MAX_USD_PER_GPU_HOUR,
     MAX_USD_PER_MONTH,
     MIN_LATENCY_SECONDS,
+    MIN_TARGET_PEAK_UTILIZATION,
 )
 from costmodel.strict import StrictModel
 
 _NAME = Field(min_length=1, description="unique name of this option in the scenario")
 _ID = r"^[a-z0-9][a-z0-9._-]*$"
+_TARGET = Field(
+    default=None, ge=MIN_TARGET_PEAK_UTILIZATION, le=1.0,
+    description="share of a replica's capacity at the SLO used in the peak hour (headroom = 1 - this); "
+    "default 0.8 for an interactive workload, 1.0 when batch_allowed",
+)
+_MIN_REPLICAS = Field(
+    default=None, ge=1, le=MAX_MIN_REPLICAS,
+    description="replicas kept whatever the demand; default 2 for an interactive workload (N+1), 1 when batch_allowed",
+)
+
+
+class FleetPolicy(StrictModel):
+    """Headroom and redundancy for every self-host option of the scenario (an option's own fields win)."""
+
+    target_peak_utilization: float | None = _TARGET
+    min_replicas: int | None = _MIN_REPLICAS
 
 
 class ApiOption(StrictModel):
@@ -59,6 +77,8 @@ class SelfHostOption(StrictModel):
     )
     ops_usd_per_month: float = Field(default=0.0, ge=0, le=MAX_USD_PER_MONTH,
                                      description="operations (people, monitoring), USD/month")
+    target_peak_utilization: float | None = _TARGET
+    min_replicas: int | None = _MIN_REPLICAS
 
     @model_validator(mode="after")
     def _needs_a_price(self) -> SelfHostOption:
