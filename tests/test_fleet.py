@@ -10,12 +10,13 @@ import datetime as dt
 import json
 import math
 
+import numpy as np
 import pytest
 import yaml
 
 from costmodel.cli import main
 from costmodel.decision.economics import break_even_tokens_per_month, size_self_host
-from costmodel.decision.fleet import fleet_policy, replicas_by_hour, replicas_for_demand
+from costmodel.decision.fleet import autoscaled_day, fleet_policy, replicas_by_hour, replicas_for_demand
 from costmodel.decision.rank import decide
 from costmodel.errors import CostmodelError
 from costmodel.scenario import SelfHostOption, parse_scenario
@@ -167,3 +168,75 @@ def test_bad_policy_exits_2_naming_the_field(tmp_path, capsys, where, change, fr
     path.write_text(json.dumps(data), encoding="utf-8")
     assert main(["compare", str(path)]) == 2
     assert fragment in capsys.readouterr().err
+
+
+# ---- autoscaling --------------------------------------------------------------------------------------
+NIGHT = [1.0] * 7 + [0.0] * 17  # a 7-hour nightly window, nothing the rest of the day
+
+
+def nightly(scaling=None, offering="lambda/h100-sxm/on-demand"):
+    data = scenario_dict(requests_per_day=3_000_000, batch_allowed=True, peak_to_mean_ratio=None,
+                         hourly_traffic_weights=NIGHT,
+                         option_fields={"offering": offering, "usd_per_gpu_hour": None,
+                                        **({"scaling": scaling} if scaling else {})})
+    data["workload"].pop("peak_to_mean_ratio")
+    data["options"][1].pop("usd_per_gpu_hour")
+    return data
+
+
+def test_nightly_window_on_autoscaled_on_demand_costs_7_of_24_plus_warmups():
+    fixed = decided(nightly()).option("h100")
+    auto = decided(nightly({"mode": "autoscale", "min_replicas": 0, "warmup_minutes": 10})).option("h100")
+    n = fixed.replicas
+    assert n >= 1 and auto.scaling == "autoscale" and fixed.scaling == "fixed"
+    assert auto.replicas_by_hour == (n,) * 7 + (0,) * 17
+    # 7 n replica-hours serving + n starts a day, each billed one whole hour of warm-up (per-hour billing):
+    # (7 n + n) / (24 n) of the 24/7 fleet.
+    assert auto.breakdown.gpu_usd_per_month == pytest.approx(fixed.breakdown.gpu_usd_per_month * (7 * n + n) / (24 * n))
+    assert auto.gpu_hours_per_month == pytest.approx((7 * n + n) * 365.25 / 12)
+    assert auto.usd_per_month < fixed.usd_per_month / 2
+
+
+def test_autoscaled_never_costs_more_than_fixed_for_the_same_demand():
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        demand = rng.uniform(0, 50, size=24) * (rng.uniform(size=24) < 0.6)
+        floor = int(rng.integers(0, 3))
+        day = autoscaled_day(hourly_requests_per_second=demand, capacity_requests_per_second=7.0,
+                             target_peak_utilization=0.8, min_replicas=floor, max_replicas=10**6, warmup_minutes=60)
+        fixed = replicas_for_demand(demand_requests_per_second=float(demand.max()), capacity_requests_per_second=7.0,
+                                    target_peak_utilization=0.8, min_replicas=floor)
+        assert day.serving_replica_hours_per_day + day.warmup_replica_hours_per_day <= 24 * fixed
+
+
+def test_max_replicas_below_the_need_misses_the_slo():
+    auto = decided(nightly({"mode": "autoscale", "min_replicas": 0, "max_replicas": 1, "warmup_minutes": 5}))
+    option = auto.option("h100")
+    assert decided(nightly()).option("h100").replicas > 1  # the window needs more than one replica
+    assert option.replicas_by_hour == (1,) * 7 + (0,) * 17
+    assert not option.meets_slo and "max_replicas" in option.slo_reason
+
+
+@pytest.mark.parametrize(("scaling", "offering", "fragment"), [
+    ({"mode": "autoscale", "min_replicas": 3, "max_replicas": 2, "warmup_minutes": 5}, "lambda/h100-sxm/on-demand",
+     "options[1].scaling"),
+    ({"mode": "autoscale", "warmup_minutes": 61}, "lambda/h100-sxm/on-demand", "options[1].scaling.warmup_minutes"),
+    ({"mode": "autoscale"}, "lambda/h100-sxm/on-demand", "warmup_minutes"),
+    ({"mode": "autoscale", "warmup_minutes": 5}, "owned/h100-sxm/owned", "scaling.mode autoscale on a owned"),
+    ({"mode": "autoscale", "warmup_minutes": 5}, "semianalysis/h100-sxm/reserved", "on a reserved offering"),
+    ({"mode": "mixed", "warmup_minutes": 5}, "lambda/h100-sxm/on-demand", "options[1].scaling.mode"),
+])
+def test_bad_scaling_exits_2_naming_the_field(tmp_path, capsys, scaling, offering, fragment):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(nightly(scaling, offering=offering)), encoding="utf-8")
+    assert main(["compare", str(path)]) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_horizon_beyond_120_months_exits_2(tmp_path, capsys):
+    data = scenario_dict()
+    data["horizon_months"] = 121
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["compare", str(path)]) == 2
+    assert "horizon_months" in capsys.readouterr().err

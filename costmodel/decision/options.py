@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from costmodel.decision.economics import (
     break_even_tokens_per_month,
     break_even_utilization,
+    diurnal_profile,
     plan_hybrid,
     size_self_host,
 )
-from costmodel.decision.fleet import fleet_policy
+from costmodel.decision.fleet import autoscaled_result, fleet_policy
 from costmodel.decision.results import CostBreakdown, LatencySource, OptionResult, PriceSource, SloStatus
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.pricing.api_cost import api_option_cost, token_rates
@@ -157,7 +158,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
                                                   * policy.target_peak_utilization),
             api_usd_per_mtok=reference.usd_per_mtok, min_replicas=policy.min_replicas,
         )
-    return OptionResult(
+    fixed = OptionResult(
         name=option.name, kind="self-host", model_id=option.model, hardware_id=option.hardware,
         gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=(source,),
         efficiency_source=efficiency_source, latency_source="simulated", ttft_p90_seconds=ttft_seconds,
@@ -177,6 +178,11 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
         fleet_reason=policy.reason, scaling="fixed",
     )
+    if option.scaling.mode == "fixed":
+        return fixed
+    profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
+    kind = sheet.get(option.offering).offering if option.offering is not None else None
+    return autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind)
 
 
 def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[float, ...], self_host: OptionResult,

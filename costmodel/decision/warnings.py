@@ -51,7 +51,7 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
             warnings.append(
                 f"No headroom: {option.name} is sized at {cap.requests_per_second:.2f} requests/s per replica, next "
                 "to its saturation rate (the SLO limits do not bind); a burst above the peak hour queues without "
-                "bound. Keep ~15-20% headroom (target_peak_utilization 0.8-0.85) or an API overflow (hybrid)."
+                "bound. Keep ~15-20% headroom or an API overflow (hybrid)."
             )
         if option.offering and "/spot" in option.offering:
             warnings.append(f"{option.name} uses spot capacity, which can be reclaimed: not for SLO-bound serving.")

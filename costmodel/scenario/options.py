@@ -32,6 +32,31 @@ _MIN_REPLICAS = Field(
 )
 
 
+class ScalingPolicy(StrictModel):
+    """How a self-host option's replicas follow the day: `fixed` (paid 24/7 at the peak size) or `autoscale`
+    (replicas follow the hourly demand; each replica started pays its warm-up). Mixed fleets are not built yet."""
+
+    mode: Literal["fixed", "autoscale"] = Field(
+        default="fixed", description="fixed: N replicas paid 24/7; autoscale: replicas follow the hourly demand")
+    min_replicas: int | None = Field(
+        default=None, ge=0, le=MAX_MIN_REPLICAS,
+        description="autoscale floor (0 lets zero-demand hours cost nothing); default: the fleet policy's min_replicas")
+    max_replicas: int | None = Field(default=None, ge=1, le=MAX_MIN_REPLICAS,
+                                     description="autoscale ceiling; hours that need more miss the SLO")
+    warmup_minutes: float | None = Field(
+        default=None, ge=0, le=60,
+        description="model load and warm-up per started replica, paid and not serving (required for autoscale; "
+        "billed per hour: the price sheet records no finer granularity)")
+
+    @model_validator(mode="after")
+    def _check(self) -> ScalingPolicy:
+        if self.min_replicas is not None and self.max_replicas is not None and self.min_replicas > self.max_replicas:
+            raise ValueError(f"min_replicas ({self.min_replicas}) must be <= max_replicas ({self.max_replicas})")
+        if self.mode == "autoscale" and self.warmup_minutes is None:
+            raise ValueError("autoscale needs warmup_minutes (model load + warm-up of one replica, measured; 0..60)")
+        return self
+
+
 class FleetPolicy(StrictModel):
     """Headroom and redundancy for every self-host option of the scenario (an option's own fields win)."""
 
@@ -79,6 +104,8 @@ class SelfHostOption(StrictModel):
                                      description="operations (people, monitoring), USD/month")
     target_peak_utilization: float | None = _TARGET
     min_replicas: int | None = _MIN_REPLICAS
+    scaling: ScalingPolicy = Field(default_factory=ScalingPolicy,
+                                   description="fixed (default) or autoscale; see docs/economics.md")
 
     @model_validator(mode="after")
     def _needs_a_price(self) -> SelfHostOption:
