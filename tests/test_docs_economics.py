@@ -49,6 +49,13 @@ from costmodel.decision.economics import (
     plan_hybrid,
     size_self_host,
 )
+from costmodel.decision.fleet import (
+    BATCH_MIN_REPLICAS,
+    BATCH_TARGET_PEAK_UTILIZATION,
+    INTERACTIVE_MIN_REPLICAS,
+    INTERACTIVE_TARGET_PEAK_UTILIZATION,
+    fleet_policy,
+)
 from costmodel.decision.rank import (
     SIMULATED_REQUESTS,
     CapacityCache,
@@ -71,7 +78,7 @@ from costmodel.pricing.api_cost import (
     mean_request_usd,
 )
 from costmodel.pricing.schema import HOURS_PER_YEAR
-from costmodel.scenario import Scenario, SelfHostOption, parse_scenario
+from costmodel.scenario import FleetPolicy, Scenario, SelfHostOption, parse_scenario
 from costmodel.serving import capacity_at_slo
 from costmodel.serving.analytic import Capacity
 from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_DAY
@@ -349,11 +356,54 @@ def build_api_month() -> None:
          not API.throttled and any("check your account's tier" in n for n in API.notes))
 
 
+def build_headroom() -> None:
+    """docs/economics.md "Headroom and redundancy": the policy defaults and the two sizing examples."""
+    claim("replicas_h = max(m, ceil(λ_h / (t x μ)))")
+    claim("Interactive defaults: t = 0.8 (20% headroom,", ("t", INTERACTIVE_TARGET_PEAK_UTILIZATION, fixed(1)),
+          ("headroom", 1 - INTERACTIVE_TARGET_PEAK_UTILIZATION, pct(0)))
+    claim("the \"keep ~15-20% headroom\" rule")
+    claim("and m = 2 (N+1:", ("m", INTERACTIVE_MIN_REPLICAS, n0))
+    claim("Batch defaults: t = 1.0 and m = 1", ("t", BATCH_TARGET_PEAK_UTILIZATION, fixed(1)), ("m", BATCH_MIN_REPLICAS, n0))
+    claim("(`fleet: {target_peak_utilization: 0.9, min_replicas: 3}`)")
+    policy_scenario = SCENARIO.model_copy(update={"fleet": FleetPolicy(target_peak_utilization=0.9, min_replicas=3)})
+    own = _SELF_OPTION.model_copy(update={"min_replicas": 4})
+    fact("the fleet section sets the policy, the option's field wins",
+         fleet_policy(_SELF_OPTION, policy_scenario).min_replicas == 3
+         and fleet_policy(_SELF_OPTION, policy_scenario).target_peak_utilization == 0.9
+         and fleet_policy(own, policy_scenario).min_replicas == 4)
+    default = SCENARIO.model_copy(update={"fleet": FleetPolicy()})
+    decided = decide(default, today=TODAY, capacity_cache=CACHE).option("h100-8b")
+    n_default = max(2, math.ceil(LAM_PEAK / (0.8 * MU)))
+    claim("With the worked example's μ = 21.922 requests/s and the interactive defaults, 100,000 requests/day "
+          "(λ_peak = 2.315) need max(2, ceil(2.315 / (0.8 x 21.922))) = max(2, 1) = **2** replicas:",
+          ("mu", MU, fixed(3)), ("peak", LAM_PEAK, fixed(3)), ("ceil", math.ceil(LAM_PEAK / (0.8 * MU)), n0),
+          ("n", n_default, n0), ("n lib", decided.replicas, n0), ("min lib", decided.min_replicas or 0, n0),
+          ("t lib", decided.target_peak_utilization or 0, fixed(1)))
+    claim("the fleet costs 2 x 1 x $2.00 x 730.5 h = **$2,922.00** a month.",
+          ("cost", n_default * 1 * USD_PER_GPU_HOUR * H, usd(2)), ("cost lib", decided.usd_per_month, usd(2)))
+    peak16 = 1_600_000 / 86_400 * PEAK_TO_MEAN
+    at_full = size_self_host(mean_requests_per_second=peak16 / 2, peak_requests_per_second=peak16,
+                             capacity_requests_per_second=MU, tokens_per_request=1200, gpus_per_replica=1,
+                             usd_per_gpu_hour=2.0, min_replicas=2, target_peak_utilization=1.0)
+    at_80 = size_self_host(mean_requests_per_second=peak16 / 2, peak_requests_per_second=peak16,
+                           capacity_requests_per_second=MU, tokens_per_request=1200, gpus_per_replica=1,
+                           usd_per_gpu_hour=2.0, min_replicas=2, target_peak_utilization=0.8)
+    claim("At 1,600,000 requests/day (λ_peak = 37.037) the headroom binds: ceil(37.037 / 21.922) = ceil(1.689) = 2 "
+          "replicas at t = 1, but ceil(37.037 / (0.8 x 21.922)) = ceil(2.112) = **3** at t = 0.8.",
+          ("peak", peak16, fixed(3)), ("ratio", peak16 / MU, fixed(3)), ("n1", math.ceil(peak16 / MU), n0),
+          ("n1 lib", at_full.replicas, n0), ("ratio 80", peak16 / (0.8 * MU), fixed(3)),
+          ("n80", math.ceil(peak16 / (0.8 * MU)), n0), ("n80 lib", at_80.replicas, n0))
+    claim("The `fleet:` line sizes the self-host option at up to 100% of μ with a single replica,")
+    fact("the worked example's policy is one replica at 100%",
+         SELF.min_replicas == 1 and SELF.target_peak_utilization == 1.0)
+
+
 def build_self_host() -> None:
-    claim("n = max(1, ceil(λ_peak / μ))")
+    claim("n = max(m, ceil(λ_peak / (t x μ)))")
     idle = size_self_host(mean_requests_per_second=0.0, peak_requests_per_second=0.0, capacity_requests_per_second=MU,
                           tokens_per_request=1200, gpus_per_replica=1, usd_per_gpu_hour=2.0)
     fact("at least one replica", idle.replicas == 1)
+    build_headroom()
     claim("$/M at full utilization = c x N x 1e6 / (3,600 x X)", ("Mtok", 1e6, e_notation), ("hour", 3600, n0))
     claim("c = capex / (life x 8,766 h) + kW x PUE x $/kWh + colocation $/month / 730.5 h",
           ("year", HOURS_PER_YEAR, n0), ("year napkin", 365.25 * 24, n0), ("month", HOURS_PER_MONTH, fixed(1)))

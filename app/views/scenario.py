@@ -72,6 +72,9 @@ def render() -> None:
     _load_or_save(scenario)
 
     draft = workload_and_slo(scenario)
+    # Fields the form does not edit yet are kept as loaded (fleet policy, horizon).
+    draft["fleet"] = scenario.fleet.model_dump(exclude_none=True)
+    draft["horizon_months"] = scenario.horizon_months
     st.subheader("Options to compare")
     draft["options"] = options_editor(scenario)
     add_pickers(scenario)

@@ -9,7 +9,7 @@ from pathlib import Path
 from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.decision.rank import CapacityCache, decide
 from costmodel.decision.reasons import quality_statement
-from costmodel.decision.results import Decision
+from costmodel.decision.results import Decision, OptionResult
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
 from costmodel.search import search, with_searched_options
@@ -43,19 +43,22 @@ def render_table(decision: Decision) -> str:
              f"{decision.tokens_per_month / 1e9:,.2f}B tokens/month, peak {decision.peak_requests_per_second:.1f} req/s",
              "",
              f"  {'option':32s} {'kind':9s} {'$/month':>11s} {'$/M tok':>8s} {'SLO':4s} {'TTFT90':>7s} {'TPOT90':>7s} "
-             f"{'GPUs':>5s} {'util':>5s} {'break-even':>10s}"]
+             f"{'GPUs':>5s} {'util':>5s} {'break-even':>10s} {'fleet':>9s}"]
     for o in decision.options:
         mtok = "n/a" if not math.isfinite(o.usd_per_mtok) else f"{o.usd_per_mtok:.3f}"
         lines.append(
             f"  {o.name[:32]:32s} {o.kind:9s} {fmt_money(o.usd_per_month):>11s} {mtok:>8s} "
             f"{SLO_MARK[o.slo_status]:4s} {fmt_ms_column(o.ttft_p90_seconds):>7s} "
             f"{fmt_ms_column(o.tpot_p90_seconds):>7s} {o.gpus:>5d} {fmt_pct(o.utilization):>5s} "
-            f"{fmt_pct(o.break_even_utilization):>10s}"
+            f"{fmt_pct(o.break_even_utilization):>10s} {_fleet_cell(o):>9s}"
         )
     excluded = [o for o in decision.options if o.excluded_reason is not None]
     if excluded:
         lines += ["", "Excluded (shown, never recommended):"]
         lines += [f"  - {o.name} [{o.excluded_kind}]: {o.excluded_reason}" for o in excluded]
+    policies = [f"  - {o.name}: {o.fleet_reason}" for o in decision.options if o.fleet_reason]
+    if policies:
+        lines += ["", "Fleet policy (fleet column: replica floor / target peak utilization):"] + policies
     lines += ["", f"Recommendation: {decision.recommendation or 'none (no option is feasible)'}"]
     lines += [f"  - {reason}" for reason in decision.reasons]
     lines += [f"  - {quality_statement(decision)}"]
@@ -71,6 +74,13 @@ def render_table(decision: Decision) -> str:
                 lines.append(f"  - {ps.what}: {ps.source} ({dated}checked {ps.checked}, {ps.age_days} days old)")
     lines.append(f"  - efficiencies: {decision.efficiency_source}")
     return "\n".join(lines)
+
+
+def _fleet_cell(option: OptionResult) -> str:
+    """'>=2 @80%' for a self-host or hybrid option (its replica floor and target peak utilization)."""
+    if option.min_replicas is None or option.target_peak_utilization is None:
+        return ""
+    return f">={option.min_replicas} @{option.target_peak_utilization:.0%}"
 
 
 def run_compare(args: argparse.Namespace) -> int:

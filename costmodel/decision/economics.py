@@ -4,7 +4,8 @@ Pure functions of numbers (no catalogs, no price sheets): the decision module fe
 tokens/s, USD/month, USD per million tokens (usd_per_mtok). A month is 730.5 h (365.25 x 24 / 12).
 
 Formulas (docs/economics.md):
-- replicas = ceil(peak requests/s / capacity requests/s per replica at the SLO)
+- replicas = max(min_replicas, ceil(peak requests/s / (target_peak_utilization x capacity requests/s per
+  replica at the SLO))): headroom and redundancy (decision/fleet.py)
 - $/month = replicas x GPUs/replica x usd_per_gpu_hour x 730.5 + ops
 - utilization = mean requests/s / (replicas x capacity requests/s)
 - break-even utilization u* = usd_per_gpu_hour x N x 1e6 / (3600 x X x api_usd_per_mtok), X = tokens/s per
@@ -81,13 +82,18 @@ def size_self_host(
     usd_per_gpu_hour: float,
     ops_usd_per_month: float = 0.0,
     min_replicas: int = 1,
+    target_peak_utilization: float = 1.0,
 ) -> SelfHostCost:
-    """Replicas for the peak, $/month, $/M and utilization (see module docstring)."""
+    """Replicas for the peak (at `target_peak_utilization` of capacity, at least `min_replicas`), $/month, $/M
+    and utilization (see module docstring)."""
     if capacity_requests_per_second <= 0:
         raise CostmodelError("capacity per replica must be > 0 requests/s (the SLO cannot be met at any load)")
     if mean_requests_per_second < 0 or peak_requests_per_second < mean_requests_per_second:
         raise CostmodelError("need 0 <= mean requests/s <= peak requests/s")
-    replicas = max(min_replicas, math.ceil(peak_requests_per_second / capacity_requests_per_second - 1e-12))
+    if not 0 < target_peak_utilization <= 1:
+        raise CostmodelError(f"target_peak_utilization must be in (0, 1] (got {target_peak_utilization})")
+    replicas = max(min_replicas, math.ceil(
+        peak_requests_per_second / (target_peak_utilization * capacity_requests_per_second) - 1e-12))
     gpus = replicas * gpus_per_replica
     gpu_usd = gpus * usd_per_gpu_hour * HOURS_PER_MONTH
     total = gpu_usd + ops_usd_per_month
@@ -128,8 +134,10 @@ def break_even_tokens_per_month(
     tokens_per_month_per_replica_at_peak: float,
     api_usd_per_mtok: float,
     max_replicas: int = 100_000,
+    min_replicas: int = 1,
 ) -> float | None:
-    """Smallest monthly volume at which self-host $/month <= API $/month (None: never).
+    """Smallest monthly volume at which self-host $/month <= API $/month (None: never); the fleet never
+    drops below `min_replicas` (its first step serves volumes up to min_replicas x V).
 
     Self-host cost is a step function: k replicas (k x R + ops) serve volumes up to k x V_k, where V_k is
     one replica's monthly tokens when sized for the peak hour. On step k the API costs V x p / 1e6, so the
@@ -156,9 +164,13 @@ def break_even_tokens_per_month(
             k -= 1
         while crossing(k) > k * volume_per_replica:
             k += 1
+    if k < min_replicas:  # the floor's step: min_replicas x R + ops for every volume up to min_replicas x V
+        k = min_replicas
+        if crossing(k) > k * volume_per_replica:
+            return None
     if k > max_replicas:
         return None
-    return max(crossing(k), (k - 1) * volume_per_replica)
+    return max(crossing(k), (k - 1) * volume_per_replica if k > min_replicas else 0.0)
 
 
 @dataclass(frozen=True)
@@ -182,8 +194,11 @@ def plan_hybrid(
     ops_usd_per_month: float,
     api_usd_per_request: float,
     max_base_replicas: int,
+    min_base_replicas: int = 1,
 ) -> HybridPlan:
-    """Choose the base replica count that minimizes $/month over the day's load-duration curve."""
+    """Choose the base replica count (0, or min_base_replicas..max_base_replicas) that minimizes $/month over
+    the day's load-duration curve. `capacity_requests_per_second` is what one base replica may serve (the
+    caller applies the headroom policy)."""
     hourly = mean_requests_per_second * np.asarray(normalized_profile(hourly_profile))
     requests_per_hour_to_month = SECONDS_PER_HOUR * HOURS_PER_MONTH / 24.0  # each hour of the day recurs 30.4 times
     total_requests = float(hourly.sum()) * requests_per_hour_to_month
@@ -206,8 +221,8 @@ def plan_hybrid(
     # and decreasing in k, so the cost is convex: bisect for the first k whose next step no longer saves
     # (O(log max_base_replicas) plans, not one per possible replica count). Ties go to fewer replicas.
     best = plan(0)
-    if max_base_replicas >= 1:
-        low, high = 1, max_base_replicas
+    if max_base_replicas >= max(1, min_base_replicas):
+        low, high = max(1, min_base_replicas), max_base_replicas
         while low < high:
             mid = (low + high) // 2
             if plan(mid + 1).usd_per_month < plan(mid).usd_per_month - 1e-9:

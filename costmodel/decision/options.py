@@ -7,9 +7,11 @@ import datetime as dt
 from costmodel.decision.economics import (
     break_even_tokens_per_month,
     break_even_utilization,
+    diurnal_profile,
     plan_hybrid,
     size_self_host,
 )
+from costmodel.decision.fleet import autoscaled_result, fleet_policy
 from costmodel.decision.latency import api_slo
 from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
@@ -85,6 +87,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
     usd_per_gpu_hour *= gpu_price_scale
     tokens_per_request = workload.mean_tokens_per_request()
     ttft_seconds, tpot_seconds = capacity.ttft_seconds or None, capacity.tpot_seconds or None
+    policy = fleet_policy(option, scenario)
     if not capacity.feasible:
         replica_usd = option.gpus_per_replica * usd_per_gpu_hour * HOURS_PER_MONTH
         return OptionResult(
@@ -97,13 +100,16 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
             slo_reason=f"cannot meet the SLO at any load: {capacity.reason}", gpus=option.gpus_per_replica, replicas=1,
             capacity_requests_per_second=0.0, tokens_per_second_per_replica=0.0,
             breakdown=CostBreakdown(gpu_usd_per_month=replica_usd, ops_usd_per_month=option.ops_usd_per_month),
+            min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
+            fleet_reason=policy.reason, scaling="fixed",
         )
     cost = size_self_host(
         mean_requests_per_second=workload.mean_requests_per_second(),
         peak_requests_per_second=workload.peak_requests_per_second(),
         capacity_requests_per_second=capacity.requests_per_second, tokens_per_request=tokens_per_request,
         gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour,
-        ops_usd_per_month=option.ops_usd_per_month,
+        ops_usd_per_month=option.ops_usd_per_month, min_replicas=policy.min_replicas,
+        target_peak_utilization=policy.target_peak_utilization,
     )
     tokens_month = workload.tokens_per_month_total()
     output_month = workload.output_tokens_per_month()
@@ -118,10 +124,11 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         be_volume = break_even_tokens_per_month(
             replica_usd_per_month=option.gpus_per_replica * usd_per_gpu_hour * HOURS_PER_MONTH,
             ops_usd_per_month=option.ops_usd_per_month,
-            tokens_per_month_per_replica_at_peak=cost.tokens_per_second_per_replica * SECONDS_PER_MONTH / peak_to_mean,
-            api_usd_per_mtok=reference.usd_per_mtok,
+            tokens_per_month_per_replica_at_peak=(cost.tokens_per_second_per_replica * SECONDS_PER_MONTH / peak_to_mean
+                                                  * policy.target_peak_utilization),
+            api_usd_per_mtok=reference.usd_per_mtok, min_replicas=policy.min_replicas,
         )
-    return OptionResult(
+    fixed = OptionResult(
         name=option.name, kind="self-host", model_id=option.model, hardware_id=option.hardware,
         gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=(source,),
         efficiency_source=efficiency_source, latency_source="simulated", ttft_p90_seconds=ttft_seconds,
@@ -130,14 +137,22 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         usd_per_mtok_input=input_usd / (tokens_month - output_month) * TOKENS_PER_MTOK,
         usd_per_mtok_output=(cost.usd_per_month - input_usd) / output_month * TOKENS_PER_MTOK,
         meets_slo=True, slo_reason=f"{capacity.reason}; sized for the peak hour at {capacity.requests_per_second:.2f} "
-        f"requests/s per replica (batch {capacity.batch})",
+        f"requests/s per replica (batch {capacity.batch}); {policy.reason}",
         gpus=cost.gpus, replicas=cost.replicas, utilization=cost.utilization, break_even_utilization=u_star,
         break_even_tokens_per_month=be_volume, break_even_against=reference.name if reference else None,
         throughput_bound=capacity.throughput_bound, capacity_requests_per_second=capacity.requests_per_second,
         tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
         breakdown=CostBreakdown(gpu_usd_per_month=cost.gpu_usd_per_month, ops_usd_per_month=cost.ops_usd_per_month),
         notes=(f"capacity method: {capacity.method}",), latency_owner=capacity.latency_owner,
+        replicas_by_hour=(cost.replicas,) * 24, gpu_hours_per_month=cost.gpus * HOURS_PER_MONTH,
+        min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
+        fleet_reason=policy.reason, scaling="fixed",
     )
+    if option.scaling.mode == "fixed":
+        return fixed
+    profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
+    kind = sheet.get(option.offering).offering if option.offering is not None else None
+    return autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind)
 
 
 def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[float, ...], self_host: OptionResult,
@@ -147,9 +162,11 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
     assert self_host.usd_per_gpu_hour is not None and self_host.gpus_per_replica is not None
     assert api.api_usd_per_request is not None
     replica_usd = self_host.gpus_per_replica * self_host.usd_per_gpu_hour * HOURS_PER_MONTH
+    target = self_host.target_peak_utilization or 1.0
     plan = plan_hybrid(
         mean_requests_per_second=workload.mean_requests_per_second(), hourly_profile=profile,
-        capacity_requests_per_second=capacity.requests_per_second if capacity.feasible else 0.0,
+        capacity_requests_per_second=capacity.requests_per_second * target if capacity.feasible else 0.0,
+        min_base_replicas=self_host.min_replicas or 1,
         replica_usd_per_month=replica_usd, ops_usd_per_month=self_host.breakdown.ops_usd_per_month,
         api_usd_per_request=api.api_usd_per_request,
         max_base_replicas=self_host.replicas if capacity.feasible else 0,
@@ -168,7 +185,7 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         ttft_p90_seconds=self_host.ttft_p90_seconds if plan.base_replicas else api.ttft_p90_seconds,
         tpot_p90_seconds=self_host.tpot_p90_seconds if plan.base_replicas else api.tpot_p90_seconds,
         gpus=plan.base_replicas * self_host.gpus_per_replica, replicas=plan.base_replicas,
-        utilization=plan.utilization if plan.base_replicas else None,
+        utilization=plan.utilization * target if plan.base_replicas else None,
         throttled=api.throttled and plan.overflow_fraction > 0, retired=api.retired,
         capacity_requests_per_second=capacity.requests_per_second if capacity.feasible else None,
         tokens_per_second_per_replica=self_host.tokens_per_second_per_replica,
@@ -181,4 +198,7 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
                f"no base replica pays off: every request goes to {api.name}",),
         model_id=self_host.model_id, hardware_id=self_host.hardware_id, gpus_per_replica=self_host.gpus_per_replica,
         usd_per_gpu_hour=self_host.usd_per_gpu_hour, api_usd_per_request=api.api_usd_per_request,
+        min_replicas=self_host.min_replicas, target_peak_utilization=self_host.target_peak_utilization,
+        fleet_reason=self_host.fleet_reason, scaling="fixed", replicas_by_hour=(plan.base_replicas,) * 24,
+        gpu_hours_per_month=plan.base_replicas * self_host.gpus_per_replica * HOURS_PER_MONTH,
     )

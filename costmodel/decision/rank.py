@@ -142,7 +142,9 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
         eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale,
                       eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
     workload = scenario.workload
-    key = "|".join([method, option.model_dump_json(exclude={"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month"}),
+    pricing_only = {"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month", "min_replicas",
+                    "target_peak_utilization", "scaling"}  # fields that do not change the capacity per replica
+    key = "|".join([method, option.model_dump_json(exclude=pricing_only),
                     workload.model_dump_json(include={"prompt_tokens", "output_tokens", "cached_prompt_fraction"}),
                     scenario.slo.model_dump_json(), repr(eff), hardware.model_dump_json()])
     cached = cache.get(key) if cache is not None else None

@@ -86,6 +86,13 @@ class OptionResult:
     latency_owner: str | None = None  # which part owns p90 TTFT/TPOT, with the lever (serving.breakdown)
     quality_score: float | None = None  # on the floor's benchmark (default lmarena-text); None: no published score
     retires_on: dt.date | None = None  # the API model's retirement date, when the sheet records one
+    # Fleet policy and shape (self-host, hybrid; decision/fleet.py): headroom, replica floor, why.
+    min_replicas: int | None = None
+    target_peak_utilization: float | None = None
+    fleet_reason: str | None = None
+    scaling: str | None = None  # "fixed" | "autoscale" | "mixed"
+    replicas_by_hour: tuple[int, ...] | None = None  # replicas paid in each hour of the day, month 0
+    gpu_hours_per_month: float | None = None
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
@@ -120,6 +127,12 @@ class OptionResult:
             "latency_source": self.latency_source,
             "quality_score": self.quality_score,
             "retires_on": self.retires_on.isoformat() if self.retires_on else None,
+            "min_replicas": self.min_replicas,
+            "target_peak_utilization": self.target_peak_utilization,
+            "fleet_reason": self.fleet_reason,
+            "scaling": self.scaling,
+            "replicas_by_hour": list(self.replicas_by_hour) if self.replicas_by_hour is not None else None,
+            "gpu_hours_per_month": self.gpu_hours_per_month,
         }
 
 

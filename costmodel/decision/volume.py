@@ -8,7 +8,8 @@ a sweep of a hundred volumes stays fast. `tests/test_memo_volume.py` checks that
 Per option, from its `OptionResult` (month 0):
 - API: $/request = prompt share + output share (its input/output $/M split); $/month = requests x $/request.
   Throttled when the peak minute's requests or tokens pass the price row's limits (batch API: never).
-- self-host: replicas = ceil(peak req/s / capacity req/s per replica), as `economics.size_self_host`;
+- self-host: replicas = max(min_replicas, ceil(peak req/s / (target_peak_utilization x capacity req/s per
+  replica))), as `economics.size_self_host` (the option's fleet policy, decision/fleet.py);
   capacity scales with throughput (efficiency, first order) and inversely with GPU time per request, whose
   split between prompt and output tokens is the option's input/output cost split (prefill vs decode time).
 - hybrid: `economics.plan_hybrid` over the day's profile with the base option's replica cost and capacity
@@ -61,6 +62,8 @@ class OptionCost:
     capacity_requests_per_second: float = 0.0  # per replica at the SLO; 0 = no load meets the SLO
     prefill_time_fraction: float = 0.0  # share of a replica's GPU time spent on prompt tokens
     base: str | None = None  # hybrid: the self-host option it keeps
+    min_replicas: int = 1  # self-host / hybrid base: the fleet policy's replica floor
+    target_peak_utilization: float = 1.0  # share of capacity a replica may carry in the peak hour
     api: str | None = None  # hybrid: the API option that takes the overflow
 
 
@@ -123,6 +126,7 @@ def _self_host_cost(result: OptionResult, decision: Decision) -> OptionCost:
         ops_usd_per_month=result.breakdown.ops_usd_per_month,
         capacity_requests_per_second=result.capacity_requests_per_second or 0.0,
         prefill_time_fraction=_share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens),
+        min_replicas=result.min_replicas or 1, target_peak_utilization=result.target_peak_utilization or 1.0,
     )
 
 
@@ -170,8 +174,9 @@ def serves(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:
     return option.kind != "self-host" or _capacity(option, scaling) > 0
 
 
-def _peak_replicas(model: CostModel, capacity: float, scaling: Scaling) -> int:
-    return max(1, math.ceil(model.peak_requests_per_second * scaling.volume / capacity - 1e-12))
+def _peak_replicas(model: CostModel, option: OptionCost, capacity: float, scaling: Scaling) -> int:
+    needed = model.peak_requests_per_second * scaling.volume / (option.target_peak_utilization * capacity)
+    return max(option.min_replicas, math.ceil(needed - 1e-12))
 
 
 def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> HybridPlan:
@@ -181,11 +186,12 @@ def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> Hy
     capacity = _capacity(option, scaling)
     return plan_hybrid(
         mean_requests_per_second=model.mean_requests_per_second * scaling.volume,
-        hourly_profile=model.hourly_profile, capacity_requests_per_second=capacity,
+        hourly_profile=model.hourly_profile, capacity_requests_per_second=capacity * option.target_peak_utilization,
+        min_base_replicas=option.min_replicas,
         replica_usd_per_month=option.replica_usd_per_month * scaling.usd_per_gpu_hour,
         ops_usd_per_month=option.ops_usd_per_month,
         api_usd_per_request=_api_usd_per_request(model.option(option.api), scaling),
-        max_base_replicas=_peak_replicas(model, capacity, scaling) if capacity > 0 else 0,
+        max_base_replicas=_peak_replicas(model, option, capacity, scaling) if capacity > 0 else 0,
     )
 
 
@@ -198,7 +204,7 @@ def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> 
     if option.kind == "hybrid":
         return hybrid_plan(model, name, scaling).usd_per_month
     capacity = _capacity(option, scaling)
-    replicas = _peak_replicas(model, capacity, scaling) if capacity > 0 else 1  # infeasible: one replica, as decide
+    replicas = _peak_replicas(model, option, capacity, scaling) if capacity > 0 else 1  # infeasible: one, as decide
     return replicas * option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_month
 
 
@@ -225,7 +231,8 @@ def step_volumes(model: CostModel, *, up_to: float) -> tuple[float, ...]:
         if option.kind == "api":
             steps.update(s for s in (option.requests_limit_volume_scale, option.tokens_limit_volume_scale) if s <= up_to)
         elif option.capacity_requests_per_second > 0 and option.kind == "self-host":
-            per_replica = option.capacity_requests_per_second / model.peak_requests_per_second
+            per_replica = (option.capacity_requests_per_second * option.target_peak_utilization
+                           / model.peak_requests_per_second)
             count = min(int(up_to / per_replica), MAX_STEPS)
             steps.update(k * per_replica for k in range(1, count + 1))
     return tuple(sorted(steps))

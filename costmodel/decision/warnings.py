@@ -52,7 +52,8 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
                 f"{cap.max_batch} at {workload.mean_prompt_tokens() + workload.mean_output_tokens():.0f} tokens; "
                 "longer contexts at peak will preempt or queue."
             )
-        if cap.throughput_bound:
+        target = next((r.target_peak_utilization for r in ranked if r.name == option.name), None)
+        if cap.throughput_bound and (target is None or target > 0.85):  # 15% priced headroom answers it
             warnings.append(
                 f"No headroom: {option.name} is sized at {cap.requests_per_second:.2f} requests/s per replica, next "
                 "to its saturation rate (the SLO limits do not bind); a burst above the peak hour queues without "

@@ -17,7 +17,7 @@ from costmodel.scenario.model import (
     scenario_json_schema_text,
     write_scenario_json_schema,
 )
-from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
+from costmodel.scenario.options import ApiOption, FleetPolicy, HybridOption, Option, SelfHostOption
 from costmodel.scenario.search import SearchSettings
 from costmodel.scenario.slo import Slo, SloLimit
 from costmodel.scenario.workload import Workload
@@ -29,6 +29,7 @@ __all__ = [
     "ApiOption",
     "EmpiricalTokens",
     "FixedTokens",
+    "FleetPolicy",
     "HybridOption",
     "LognormalTokens",
     "Option",

@@ -29,3 +29,6 @@ MAX_USD_PER_MONTH = 1e9  # ops budgets
 MAX_LOGNORMAL_SIGMA = 3.0
 MAX_GPUS_PER_REPLICA = 64
 MAX_RATE_LIMIT_PER_MINUTE = 10**12
+# Fleet policy: a replica floor above 1,000 per option is a typo for any single deployment we size.
+MAX_MIN_REPLICAS = 1_000
+MIN_TARGET_PEAK_UTILIZATION = 0.05  # below 5% of capacity at the peak the fleet is 20x oversized: a unit slip

@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from costmodel.errors import CostmodelError, unknown_id_error
 from costmodel.fileio import atomic_write_text, parse_json_or_yaml, read_user_text
-from costmodel.scenario.options import ApiOption, HybridOption, Option, SelfHostOption
+from costmodel.scenario.options import ApiOption, FleetPolicy, HybridOption, Option, SelfHostOption
 from costmodel.scenario.quality import QualityFloor, check_substitute_groups
 from costmodel.scenario.search import SearchSettings
 from costmodel.scenario.slo import Slo
@@ -54,6 +54,10 @@ class Scenario(StrictModel):
     )
     workload: Workload
     slo: Slo
+    fleet: FleetPolicy = Field(
+        default_factory=FleetPolicy,
+        description="headroom (target_peak_utilization) and redundancy (min_replicas) for every self-host option",
+    )
     options: list[Option] = Field(min_length=1, description="api, self-host and hybrid options to compare")
     quality: QualityFloor | None = Field(
         default=None, description="quality floor: options below it are shown but never recommended; "

@@ -11,15 +11,58 @@ from costmodel.dtypes import KvDtype, WeightDtype
 from costmodel.scenario.limits import (
     MAX_GPUS_PER_REPLICA,
     MAX_LATENCY_SECONDS,
+    MAX_MIN_REPLICAS,
     MAX_RATE_LIMIT_PER_MINUTE,
     MAX_USD_PER_GPU_HOUR,
     MAX_USD_PER_MONTH,
     MIN_LATENCY_SECONDS,
+    MIN_TARGET_PEAK_UTILIZATION,
 )
 from costmodel.strict import StrictModel
 
 _NAME = Field(min_length=1, description="unique name of this option in the scenario")
 _ID = r"^[a-z0-9][a-z0-9._-]*$"
+_TARGET = Field(
+    default=None, ge=MIN_TARGET_PEAK_UTILIZATION, le=1.0,
+    description="share of a replica's capacity at the SLO used in the peak hour (headroom = 1 - this); "
+    "default 0.8 for an interactive workload, 1.0 when batch_allowed",
+)
+_MIN_REPLICAS = Field(
+    default=None, ge=1, le=MAX_MIN_REPLICAS,
+    description="replicas kept whatever the demand; default 2 for an interactive workload (N+1), 1 when batch_allowed",
+)
+
+
+class ScalingPolicy(StrictModel):
+    """How a self-host option's replicas follow the day: `fixed` (paid 24/7 at the peak size) or `autoscale`
+    (replicas follow the hourly demand; each replica started pays its warm-up). Mixed fleets are not built yet."""
+
+    mode: Literal["fixed", "autoscale"] = Field(
+        default="fixed", description="fixed: N replicas paid 24/7; autoscale: replicas follow the hourly demand")
+    min_replicas: int | None = Field(
+        default=None, ge=0, le=MAX_MIN_REPLICAS,
+        description="autoscale floor (0 lets zero-demand hours cost nothing); default: the fleet policy's min_replicas")
+    max_replicas: int | None = Field(default=None, ge=1, le=MAX_MIN_REPLICAS,
+                                     description="autoscale ceiling; hours that need more miss the SLO")
+    warmup_minutes: float | None = Field(
+        default=None, ge=0, le=60,
+        description="model load and warm-up per started replica, paid and not serving (required for autoscale; "
+        "billed per hour: the price sheet records no finer granularity)")
+
+    @model_validator(mode="after")
+    def _check(self) -> ScalingPolicy:
+        if self.min_replicas is not None and self.max_replicas is not None and self.min_replicas > self.max_replicas:
+            raise ValueError(f"min_replicas ({self.min_replicas}) must be <= max_replicas ({self.max_replicas})")
+        if self.mode == "autoscale" and self.warmup_minutes is None:
+            raise ValueError("autoscale needs warmup_minutes (model load + warm-up of one replica, measured; 0..60)")
+        return self
+
+
+class FleetPolicy(StrictModel):
+    """Headroom and redundancy for every self-host option of the scenario (an option's own fields win)."""
+
+    target_peak_utilization: float | None = _TARGET
+    min_replicas: int | None = _MIN_REPLICAS
 
 
 class ApiOption(StrictModel):
@@ -73,6 +116,10 @@ class SelfHostOption(StrictModel):
         if value not in known:
             raise ValueError(f"unknown engine '{value}'; use one of {', '.join(known)}")
         return value
+    target_peak_utilization: float | None = _TARGET
+    min_replicas: int | None = _MIN_REPLICAS
+    scaling: ScalingPolicy = Field(default_factory=ScalingPolicy,
+                                   description="fixed (default) or autoscale; see docs/economics.md")
 
     @model_validator(mode="after")
     def _needs_a_price(self) -> SelfHostOption:

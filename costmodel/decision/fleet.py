@@ -1,0 +1,169 @@
+"""Fleet sizing policy: headroom (target peak utilization) and redundancy (a replica floor), hour by hour.
+
+replicas_h = max(min_replicas, ceil(demand_h / (target_peak_utilization x capacity))) (docs/economics.md,
+"Headroom and redundancy"). Defaults depend on whether the workload is interactive (a workload is
+interactive unless `batch_allowed`):
+- interactive: target 0.8, i.e. 20% headroom, the middle of the "keep ~15-20% headroom" rule this tool
+  already warns about (decision/warnings.py), and min_replicas 2 (N+1: one replica can fail or be
+  drained for an upgrade while the other keeps serving);
+- batch: target 1.0 and min_replicas 1 (a batch job can wait out a restart; results are due within 24 h).
+An option's own fields win over the scenario's `fleet:` section, which wins over these defaults.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from costmodel.decision.results import CostBreakdown, OptionResult
+from costmodel.errors import CostmodelError
+from costmodel.scenario import Scenario, SelfHostOption
+from costmodel.units import DAYS_PER_MONTH
+
+INTERACTIVE_TARGET_PEAK_UTILIZATION = 0.8
+BATCH_TARGET_PEAK_UTILIZATION = 1.0
+INTERACTIVE_MIN_REPLICAS = 2
+BATCH_MIN_REPLICAS = 1
+MAX_AUTOSCALE_REPLICAS = 1_000_000  # no scaling.max_replicas: the fleet grows with the demand
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResolvedFleetPolicy:
+    """The resolved policy of one self-host option, with where each value comes from."""
+
+    target_peak_utilization: float
+    min_replicas: int
+    reason: str  # for people: which value came from where
+
+
+def fleet_policy(option: SelfHostOption, scenario: Scenario) -> ResolvedFleetPolicy:
+    """The option's headroom and replica floor: its own fields, else the scenario's `fleet:`, else defaults."""
+    batch = scenario.workload.batch_allowed
+    default_target = BATCH_TARGET_PEAK_UTILIZATION if batch else INTERACTIVE_TARGET_PEAK_UTILIZATION
+    default_min = BATCH_MIN_REPLICAS if batch else INTERACTIVE_MIN_REPLICAS
+    why_default = ("default for a batch workload (batch_allowed)" if batch
+                   else "default for an interactive workload (batch_allowed is false)")
+
+    def pick(own: float | int | None, fleet: float | int | None) -> tuple[float | int | None, str]:
+        if own is not None:
+            return own, "set on the option"
+        if fleet is not None:
+            return fleet, "set in the scenario's fleet section"
+        return None, why_default
+
+    target, target_why = pick(option.target_peak_utilization, scenario.fleet.target_peak_utilization)
+    floor, floor_why = pick(option.min_replicas, scenario.fleet.min_replicas)
+    target_value = float(target) if target is not None else default_target
+    floor_value = int(floor) if floor is not None else default_min
+    redundancy = " (N+1)" if floor_value == 2 else ""
+    sizing = f"peak hour at {target_value:.0%} of capacity at the SLO, at least {floor_value} replica(s){redundancy}"
+    reason = (f"{sizing}: {target_why}" if target_why == floor_why
+              else f"{sizing}: target {target_why}, floor {floor_why}")
+    return ResolvedFleetPolicy(target_peak_utilization=target_value, min_replicas=floor_value, reason=reason)
+
+
+def replicas_for_demand(*, demand_requests_per_second: float, capacity_requests_per_second: float,
+                        target_peak_utilization: float, min_replicas: int) -> int:
+    """max(min_replicas, ceil(demand / (target x capacity))) for one hour's demand."""
+    if capacity_requests_per_second <= 0:
+        raise CostmodelError("capacity per replica must be > 0 requests/s (the SLO cannot be met at any load)")
+    if not 0 < target_peak_utilization <= 1:
+        raise CostmodelError(f"target_peak_utilization must be in (0, 1] (got {target_peak_utilization})")
+    needed = math.ceil(demand_requests_per_second / (target_peak_utilization * capacity_requests_per_second) - 1e-12)
+    return max(min_replicas, needed)
+
+
+def replicas_by_hour(*, hourly_requests_per_second: Sequence[float], capacity_requests_per_second: float,
+                     target_peak_utilization: float, min_replicas: int) -> tuple[int, ...]:
+    """replicas_h for each hour of the day (24 demands in requests/s)."""
+    return tuple(replicas_for_demand(demand_requests_per_second=d, capacity_requests_per_second=capacity_requests_per_second,
+                                     target_peak_utilization=target_peak_utilization, min_replicas=min_replicas)
+                 for d in hourly_requests_per_second)
+
+
+# Warm-up billing: the GPU price sheet records no billing granularity, so a started replica's warm-up is
+# billed as whole hours (ceil(warmup_minutes / 60) hours, at most one since warmup_minutes <= 60).
+BILLING_SECONDS = 3_600
+
+
+@dataclass(frozen=True, kw_only=True)
+class AutoscaledDay:
+    """An autoscaled fleet over one day: replicas paid per hour, starts, warm-up and serving GPU-hours."""
+
+    replicas_by_hour: tuple[int, ...]
+    starts_per_day: int  # replicas started (each pays its warm-up), the day seen as a cycle
+    serving_replica_hours_per_day: int
+    warmup_replica_hours_per_day: float
+    capped_hours: int  # hours whose demand needs more than max_replicas
+
+
+def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_per_second: float,
+                   target_peak_utilization: float, min_replicas: int, max_replicas: int,
+                   warmup_minutes: float) -> AutoscaledDay:
+    """Replicas follow the hourly demand (replicas_h, clipped to max_replicas); every replica started pays its
+    warm-up, billed per hour: starts x ceil(warmup_minutes x 60 / 3,600 s) x 3,600 s / 3,600 replica-hours.
+
+    Starts count the rises between consecutive hours of the cyclic day (hour 23 -> hour 0 included), so a
+    steady day starts nothing and a 7-hour nightly window starts its replicas once a day."""
+    if min_replicas > max_replicas:
+        raise CostmodelError(f"scaling.min_replicas ({min_replicas}) must be <= scaling.max_replicas ({max_replicas})")
+    if not 0 <= warmup_minutes <= 60:
+        raise CostmodelError(f"scaling.warmup_minutes must be in 0..60 (got {warmup_minutes})")
+    wanted = replicas_by_hour(hourly_requests_per_second=hourly_requests_per_second,
+                              capacity_requests_per_second=capacity_requests_per_second,
+                              target_peak_utilization=target_peak_utilization, min_replicas=min_replicas)
+    paid = tuple(min(r, max_replicas) for r in wanted)
+    starts = sum(max(0, paid[h] - paid[h - 1]) for h in range(len(paid)))
+    billed_seconds = math.ceil(warmup_minutes * 60 / BILLING_SECONDS) * BILLING_SECONDS
+    return AutoscaledDay(replicas_by_hour=paid, starts_per_day=starts, serving_replica_hours_per_day=sum(paid),
+                         warmup_replica_hours_per_day=starts * billed_seconds / 3_600,
+                         capped_hours=sum(1 for w, p in zip(wanted, paid, strict=True) if w > p))
+
+
+def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Scenario, *,
+                      hourly_profile: Sequence[float], offering_kind: str | None) -> OptionResult:
+    """The fixed-fleet `result` re-priced as an autoscaled fleet (option.scaling.mode == "autoscale").
+
+    GPU-hours/month = (sum_h replicas_h + starts x billed warm-up hours) x N x D (D = 30.4375 days); $/month =
+    GPU-hours x $/GPU-hour + ops. Owned and reserved capacity is paid whether used or not, so it cannot autoscale.
+    The break-even volume is not computed for an autoscaled fleet (its cost is not the fixed fleet's step
+    function); the break-even utilization is kept (it depends only on the $/M at full utilization)."""
+    scaling = option.scaling
+    if offering_kind in ("owned", "reserved"):
+        raise CostmodelError(f"option '{option.name}': scaling.mode autoscale on a {offering_kind} offering "
+                             f"({option.offering}); {offering_kind} GPUs are paid whether used or not: use mode fixed "
+                             "or an on-demand/spot offering")
+    assert result.capacity_requests_per_second and result.usd_per_gpu_hour is not None
+    assert result.gpus_per_replica is not None and result.target_peak_utilization is not None
+    assert scaling.warmup_minutes is not None  # validated by the scenario schema
+    mean = scenario.workload.mean_requests_per_second()
+    floor = scaling.min_replicas if scaling.min_replicas is not None else (result.min_replicas or 1)
+    day = autoscaled_day(hourly_requests_per_second=[mean * w for w in hourly_profile],
+                         capacity_requests_per_second=result.capacity_requests_per_second,
+                         target_peak_utilization=result.target_peak_utilization, min_replicas=floor,
+                         max_replicas=scaling.max_replicas or MAX_AUTOSCALE_REPLICAS,
+                         warmup_minutes=scaling.warmup_minutes)
+    gpu_hours = (day.serving_replica_hours_per_day + day.warmup_replica_hours_per_day) * result.gpus_per_replica * DAYS_PER_MONTH
+    gpu_usd = gpu_hours * result.usd_per_gpu_hour
+    total = gpu_usd + result.breakdown.ops_usd_per_month
+    scale = total / result.usd_per_month if result.usd_per_month > 0 else 1.0
+    mean_paid = day.serving_replica_hours_per_day / 24.0
+    note = (f"autoscaled: {day.serving_replica_hours_per_day} replica-hours a day, {day.starts_per_day} start(s) a day "
+            f"paying {scaling.warmup_minutes:g} min warm-up each, billed per hour (the sheet records no finer "
+            "billing granularity); break-even volume not computed for an autoscaled fleet")
+    changes: dict[str, object] = {}
+    if day.capped_hours:
+        reason = (f"max_replicas {scaling.max_replicas} is below the replicas needed in {day.capped_hours} hour(s) "
+                  "of the day: raise scaling.max_replicas")
+        changes = {"meets_slo": False, "slo_status": "misses", "slo_reason": reason}
+    return replace(
+        result, usd_per_month=total, usd_per_mtok=result.usd_per_mtok * scale,
+        usd_per_mtok_input=result.usd_per_mtok_input * scale, usd_per_mtok_output=result.usd_per_mtok_output * scale,
+        replicas=max(day.replicas_by_hour), gpus=max(day.replicas_by_hour) * result.gpus_per_replica,
+        utilization=mean / (mean_paid * result.capacity_requests_per_second) if mean_paid > 0 else None,
+        break_even_tokens_per_month=None, scaling="autoscale", replicas_by_hour=day.replicas_by_hour,
+        gpu_hours_per_month=gpu_hours, min_replicas=floor,
+        breakdown=CostBreakdown(gpu_usd_per_month=gpu_usd, ops_usd_per_month=result.breakdown.ops_usd_per_month),
+        notes=(*result.notes, note), **changes,  # type: ignore[arg-type]
+    )
