@@ -217,7 +217,7 @@ def _volume_box(scenario: Scenario) -> None:
     cols = st.columns([1, 3])
     cols[0].number_input(
         "Requests per day" if field == "requests_per_day" else "Tokens per month (prompt + output)",
-        min_value=0.0, step=10_000.0 if field == "requests_per_day" else 1e8, format="%.0f", key=f"cmp_{field}",
+        step=10_000.0 if field == "requests_per_day" else 1e8, format="%.0f", key=f"cmp_{field}",
         on_change=_apply_volume, args=(field,),
     )
     cols[1].caption(f"Scenario **{scenario.name}**: {workload.mean_prompt_tokens():,.0f} prompt + "

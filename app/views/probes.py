@@ -101,7 +101,7 @@ def _run_or_upload() -> None:
     run_col, upload_col = st.columns(2)
     with run_col:
         st.subheader("Run a quick probe here")
-        models = cache.model_ids()
+        models = cache.picker_model_ids()
         model = st.selectbox("Model", models, index=models.index("qwen2.5-0.5b"), key="pb_model")
         device = st.radio("Device", ["cpu", "cuda", "auto"], horizontal=True, key="pb_device")
         if st.button("Run quick probe", key="pb_run"):

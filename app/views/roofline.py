@@ -181,7 +181,7 @@ def memory_figure(grid: MemoryGrid) -> go.Figure:
 def _view() -> tuple[RooflineView, int]:
     """The page's inputs (seeded from the scenario's first self-host option) -> the cached view and batch."""
     defaults = state.roofline_defaults()
-    models = cache.model_ids()
+    models = cache.picker_model_ids(keep=defaults.model)
     hardware = cache.hardware_ids()
     col1, col2, col3, col4 = st.columns(4)
     model_id = col1.selectbox("Model", models, index=models.index(defaults.model), key="rf_model",
