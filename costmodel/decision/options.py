@@ -166,7 +166,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         throughput_bound=capacity.throughput_bound, capacity_requests_per_second=capacity.requests_per_second,
         tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
         breakdown=CostBreakdown(gpu_usd_per_month=cost.gpu_usd_per_month, ops_usd_per_month=cost.ops_usd_per_month),
-        notes=(f"capacity method: {capacity.method}",),
+        notes=(f"capacity method: {capacity.method}",), capacity_method=capacity.method,
     )
 
 

@@ -80,6 +80,7 @@ class OptionResult:
     # with the reason, never ranked first, recommended or used as a reference. Costs are then NaN.
     excluded_reason: str | None = None
     excluded_kind: str | None = None
+    capacity_method: str | None = None  # "simulator" | "roofline": how the replica's capacity at the SLO was found
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
