@@ -24,6 +24,16 @@ def model_ids() -> list[str]:
     return sorted(models())
 
 
+# Catalog models for tests and CPU probes, not released models: never offered in a picker (a scenario
+# or link that names one still validates and shows it).
+HIDDEN_MODEL_IDS = frozenset({"tiny-test"})
+
+
+def picker_model_ids(*, keep: str | None = None) -> list[str]:
+    """Model ids a picker offers: the catalog without HIDDEN_MODEL_IDS (`keep` stays when it is one)."""
+    return [m for m in model_ids() if m not in HIDDEN_MODEL_IDS or m == keep]
+
+
 @st.cache_data(show_spinner=False)
 def hardware_ids() -> list[str]:
     """Catalog accelerator ids, in catalog order."""

@@ -22,5 +22,9 @@ page = st.navigation(
 )
 with st.sidebar:
     st.caption(f"Scenario: **{state.current().name}** ({st.session_state.get(state.SOURCE_KEY, '')})")
+link_box = st.sidebar.container()
 page.run()
 state.sync_url()
+with link_box, st.expander("Copy link"):
+    st.caption("This page with the whole scenario (use the copy icon):")
+    st.code(state.share_link(st.context.url), language=None, wrap_lines=True)

@@ -103,20 +103,20 @@ def _distribution(prefix: str, label: str) -> dict[str, Any]:
     st.markdown(f"**{label}**")
     kind = st.selectbox("Distribution", DIST_KINDS, key=f"{prefix}_kind")
     if kind == "fixed":
-        return {"kind": "fixed", "tokens": st.number_input("Tokens", min_value=1, step=50, key=f"{prefix}_tokens")}
+        return {"kind": "fixed", "tokens": st.number_input("Tokens", step=50, key=f"{prefix}_tokens")}
     if kind == "uniform":
         low, high = st.columns(2)
         return {
             "kind": "uniform",
-            "low_tokens": low.number_input("Low (tokens)", min_value=1, step=50, key=f"{prefix}_low"),
-            "high_tokens": high.number_input("High (tokens)", min_value=1, step=50, key=f"{prefix}_high"),
+            "low_tokens": low.number_input("Low (tokens)", step=50, key=f"{prefix}_low"),
+            "high_tokens": high.number_input("High (tokens)", step=50, key=f"{prefix}_high"),
         }
     if kind == "lognormal":
         mean, sigma = st.columns(2)
         return {
             "kind": "lognormal",
-            "mean_tokens": mean.number_input("Mean (tokens)", min_value=1.0, step=50.0, key=f"{prefix}_mean"),
-            "sigma": sigma.number_input("Sigma of ln(tokens)", min_value=0.01, max_value=3.0, step=0.1,
+            "mean_tokens": mean.number_input("Mean (tokens)", step=50.0, key=f"{prefix}_mean"),
+            "sigma": sigma.number_input("Sigma of ln(tokens)", step=0.1,
                                         key=f"{prefix}_sigma"),
         }
     values = st.text_input("Observed token counts (comma-separated)", key=f"{prefix}_values")
@@ -171,11 +171,11 @@ def workload_and_slo(scenario: Scenario) -> dict[str, Any]:
         workload: dict[str, Any] = {}
         if mode == VOLUME_MODES[0]:
             workload["requests_per_day"] = st.number_input(
-                "Requests per day", min_value=0.0, step=10_000.0, format="%.0f", key="sc_requests_per_day")
+                "Requests per day", step=10_000.0, format="%.0f", key="sc_requests_per_day")
         else:
             workload["tokens_per_month"] = st.number_input(
-                "Tokens per month (prompt + output)", min_value=0.0, step=1e8, format="%.0f", key="sc_tokens_per_month")
-        growth = st.number_input("Growth per month (%)", min_value=-99.0, max_value=1000.0, step=1.0,
+                "Tokens per month (prompt + output)", step=1e8, format="%.0f", key="sc_tokens_per_month")
+        growth = st.number_input("Growth per month (%)", step=1.0,
                                  key="sc_growth_percent")
         workload["growth_per_month"] = _unscaled("sc_growth_percent", growth,
                                                  exact=scenario.workload.growth_per_month, per_unit=100.0)
@@ -195,19 +195,19 @@ def workload_and_slo(scenario: Scenario) -> dict[str, Any]:
         workload["hourly_traffic_weights"] = _hourly_profile(scenario)
     else:
         workload["peak_to_mean_ratio"] = st.number_input(
-            "Peak-to-mean ratio (busiest hour / mean)", min_value=0.0, step=0.1, key="sc_peak_to_mean")
+            "Peak-to-mean ratio (busiest hour / mean)", step=0.1, key="sc_peak_to_mean")
 
     st.subheader("Latency SLO")
     slo_cols = st.columns(4)
-    tpot_ms = slo_cols[1].number_input("TPOT p90 (ms)", min_value=0.0, step=5.0, key="sc_tpot_p90_ms")
+    tpot_ms = slo_cols[1].number_input("TPOT p90 (ms)", step=5.0, key="sc_tpot_p90_ms")
     slo: dict[str, Any] = {
-        "ttft_p90_seconds": slo_cols[0].number_input("TTFT p90 (s)", min_value=0.0, step=0.1, key="sc_ttft_p90"),
+        "ttft_p90_seconds": slo_cols[0].number_input("TTFT p90 (s)", step=0.1, key="sc_ttft_p90"),
         "tpot_p90_seconds": _unscaled("sc_tpot_p90_ms", tpot_ms, exact=scenario.slo.tpot_p90_seconds, per_unit=1e3),
     }
     with st.expander("Optional limits (p50, p99, end-to-end)"):
         cols = st.columns(3)
         for index, (field, label, scale) in enumerate(OPTIONAL_SLO):
-            value = cols[index % 3].number_input(label, min_value=0.0, value=None, key=f"sc_{field}")
+            value = cols[index % 3].number_input(label, value=None, key=f"sc_{field}")
             if value is not None:
                 exact = getattr(scenario.slo, field)
                 slo[field] = _unscaled(f"sc_{field}", value, exact=exact if exact is not None else -1.0,

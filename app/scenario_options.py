@@ -170,7 +170,7 @@ def add_pickers(scenario: Scenario) -> None:
             st.button("Add API option", key="add_api_button", on_click=_add_api)
     with self_tab:
         cols = st.columns(3)
-        cols[0].selectbox("Model", cache.model_ids(), key="add_sh_model")
+        cols[0].selectbox("Model", cache.picker_model_ids(), key="add_sh_model")
         hardware = cols[1].selectbox("Accelerator", cache.hardware_ids(), key="add_sh_hardware")
         cols[2].selectbox("GPUs per replica", [1, 2, 4, 8], key="add_sh_gpus")
         cols = st.columns(3)

@@ -109,6 +109,13 @@ def sync_url() -> None:
         st.session_state[URL_TOKEN_KEY] = token
 
 
+def share_link(page_url: str | None) -> str:
+    """The link that reopens this page with the current scenario: the page's address (its query string
+    dropped) + `?s=` + the scenario token; just the query string when the address is unknown."""
+    base = (page_url or "").split("?", 1)[0].split("#", 1)[0]
+    return f"{base}?{QUERY_PARAM}={encode_token(current())}"
+
+
 def take_link_error() -> str | None:
     """The error of a damaged link (shown once, then forgotten)."""
     return st.session_state.pop(LINK_ERROR_KEY, None)

@@ -69,10 +69,15 @@ def fmt_ms_column(seconds: float | None) -> str:
 
 
 def fmt_money(usd: float | None) -> str:
-    """Whole dollars as `costmodel compare` prints them: '$2,952' ('n/a' when not finite)."""
+    """Whole dollars as `costmodel compare` prints them: '$2,952'; the sign before the dollar ('-$127');
+    cents below $10 so tiny sums do not all read '$0' ('$0.42'); 'n/a' when not finite."""
     if usd is None or not math.isfinite(usd):
         return "n/a"
-    return f"${usd:,.0f}"
+    sign = "-" if usd < 0 and round(abs(usd), 2) > 0 else ""
+    magnitude = abs(usd)
+    if 0 < magnitude < 10:
+        return f"{sign}${magnitude:,.2f}"
+    return f"{sign}${magnitude:,.0f}"
 
 
 def fmt_per_mtok(usd: float | None) -> str:

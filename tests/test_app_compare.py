@@ -24,6 +24,7 @@ MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 def _compare(example: str | None = None) -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=60).run()
     if example is not None:
+        at.switch_page("views/scenario.py").run()  # the Overview page opens first
         at.selectbox(key="load_example_name").set_value(example)
         at.button(key="load_example_button").click().run()
     at.switch_page("views/compare.py")

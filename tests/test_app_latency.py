@@ -23,6 +23,7 @@ def _latency(query: dict[str, str] | None = None, example: str | None = None) ->
         at.query_params.update(query)
     at.run()
     if example is not None:
+        at.switch_page("views/scenario.py").run()  # the Overview page opens first
         at.selectbox(key="load_example_name").set_value(example)
         at.button(key="load_example_button").click().run()
     at.switch_page("views/latency.py").run()

@@ -17,7 +17,7 @@ MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
 def _app() -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=60)
-    return at.run()
+    return at.run().switch_page("views/scenario.py").run()  # the Overview page opens first
 
 
 def _load(at: AppTest, name: str) -> AppTest:

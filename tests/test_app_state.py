@@ -116,11 +116,12 @@ def test_option_colors_are_stable_and_distinct() -> None:
     assert len(set(many.values())) == len(PALETTE)
 
 
-def _app(query: dict[str, str] | None = None) -> AppTest:
+def _app(query: dict[str, str] | None = None, *, page: str | None = "views/scenario.py") -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=60)
     if query:
         at.query_params.update(query)
-    return at.run()
+    at.run()
+    return at if page is None else at.switch_page(page).run()  # the Overview page opens first
 
 
 def test_app_starts_on_the_default_example_and_writes_the_link() -> None:
@@ -139,7 +140,7 @@ def test_app_opens_a_shared_link() -> None:
 
 
 def test_app_shows_a_damaged_link_inline() -> None:
-    at = _app({"s": "garbage-link"})
+    at = _app({"s": "garbage-link"}, page=None)  # the error shows on the page the link opened
     assert not at.exception
     assert any("Shared link" in e.value and "query parameter 's'" in e.value for e in at.error)
     assert at.session_state["scenario"].name == "chat-assistant"

@@ -5,6 +5,7 @@ Screenshots go to test-artifacts/ (gitignored). Skips cleanly without /usr/bin/c
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -27,6 +28,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
 # Headings show after ~3 s and plotly charts after 7-11 s on the 2-core CI machine.
 TIMEOUT_MS = 90_000  # generous: a loaded 2-core machine renders plotly slowly (a bound on behaviour, not speed)
+RAW_VALUE = re.compile(r"(?<![A-Za-z])(None|nan|NaN|Infinity|-?inf)(?![A-Za-z])")  # unformatted values
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run",
@@ -94,6 +96,10 @@ def _check_page(page: object, spec: PageSpec, problems: list[str], *, how: str) 
     exceptions = page.locator('[data-testid="stException"]')  # type: ignore[attr-defined]
     if exceptions.count():
         problems.append(f"{spec.title} ({how}): {exceptions.first.inner_text()[:500]}")
+    text = page.locator('[data-testid="stMain"]').first.inner_text()  # type: ignore[attr-defined]
+    raw = sorted(set(RAW_VALUE.findall(text)))
+    if raw:
+        problems.append(f"{spec.title} ({how}): raw {raw} in the page text")
 
 
 def test_every_page_renders_in_chromium(server_url: str) -> None:
@@ -116,6 +122,20 @@ def test_every_page_renders_in_chromium(server_url: str) -> None:
                     problems.append(f"{spec.title}: the sidebar link led to {url.path}")
                 if "s" not in urllib.parse.parse_qs(url.query):
                     problems.append(f"{spec.title}: no scenario in the address bar (?s=...)")
+            # Every page opened by its own URL (a bookmark or a shared link lands there).
+            token = encode_token(load_example("chat-assistant.yaml"))
+            for spec in PAGES[1:]:
+                page.goto(f"{server_url}/{spec.url_path}?s={token}", wait_until="domcontentloaded")
+                _check_page(page, spec, problems, how=f"/{spec.url_path}")
+            # An invalid value turns the box red and never reads "applied".
+            page.goto(f"{server_url}/scenario?s={token}", wait_until="domcontentloaded")
+            _check_page(page, next(p for p in PAGES if p.url_path == "scenario"), problems, how="invalid value")
+            box = page.get_by_label("TTFT p90 (s)")
+            box.fill("-5")
+            box.press("Enter")
+            page.get_by_text("not applied", exact=False).first.wait_for(state="visible", timeout=TIMEOUT_MS)
+            if page.locator('[data-testid="stAlertContentSuccess"]').count():
+                problems.append("invalid value: an 'applied' success banner is still shown")
             # A shared link straight to a page, holding another bundled example.
             direct = next(p for p in PAGES if p.url_path == "compare")
             token = encode_token(load_example("batch-summarizer.yaml"))

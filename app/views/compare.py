@@ -7,18 +7,21 @@ option keeps its color from app.colors) and clear_price_caches (the Prices page 
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import state
+from app import formatting as fmt
+from app import glossary, state
 from app.cache import api_sheet, api_sheet_for, gpu_sheet
 from app.cache_capacity import capacity_cache
 from app.colors import LIMIT_COLOR, option_colors
 from app.widgets import md, show_error
 from costmodel.charts.compare import CompareView, TrafficChart, compare_view
 from costmodel.decision.reasons import quality_statement
-from costmodel.decision.results import Decision
+from costmodel.decision.results import Decision, OptionResult
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import Scenario, parse_scenario
@@ -27,13 +30,15 @@ VOLUME_ERROR_KEY = "cmp_volume_error"
 KIND_DASH = {"api": "solid", "self-host": "dash", "hybrid": "dot"}
 BILLION = 1e9
 TABLE_CONFIG = {
-    "$/month": st.column_config.NumberColumn(format="$%,.0f"),
-    "$/M tokens": st.column_config.NumberColumn(format="$%.3f"),
-    "TTFT p90 (ms)": st.column_config.NumberColumn(format="%.0f"),
-    "TPOT p90 (ms)": st.column_config.NumberColumn(format="%.1f"),
-    "utilization": st.column_config.NumberColumn(format="%.0f%%"),
-    "break-even utilization": st.column_config.NumberColumn(format="%.0f%%"),
-    "break-even volume (B tokens/month)": st.column_config.NumberColumn(format="%.2f"),
+    "option": st.column_config.TextColumn(pinned=True),
+    "$/month": st.column_config.NumberColumn(format="$%,.0f", help="Month 0, at this scenario's volume."),
+    "$/M tokens": st.column_config.NumberColumn(format="$%.3f", help=glossary.tip("$/M tokens")),
+    "SLO": st.column_config.TextColumn(help=glossary.tip("SLO")),
+    "TTFT p90": st.column_config.TextColumn(help=glossary.tip("TTFT") + " " + glossary.tip("p90")),
+    "TPOT p90": st.column_config.TextColumn(help=glossary.tip("TPOT")),
+    "utilization": st.column_config.TextColumn(help=glossary.tip("utilization")),
+    "break-even utilization": st.column_config.TextColumn(help=glossary.tip("break-even utilization")),
+    "break-even volume": st.column_config.TextColumn(help=glossary.tip("break-even volume")),
 }
 
 
@@ -100,9 +105,13 @@ def volume_figure(view: CompareView, colors: dict[str, str]) -> go.Figure:
         x=[view.tokens_per_month / BILLION] * 2, y=[max(low, 1.0), high], mode="lines", name="this scenario",
         line={"color": LIMIT_COLOR, "dash": "dot", "width": 1}, hoverinfo="skip",
     ))
+    xs = [t / BILLION for c in view.volume_curves for t in c.tokens_per_month]
+    xvals, xtext = fmt.log_ticks(min(xs), max(xs))
+    yvals, ytext = fmt.log_ticks(max(low, 1.0), high, prefix="$")
     fig.update_layout(
-        xaxis={"type": "log", "title": "monthly volume (billion prompt + output tokens)"},
-        yaxis={"type": "log", "title": "$ per month", "tickprefix": "$"},
+        xaxis={"type": "log", "title": "monthly volume (billion prompt + output tokens)", "tickvals": xvals,
+               "ticktext": xtext},
+        yaxis={"type": "log", "title": "$ per month", "tickvals": yvals, "ticktext": ytext},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=460,
     )
     return fig
@@ -130,9 +139,12 @@ def utilization_figure(view: CompareView, colors: dict[str, str]) -> go.Figure:
             x=ends, y=[usd, usd], mode="lines", name=f"{name} (API)", line={"color": colors[name]},
             hovertemplate=f"<b>{name}</b>: ${usd:.3f}/M tokens, any utilization<extra></extra>",
         ))
+    ys = [y for c in view.utilization_curves for y in c.usd_per_mtok] + [u for _, u in view.api_usd_per_mtok]
+    ys = [y for y in ys if y > 0 and math.isfinite(y)]
+    yvals, ytext = fmt.log_ticks(min(ys), max(ys), prefix="$") if ys else ([], [])
     fig.update_layout(
         xaxis={"title": "utilization of provisioned replicas (%)", "range": [0, 101]},
-        yaxis={"type": "log", "title": "$ per million tokens", "tickprefix": "$"},
+        yaxis={"type": "log", "title": "$ per million tokens", "tickvals": yvals, "ticktext": ytext},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=440,
     )
     return fig
@@ -170,7 +182,8 @@ def breakdown_figure(decision: Decision) -> go.Figure:
             x=names, y=[getattr(o.breakdown, field) for o in decision.options], name=label, marker_color=color,
             hovertemplate=f"%{{x}}<br>{label}: $%{{y:,.0f}}/month<extra></extra>",
         ))
-    fig.update_layout(barmode="stack", yaxis={"title": "$ per month", "tickprefix": "$"},
+    fig.update_layout(barmode="stack", yaxis={"title": "$ per month", "tickprefix": "$", "tickformat": ",.0f"},
+                      xaxis={"automargin": True, "tickangle": -30},
                       legend={"orientation": "h", "y": -0.35}, margin={"t": 30}, height=420)
     return fig
 
@@ -187,6 +200,14 @@ def _apply_volume(field: str) -> None:
         st.session_state[VOLUME_ERROR_KEY] = exc
 
 
+def _slo_cell(o: OptionResult) -> str:
+    """The tri-state verdict as such: meets / misses / unverified (assumed), throttled or excluded noted."""
+    if o.excluded_reason:
+        return "excluded"
+    verdict = "misses" if not o.meets_slo else ("unverified (assumed)" if o.slo_status == "unverified" else "meets")
+    return verdict + (", throttled" if o.throttled else "")
+
+
 def _table(view: CompareView) -> pd.DataFrame:
     rows = []
     for rank, o in enumerate(view.decision.options, start=1):
@@ -196,18 +217,16 @@ def _table(view: CompareView) -> pd.DataFrame:
             "kind": o.kind,
             "$/month": o.usd_per_month,
             "$/M tokens": o.usd_per_mtok,
-            "SLO": o.slo_status + (", throttled" if o.throttled else ""),
+            "SLO": _slo_cell(o),
+            "why": o.excluded_reason or o.slo_reason,
             "latency source": o.latency_source,
-            "quality score": o.quality_score,
-            "excluded": o.excluded_reason or "",
-            "TTFT p90 (ms)": None if o.ttft_p90_seconds is None else o.ttft_p90_seconds * 1e3,
-            "TPOT p90 (ms)": None if o.tpot_p90_seconds is None else o.tpot_p90_seconds * 1e3,
-            "GPUs": o.gpus,
-            "utilization": None if o.utilization is None else o.utilization * 100,
-            "break-even utilization": None if o.break_even_utilization is None else o.break_even_utilization * 100,
-            "break-even volume (B tokens/month)": (
-                None if o.break_even_tokens_per_month is None else o.break_even_tokens_per_month / 1e9),
-            "why": o.slo_reason,
+            "quality score": fmt.count(o.quality_score) if o.quality_score is not None else "",
+            "TTFT p90": fmt.ms(o.ttft_p90_seconds),
+            "TPOT p90": fmt.ms(o.tpot_p90_seconds),
+            "GPUs": fmt.count(o.gpus),
+            "utilization": fmt.percent(o.utilization),
+            "break-even utilization": fmt.break_even_utilization(o.break_even_utilization),
+            "break-even volume": fmt.billions_per_month(o.break_even_tokens_per_month, applies=o.kind == "self-host"),
         })
     return pd.DataFrame(rows)
 
@@ -221,7 +240,7 @@ def _volume_box(scenario: Scenario) -> None:
     cols = st.columns([1, 3])
     cols[0].number_input(
         "Requests per day" if field == "requests_per_day" else "Tokens per month (prompt + output)",
-        min_value=0.0, step=10_000.0 if field == "requests_per_day" else 1e8, format="%.0f", key=f"cmp_{field}",
+        step=10_000.0 if field == "requests_per_day" else 1e8, format="%.0f", key=f"cmp_{field}",
         on_change=_apply_volume, args=(field,),
     )
     cols[1].caption(f"Scenario **{scenario.name}**: {workload.mean_prompt_tokens():,.0f} prompt + "

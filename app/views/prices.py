@@ -8,6 +8,7 @@ a refresh clears them with everything the Compare page priced from them.
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pandas as pd
 import streamlit as st
@@ -60,6 +61,11 @@ def _clear_gpu_override() -> None:
     _set_gpu_override(None)
 
 
+def _file_name(where: str) -> str:
+    """A sheet's origin as shown to users: the file's name, never the server's directory layout."""
+    return re.sub(r"(?:[A-Za-z]:)?(?:[\\/][^\\/\s]+)+[\\/]([^\\/\s]+)", r"\1", where)
+
+
 def _refresh() -> None:
     kind, url = st.session_state["pr_refresh_kind"], st.session_state.get("pr_refresh_url", "")
     try:
@@ -69,13 +75,13 @@ def _refresh() -> None:
         return
     compare.clear_price_caches()
     st.session_state[MESSAGE_KEY] = ("success", (
-        f"Refreshed {result.path} from {result.url}: {result.rows_before} -> {result.rows_after} rows, "
+        f"Refreshed {_file_name(str(result.path))} from {result.url}: {result.rows_before} -> {result.rows_after} rows, "
         f"{len(result.added)} added, {len(result.removed)} removed, {len(result.changed)} changed."))
 
 
 def _api_table(api_sheet: PriceSheet[ApiPriceRow]) -> None:
     """The API sheet, filtered by provider and a search text."""
-    st.caption(f"{api_sheet.where}: {len(api_sheet.rows)} rows, {api_sheet.age_text()}. USD per million tokens.")
+    st.caption(f"{_file_name(api_sheet.where)}: {len(api_sheet.rows)} rows, {api_sheet.age_text()}. USD per million tokens.")
     cols = st.columns([2, 3])
     providers = cols[0].multiselect("Providers", sorted({r.provider for r in api_sheet.rows}), key="pr_api_providers")
     search = cols[1].text_input("Search provider/model", key="pr_api_search")
@@ -94,7 +100,7 @@ def _api_table(api_sheet: PriceSheet[ApiPriceRow]) -> None:
 
 def _gpu_table(gpu_sheet: PriceSheet[GpuPriceRow]) -> None:
     """The GPU-hour sheet, filtered by accelerator, offering and a search text."""
-    st.caption(f"{gpu_sheet.where}: {len(gpu_sheet.rows)} rows, {gpu_sheet.age_text()}. Owned rows derive an "
+    st.caption(f"{_file_name(gpu_sheet.where)}: {len(gpu_sheet.rows)} rows, {gpu_sheet.age_text()}. Owned rows derive an "
                "hourly cost from capex over life + power x PUE + colocation.")
     cols = st.columns([2, 2, 3])
     accelerators = cols[0].multiselect("Accelerators", sorted({r.accelerator_id for r in gpu_sheet.rows}),

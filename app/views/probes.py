@@ -101,7 +101,7 @@ def _run_or_upload() -> None:
     run_col, upload_col = st.columns(2)
     with run_col:
         st.subheader("Run a quick probe here")
-        models = cache.model_ids()
+        models = cache.picker_model_ids()
         model = st.selectbox("Model", models, index=models.index("qwen2.5-0.5b"), key="pb_model")
         device = st.radio("Device", ["cpu", "cuda", "auto"], horizontal=True, key="pb_device")
         if st.button("Run quick probe", key="pb_run"):
@@ -139,10 +139,14 @@ def _measured_vs_predicted(probe: dict[str, str]) -> None:
         show_error("Calibration fit", exc)
         st.stop()
     cols = st.columns(4)
-    cols[0].metric("Held-out median error", f"{fit.holdout_median_abs_error:.1%}")
-    cols[1].metric("Held-out max error", f"{fit.holdout_max_abs_error:.1%}")
-    cols[2].metric("eff_compute / eff_memory", f"{fit.efficiency.eff_compute:.2f} / {fit.efficiency.eff_memory:.2f}")
-    cols[3].metric("Overhead per step", f"{fit.efficiency.overhead_seconds_per_step * 1e3:.2f} ms")
+    cols[0].metric("Held-out median error", f"{fit.holdout_median_abs_error:.1%}",
+                   help="Median |calibrated - measured| / measured step time on points the fit did not see.")
+    cols[1].metric("Held-out max error", f"{fit.holdout_max_abs_error:.1%}",
+                   help="Largest relative step-time error on the held-out points.")
+    cols[2].metric("eff_compute / eff_memory", f"{fit.efficiency.eff_compute:.2f} / {fit.efficiency.eff_memory:.2f}",
+                   help="Fitted fractions of the datasheet's peak FLOP/s and HBM bandwidth this machine reaches.")
+    cols[3].metric("Overhead per step", f"{fit.efficiency.overhead_seconds_per_step * 1e3:.2f} ms",
+                   help="Fixed time each forward step adds (kernel launches, scheduling) on top of the roofline.")
     mbu = batch1_decode_mbu(result)
     if mbu is not None:
         st.caption(f"Batch-1 decode reaches {mbu:.0%} of the measured copy bandwidth (MBU).")

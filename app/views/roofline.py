@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import cache, state
+from app import cache, glossary, state
 from app.colors import LIMIT_COLOR, PHASE_COLORS
 from app.widgets import show_error
 from costmodel.charts.roofline import (
@@ -181,7 +181,7 @@ def memory_figure(grid: MemoryGrid) -> go.Figure:
 def _view() -> tuple[RooflineView, int]:
     """The page's inputs (seeded from the scenario's first self-host option) -> the cached view and batch."""
     defaults = state.roofline_defaults()
-    models = cache.model_ids()
+    models = cache.picker_model_ids(keep=defaults.model)
     hardware = cache.hardware_ids()
     col1, col2, col3, col4 = st.columns(4)
     model_id = col1.selectbox("Model", models, index=models.index(defaults.model), key="rf_model",
@@ -217,16 +217,22 @@ def _view() -> tuple[RooflineView, int]:
 
 def _summary(view: RooflineView) -> None:
     est = view.estimate
+    if not est.fits:  # the timings assume a batch that cannot be held: say so instead of showing them
+        st.error(f"Batch {est.batch} at {est.prompt_tokens + est.output_tokens:,} tokens: {est.memory.message}.")
+    unfit = "does not fit"
     m1, m2, m3, m4, m5 = st.columns(5)
-    m1.metric("TTFT (prefill)", fmt_seconds(est.ttft_seconds), help=f"{est.prefill.bound}-bound")
-    m2.metric("TPOT (decode step)", fmt_seconds(est.tpot_seconds), help=f"{est.decode.bound}-bound")
-    m3.metric("Decode tokens/s (replica)", f"{est.decode_tokens_per_second:,.0f}")
-    m4.metric("Max batch at this context", f"{est.memory.max_batch:,}")
-    m5.metric("Weights per GPU", fmt_bytes(est.memory.weights_bytes_per_gpu))
+    m1.metric("TTFT (prefill)", fmt_seconds(est.ttft_seconds) if est.fits else unfit,
+              help=f"{glossary.tip('TTFT')} Here {est.prefill.bound}-bound, no queueing.")
+    m2.metric("TPOT (decode step)", fmt_seconds(est.tpot_seconds) if est.fits else unfit,
+              help=f"{glossary.tip('TPOT')} Here {est.decode.bound}-bound.")
+    m3.metric("Decode tokens/s (replica)", f"{est.decode_tokens_per_second:,.0f}" if est.fits else unfit,
+              help="Output tokens per second of one replica at this batch (batch / decode step time).")
+    m4.metric("Max batch at this context", f"{est.memory.max_batch:,}",
+              help="Sequences whose KV cache fits in HBM next to the weights at this context length.")
+    m5.metric("Weights per GPU", fmt_bytes(est.memory.weights_bytes_per_gpu),
+              help="Weight bytes each GPU holds (tensor parallelism splits them).")
     if est.fits:
         st.success(f"Memory: {est.memory.message}.")
-    else:
-        st.error(f"Batch {est.batch} at {est.prompt_tokens + est.output_tokens:,} tokens: {est.memory.message}.")
     st.caption(f"Efficiencies: {est.efficiency.source}. Prefill is {est.prefill.bound}-bound, decode is "
                f"{est.decode.bound}-bound.")
 

@@ -144,6 +144,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
         breakdown=CostBreakdown(gpu_usd_per_month=cost.gpu_usd_per_month, ops_usd_per_month=cost.ops_usd_per_month),
         notes=(f"capacity method: {capacity.method}",), latency_owner=capacity.latency_owner,
+        capacity_method=capacity.method,
         replicas_by_hour=(cost.replicas,) * 24, gpu_hours_per_month=cost.gpus * HOURS_PER_MONTH,
         min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
         fleet_reason=policy.reason, scaling="fixed",

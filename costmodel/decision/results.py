@@ -93,6 +93,7 @@ class OptionResult:
     scaling: str | None = None  # "fixed" | "autoscale" | "mixed"
     replicas_by_hour: tuple[int, ...] | None = None  # replicas paid in each hour of the day, month 0
     gpu_hours_per_month: float | None = None
+    capacity_method: str | None = None  # "simulator" | "roofline": how the replica's capacity at the SLO was found
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""

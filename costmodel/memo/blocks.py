@@ -5,6 +5,7 @@ The number formats every section uses live in `costmodel.units` (re-exported her
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from costmodel.units import fmt_count as tokens
@@ -13,6 +14,21 @@ from costmodel.units import fmt_money as money
 from costmodel.units import fmt_pct as pct
 from costmodel.units import fmt_per_mtok as per_mtok
 from costmodel.units import fmt_times as times
+
+NAME_CHARS = 60  # option names longer than this are cut in running text (tables cut at their cell limit)
+
+
+def short(name: str) -> str:
+    """An option name for running text: cut at NAME_CHARS with an ellipsis."""
+    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "\u2026"
+
+
+def cut_names(text: str, names: Iterable[str]) -> str:
+    """Text written elsewhere (the decision's reasons, warnings, notes) with each long option name cut."""
+    for name in sorted(names, key=len, reverse=True):
+        if len(name) > NAME_CHARS:
+            text = text.replace(name, short(name))
+    return text
 
 
 @dataclass(frozen=True)
@@ -64,5 +80,5 @@ class PageBreak:
 
 Block = Heading | Para | Bullets | Table | Figure | Code | PageBreak
 
-__all__ = ["Block", "Bullets", "Code", "Figure", "Heading", "PageBreak", "Para", "Table", "latency", "money", "pct",
-           "per_mtok", "times", "tokens"]
+__all__ = ["Block", "Bullets", "Code", "cut_names", "Figure", "Heading", "PageBreak", "Para", "Table", "latency", "money", "pct",
+           "per_mtok", "short", "times", "tokens"]

@@ -40,10 +40,13 @@ from reportlab.platypus import PageBreak as RlPageBreak
 from reportlab.platypus import Table as RlTable
 
 from costmodel.memo.blocks import Block, Bullets, Code, Figure, Heading, PageBreak, Para, Table
+from costmodel.memo.cjk import register_cjk, wrap_runs
 from costmodel.memo.content import MemoContent
 
 MARGIN = 18 * mm
-TEXT_WIDTH = A4[0] - 2 * MARGIN
+FRAME_PADDING = 6  # reportlab's Frame pads its content 6 pt on each side (SimpleDocTemplate's default frame)
+TEXT_WIDTH = A4[0] - 2 * MARGIN - 2 * FRAME_PADDING  # what a flowable may use: tables and figures fit inside it
+CELL_PADDING = 3  # left and right padding of a table cell
 FONT_FILES = {  # bundled with matplotlib, so a machine without Debian's fonts still has them
     "DejaVuSans": "DejaVuSans.ttf",
     "DejaVuSans-Bold": "DejaVuSans-Bold.ttf",
@@ -76,9 +79,10 @@ def clean(text: str, *, limit: int | None = None) -> str:
     return text
 
 
-def markup(text: str, *, limit: int | None = None) -> str:
-    """Plain text -> reportlab paragraph markup (escaped: '<b>' prints as '<b>')."""
-    return escape(clean(text, limit=limit))
+def markup(text: str, *, limit: int | None = None, cjk: str | None = None) -> str:
+    """Plain text -> reportlab paragraph markup (escaped: '<b>' prints as '<b>'); runs of CJK characters
+    set in the `cjk` font when one is given."""
+    return wrap_runs(escape(clean(text, limit=limit)), cjk)
 
 
 def _styles() -> dict[str, ParagraphStyle]:
@@ -103,7 +107,34 @@ def _styles() -> dict[str, ParagraphStyle]:
     }
 
 
-def _table(block: Table, styles: dict[str, ParagraphStyle]) -> list[Flowable]:
+def _longest_word_points(text: str, *, font: str, font_size: float) -> float:
+    words = clean(text, limit=CELL_CHARS).split()
+    return max((pdfmetrics.stringWidth(w, font, font_size) for w in words), default=0.0)
+
+
+def fit_widths(block: Table, *, font_size: float) -> list[float]:
+    """Column widths in points summing to TEXT_WIDTH: the block's fractions, widened where a column's
+    longest word (a number, an id) would otherwise be split, the extra taken from columns with room."""
+    wanted = [w * TEXT_WIDTH for w in block.widths]
+    needed = []
+    for column in range(len(block.header)):
+        head = _longest_word_points(block.header[column], font="DejaVuSans-Bold", font_size=font_size)
+        body = max((_longest_word_points(row[column], font="DejaVuSans", font_size=font_size) for row in block.rows),
+                   default=0.0)
+        needed.append(min(max(head, body) + 2 * CELL_PADDING + 0.5, TEXT_WIDTH / 2))
+    widths = [max(w, n) for w, n in zip(wanted, needed, strict=True)]
+    excess = sum(widths) - TEXT_WIDTH
+    if excess > 0:
+        room = [max(w - n, 0.0) for w, n in zip(widths, needed, strict=True)]
+        total_room = sum(room)
+        if total_room > 0:
+            share = min(1.0, excess / total_room)
+            widths = [w - r * share for w, r in zip(widths, room, strict=True)]
+    scale = TEXT_WIDTH / sum(widths)  # still too wide (no room left): shrink all alike, words may then split
+    return [w * scale for w in widths]
+
+
+def _table(block: Table, styles: dict[str, ParagraphStyle], cjk: str | None) -> list[Flowable]:
     cell = ParagraphStyle("cell", parent=styles["body"], fontSize=block.font_size, leading=block.font_size * 1.28,
                           spaceAfter=0)
     right = ParagraphStyle("cell-r", parent=cell, alignment=2)
@@ -111,7 +142,7 @@ def _table(block: Table, styles: dict[str, ParagraphStyle]) -> list[Flowable]:
 
     def para(text: str, column: int, style: ParagraphStyle | None = None) -> Paragraph:
         chosen = style or (right if block.align[column] == "r" else cell)
-        return Paragraph(markup(text, limit=CELL_CHARS), chosen)
+        return Paragraph(markup(text, limit=CELL_CHARS, cjk=cjk), chosen)
 
     data = [[para(h, i, head) for i, h in enumerate(block.header)]]
     data += [[para(value, i) for i, value in enumerate(row)] for row in block.rows]
@@ -131,10 +162,10 @@ def _table(block: Table, styles: dict[str, ParagraphStyle]) -> list[Flowable]:
     if block.highlight_row is not None:
         row = block.highlight_row + 1
         commands.append(("BACKGROUND", (0, row), (-1, row), colors.HexColor("#fff3c4")))
-    table = RlTable(data, colWidths=[w * TEXT_WIDTH for w in block.widths], repeatRows=1, splitByRow=1,
+    table = RlTable(data, colWidths=fit_widths(block, font_size=block.font_size), repeatRows=1, splitByRow=1,
                     style=TableStyle(commands), hAlign="LEFT")
     parts: list[Flowable] = [table]
-    parts.append(Paragraph(markup(block.caption), styles["caption"]) if block.caption else Spacer(1, 8))
+    parts.append(Paragraph(markup(block.caption, cjk=cjk), styles["caption"]) if block.caption else Spacer(1, 8))
     # Short tables stay on one page with their caption; long ones split between rows, header repeated.
     return [_Keep(parts)] if len(block.rows) <= 15 else parts
 
@@ -158,26 +189,27 @@ class _Raster(Flowable):
         self.canv.drawImage(ImageReader(self.image), 0, 0, width=self.width, height=self.height)
 
 
-def _figure(block: Figure, image: PILImage.Image, styles: dict[str, ParagraphStyle]) -> _Keep:
+def _figure(block: Figure, image: PILImage.Image, styles: dict[str, ParagraphStyle], cjk: str | None) -> _Keep:
     raster = _Raster(image, width=TEXT_WIDTH, height=TEXT_WIDTH * image.height / image.width)
-    return _Keep([raster, Paragraph(markup(block.caption), styles["caption"])])
+    return _Keep([raster, Paragraph(markup(block.caption, cjk=cjk), styles["caption"])])
 
 
-def _flowables(block: Block, charts: dict[str, PILImage.Image], styles: dict[str, ParagraphStyle]) -> list[Flowable]:
+def _flowables(block: Block, charts: dict[str, PILImage.Image], styles: dict[str, ParagraphStyle],
+               cjk: str | None = None) -> list[Flowable]:
     if isinstance(block, Heading):
-        return [Paragraph(markup(block.text), styles["h1" if block.level == 1 else "h2"])]
+        return [Paragraph(markup(block.text, cjk=cjk), styles["h1" if block.level == 1 else "h2"])]
     if isinstance(block, Para):
-        lead = f"<b>{markup(block.lead)}</b> " if block.lead else ""
-        return [Paragraph(lead + markup(block.text), styles[block.style])]
+        lead = f"<b>{markup(block.lead, cjk=cjk)}</b> " if block.lead else ""
+        return [Paragraph(lead + markup(block.text, cjk=cjk), styles[block.style])]
     if isinstance(block, Bullets):
         style = styles[block.style]
-        return [Paragraph(markup(item), style, bulletText="\u2022") for item in block.items] + [Spacer(1, 3)]
+        return [Paragraph(markup(item, cjk=cjk), style, bulletText="\u2022") for item in block.items] + [Spacer(1, 3)]
     if isinstance(block, Table):
-        return _table(block, styles)
+        return _table(block, styles, cjk)
     if isinstance(block, Figure):
-        return [_figure(block, charts[block.key], styles)]
+        return [_figure(block, charts[block.key], styles, cjk)]
     if isinstance(block, Code):
-        return [XPreformatted("\n".join(markup(line) for line in block.lines), styles["mono"]), Spacer(1, 6)]
+        return [XPreformatted("\n".join(markup(line, cjk=cjk) for line in block.lines), styles["mono"]), Spacer(1, 6)]
     assert isinstance(block, PageBreak)
     return [RlPageBreak()]
 
@@ -228,19 +260,36 @@ def _canvas_class(content: MemoContent, pages: list[int]) -> type:
     return MemoCanvas
 
 
-def _title_block(content: MemoContent, styles: dict[str, ParagraphStyle]) -> list[Flowable]:
+def _title_block(content: MemoContent, styles: dict[str, ParagraphStyle], cjk: str | None) -> list[Flowable]:
     parts: list[Flowable] = [
-        Paragraph(markup(content.title), styles["title"]),
-        Paragraph("<b>Scenario:</b> " + markup(content.scenario_name), styles["subtitle"]),
+        Paragraph(markup(content.title, cjk=cjk), styles["title"]),
+        Paragraph("<b>Scenario:</b> " + markup(content.scenario_name, cjk=cjk), styles["subtitle"]),
         Paragraph(f"<b>Date:</b> {content.date.isoformat()} \u00b7 prepared with costmodel {_costmodel_version()} "
                   "from the scenario file; every figure is reproduced by <i>costmodel compare</i> and "
                   "<i>costmodel memo</i>.", styles["meta"]),
     ]
     if content.description:
         parts.append(Spacer(1, 4))
-        parts.append(Paragraph(markup(content.description), styles["body"]))
+        parts.append(Paragraph(markup(content.description, cjk=cjk), styles["body"]))
     parts.append(HRFlowable(width="100%", thickness=0.8, color=ACCENT, spaceBefore=4, spaceAfter=4))
     return parts
+
+
+def content_text(content: MemoContent) -> str:
+    """Every piece of text the memo prints (to choose the fonts it needs)."""
+    parts = [content.title, content.scenario_name, content.description or ""]
+    for block in content.blocks:
+        if isinstance(block, (Heading, Para)):
+            parts += [block.text, getattr(block, "lead", "")]
+        elif isinstance(block, Bullets):
+            parts += list(block.items)
+        elif isinstance(block, Table):
+            parts += [*block.header, block.caption, *(cell for row in block.rows for cell in row)]
+        elif isinstance(block, Figure):
+            parts.append(block.caption)
+        elif isinstance(block, Code):
+            parts += list(block.lines)
+    return "\n".join(parts)
 
 
 def render_pdf(content: MemoContent, charts: dict[str, PILImage.Image]) -> tuple[bytes, int]:
@@ -254,10 +303,11 @@ def render_pdf(content: MemoContent, charts: dict[str, PILImage.Image]) -> tuple
         subject=clean(content.scenario_name, limit=200), creator=f"costmodel memo {_costmodel_version()}",
         keywords="LLM serving, cost model, design review", invariant=1, initialFontName="DejaVuSans",
     )
-    story = _title_block(content, styles)
+    cjk = register_cjk(content_text(content))  # None unless some text needs a CJK font
+    story = _title_block(content, styles, cjk)
     pending: list[Flowable] = []  # a heading waits for the first flowable (or kept group) after it
     for block in content.blocks:
-        made = _flowables(block, charts, styles)
+        made = _flowables(block, charts, styles, cjk)
         if isinstance(block, Heading):
             pending += made
             continue

@@ -10,7 +10,7 @@ from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
 from costmodel.decision.volume import cost_model
 from costmodel.measurements.calibration import Calibration
-from costmodel.memo.blocks import Block, Bullets, Figure, Heading, Para
+from costmodel.memo.blocks import Block, Bullets, Figure, Heading, Para, short
 from costmodel.memo.curves import (
     InteractivityCurve,
     KvPanel,
@@ -20,6 +20,13 @@ from costmodel.memo.curves import (
     kv_panels,
     traffic_curves,
     volume_curves,
+)
+from costmodel.memo.review import (
+    context_blocks,
+    goals_blocks,
+    open_questions,
+    reliability_blocks,
+    signoff_table,
 )
 from costmodel.memo.risks import (
     assumption_items,
@@ -121,13 +128,15 @@ def memo_content(
         volume=volume_curves(decision, model, sens), interactivity=interactivity,
         traffic=traffic_curves(decision), kv=kv, sensitivity=sens,
     )
-    blocks: list[Block] = [Heading("1. Decision"), *decision_blocks(decision, scenario, model, sens)]
+    blocks: list[Block] = [Heading("Context"), *context_blocks(decision, scenario),
+                           Heading("Goals and non-goals"), *goals_blocks(scenario)]
+    blocks += [Heading("1. Decision"), *decision_blocks(decision, scenario, model, sens)]
     blocks += [Heading("2. Workload and SLO"), workload_table(decision, scenario)]
     blocks += [Heading("3. Options compared"), options_table(decision), option_notes(decision)]
     blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts)]
     blocks += [
         Heading("5. Sensitivity"),
-        Figure("tornado", f"Figure 5. How {decision.recommendation}'s $/month advantage over its best alternative "
+        Figure("tornado", f"Figure 5. How {short(decision.recommendation or "no option")}'s $/month advantage over its best alternative "
                f"moves when one input changes by -{fraction:.0%} (light) or +{fraction:.0%} (dark). The vertical "
                "line at 0 is where the decision flips.", height_fraction=0.36),
         sensitivity_table(sens), *sensitivity_blocks(decision, scenario, sens),
@@ -135,7 +144,10 @@ def memo_content(
     blocks += [Heading("6. Risks and common mistakes"),
                _risk_bullets(decision, scenario, sens, kv=kv, curves=interactivity)]
     blocks += [Heading("7. Assumptions and sources"), sources_table(decision), *provenance_blocks(decision, calibration),
-               assumption_items(sens)]
+               assumption_items(sens, decision)]
+    blocks += [Heading("8. Reliability"), *reliability_blocks(decision)]
+    blocks += [Heading("9. Open questions"), open_questions(decision, sens)]
+    blocks += [Heading("10. Sign-off"), signoff_table(scenario, date=today)]
     blocks += [Heading("Appendix A. Formulas"), *formula_blocks()]
     return MemoContent(title=TITLE, scenario_name=scenario.name, date=today, description=scenario.description.strip(),
                        blocks=tuple(blocks), charts=charts, decision=decision)

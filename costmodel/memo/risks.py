@@ -5,7 +5,7 @@ from __future__ import annotations
 from costmodel.decision.results import Decision, PriceSource
 from costmodel.decision.sensitivity import FLIP_SEARCH_DECADES, Sensitivity
 from costmodel.measurements.calibration import Calibration
-from costmodel.memo.blocks import Block, Bullets, Code, Para, Table, money, pct, times
+from costmodel.memo.blocks import Block, Bullets, Code, Para, Table, cut_names, money, pct, short, times
 from costmodel.memo.curves import InteractivityCurve, KvPanel
 from costmodel.scenario import Scenario
 
@@ -17,7 +17,7 @@ def _kv_risk(panel: KvPanel) -> str | None:
         return None
     mean_ctx, tail_ctx = panel.contexts_tokens[0], panel.contexts_tokens[-1]
     mean_max, tail_max = panel.max_batch[0], panel.max_batch[-1]
-    text = (f"KV growth at peak concurrency ({panel.name}): about {panel.peak_concurrency:.0f} sequences are in flight "
+    text = (f"KV growth at peak concurrency ({short(panel.name)}): about {panel.peak_concurrency:.0f} sequences are in flight "
             f"per replica in the peak hour (Little's law); KV memory holds {mean_max} at the mean context "
             f"({mean_ctx:,} tokens)")
     if tail_ctx != mean_ctx:
@@ -37,7 +37,7 @@ def _theater_risk(curve: InteractivityCurve) -> str | None:
     at_slo = curve.operating_output_tokens_per_second_per_gpu
     if peak_tps < 1.5 * at_slo:
         return None
-    return (f"Benchmark theater ({curve.name}): with {curve.concurrency[best]} concurrent users the simulator reaches "
+    return (f"Benchmark theater ({short(curve.name)}): with {curve.concurrency[best]} concurrent users the simulator reaches "
             f"{peak_tps:,.0f} output tokens/s per GPU, but only {curve.tokens_per_second_per_user[best]:.0f} tokens/s "
             f"per user; at the SLO the option delivers {at_slo:,.0f} tokens/s per GPU. Quote throughput at the "
             "SLO, never the peak.")
@@ -46,20 +46,20 @@ def _theater_risk(curve: InteractivityCurve) -> str | None:
 def risk_items(decision: Decision, scenario: Scenario, sensitivity: Sensitivity, *,
                kv: tuple[KvPanel, ...], curves: tuple[InteractivityCurve, ...]) -> tuple[str, ...]:
     """The decision's warnings, then the memo's own checks with this scenario's numbers."""
-    items = list(decision.warnings)
+    items = [cut_names(w, (o.name for o in decision.options)) for w in decision.warnings]
     items += [r for r in (_kv_risk(p) for p in kv) if r]
     items += [r for r in (_theater_risk(c) for c in curves) if r]
     for o in decision.usable_options:
         if o.kind == "self-host" and o.utilization is not None and o.break_even_utilization is not None \
                 and o.utilization < o.break_even_utilization:
-            items.append(f"Idle capacity ({o.name}): sized for the peak hour it runs at {pct(o.utilization)} mean "
+            items.append(f"Idle capacity ({short(o.name)}): sized for the peak hour it runs at {pct(o.utilization)} mean "
                          f"utilization but needs {pct(o.break_even_utilization)} to beat {o.break_even_against}.")
         if o.throttled:
-            items.append(f"Rate limits ({o.name}): the peak minute passes the provider's per-minute limits; ask "
+            items.append(f"Rate limits ({short(o.name)}): the peak minute passes the provider's per-minute limits; ask "
                          "for a higher tier or spread the load before relying on it.")
     if any(o.kind != "api" for o in decision.usable_options):
         peak_to_mean = decision.peak_requests_per_second / decision.mean_requests_per_second
-        items.append(f"Spiky traffic: replicas are sized for the busiest hour ({times(peak_to_mean)} the mean); bursts "
+        items.append(f"Bursts inside the hour: replicas are sized for the busiest hour ({times(peak_to_mean)} the mean); bursts "
                      "inside an hour are not in an hourly profile, so check them with `costmodel simulate` at the "
                      "peak rate before sign-off.")
         if decision.calibration_source is None:
@@ -103,13 +103,31 @@ def provenance_blocks(decision: Decision, calibration: Calibration | None) -> li
     return [Para(text)]
 
 
-def assumption_items(sensitivity: Sensitivity) -> Bullets:
-    """The modelling assumptions a reviewer should know about."""
+CAPACITY_METHODS = {
+    "simulator": "the continuous-batching simulator (roofline step times, Poisson arrivals, queueing and "
+                 "percentiles simulated)",
+    "roofline": "the roofline alone (mean step times, no queueing)",
+}
+
+
+def capacity_method_text(decision: Decision) -> str:
+    """How the self-hosted capacities were found, from the options' typed `capacity_method`."""
+    methods = sorted({o.capacity_method for o in decision.usable_options if o.capacity_method})
+    if not methods:
+        return "no self-hosted capacity was needed"
+    return "; ".join(f"{CAPACITY_METHODS.get(m, m)} for "
+                     + ", ".join(short(o.name) for o in decision.usable_options if o.capacity_method == m)
+                     for m in methods)
+
+
+def assumption_items(sensitivity: Sensitivity, decision: Decision | None = None) -> Bullets:
+    """The modelling assumptions a reviewer should know about (the capacity method the options used)."""
+    method = capacity_method_text(decision) if decision is not None else CAPACITY_METHODS["simulator"]
     return Bullets((
         "A month is 730.5 hours (365.25 x 24 / 12); volumes are month 0 (growth is applied only in the risks).",
         "Self-hosted replicas are billed every hour whether busy or idle and are sized for the busiest hour of "
-        "the daily profile; capacity per replica is the steady-state rate that meets the p90 TTFT and TPOT "
-        "limits under continuous batching (roofline step times, mean latencies, no queueing).",
+        "the daily profile; capacity per replica is the steady-state rate that meets the SLO limits under "
+        f"continuous batching, found with {method}.",
         "A server without continuous batching (static batches) delivers far less than these capacities.",
         "API latency is what the scenario states (measured or published); where none is given the SLO verdict "
         "is assumed, not verified.",

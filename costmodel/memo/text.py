@@ -9,7 +9,20 @@ import math
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
 from costmodel.decision.volume import CostModel, hybrid_plan
-from costmodel.memo.blocks import Block, Bullets, Para, Table, latency, money, pct, per_mtok, times, tokens
+from costmodel.memo.blocks import (
+    Block,
+    Bullets,
+    Para,
+    Table,
+    cut_names,
+    latency,
+    money,
+    pct,
+    per_mtok,
+    short,
+    times,
+    tokens,
+)
 from costmodel.memo.revisit import change_blocks
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 
@@ -25,15 +38,21 @@ def describe_option(result: OptionResult, scenario: Scenario) -> str:
                 f"replica(s) of {option.gpus_per_replica} x {option.hardware}, {result.gpus} GPU(s) in all")
     assert isinstance(option, HybridOption)
     if result.replicas == 0:
-        return f"Run the hybrid of {option.self_host} and {option.api} with 0 base replicas, i.e. all traffic to {option.api}"
-    return (f"Keep {result.replicas} replica(s) of {option.self_host} for the base load and send the overflow "
-            f"to {option.api}")
+        return (f"Run the hybrid of {short(option.self_host)} and {short(option.api)} with 0 base replicas, i.e. all "
+                f"traffic to {short(option.api)}")
+    return (f"Keep {result.replicas} replica(s) of {short(option.self_host)} for the base load and send the overflow "
+            f"to {short(option.api)}")
+
+
+def slo_limits(scenario: Scenario) -> str:
+    """Every limit the SLO sets: 'TTFT p90 <= 1.50 s, TPOT p90 <= 60 ms, TTFT p99 <= 4.00 s, E2E p90 <= ...'."""
+    return ", ".join(f"{limit.metric.upper()} p{limit.percentile} \u2264 {latency(limit.limit_seconds)}"
+                     for limit in scenario.slo.limits())
 
 
 def slo_phrase(result: OptionResult, scenario: Scenario) -> str:
     """'meets the SLO (p90 TTFT ... , p90 TPOT ...)' with the option's figures where known."""
-    slo = scenario.slo
-    limits = f"p90 TTFT \u2264 {latency(slo.ttft_p90_seconds)}, p90 TPOT \u2264 {latency(slo.tpot_p90_seconds)}"
+    limits = slo_limits(scenario)
     if result.slo_status == "unverified":
         return (f"has unverified latency against the SLO ({limits}): no measured p90 figures "
                 f"({result.latency_source} latency), so it is not counted as meeting it")
@@ -51,7 +70,7 @@ def _first_number(decision: Decision, base: Advantage) -> str:
     other = decision.option(base.alternative)
     saving = base.usd_per_month / other.usd_per_month if other.usd_per_month > 0 else math.nan
     return (f"{money(chosen.usd_per_month)}/month against {money(other.usd_per_month)}/month for the best "
-            f"alternative, {other.name} ({pct(saving)} less, {money(base.usd_per_month)}/month)")
+            f"alternative, {short(other.name)} ({pct(saving)} less, {money(base.usd_per_month)}/month)")
 
 
 def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | None]:
@@ -61,7 +80,7 @@ def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | N
         if chosen.break_even_utilization is None:
             return f"its replicas run at {pct(chosen.utilization)} utilization (no API to break even against)", None
         return (f"its replicas run at {pct(chosen.utilization)} utilization against a break-even utilization of "
-                f"{pct(chosen.break_even_utilization)} versus {chosen.break_even_against}"), None
+                f"{pct(chosen.break_even_utilization)} versus {short(chosen.break_even_against or '')}"), None
     if chosen.kind == "hybrid":
         plan = hybrid_plan(model, chosen.name)
         return (f"{plan.base_replicas} base replica(s) at {pct(plan.utilization)} utilization serve "
@@ -72,7 +91,7 @@ def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | N
     if crossings:
         scale, name = min(crossings)
         return (f"self-hosting first costs less than it at {tokens(scale * decision.tokens_per_month)} tokens/month "
-                f"({name}), {times(scale)} today's {tokens(decision.tokens_per_month)}"), scale
+                f"({short(name)}), {times(scale)} today's {tokens(decision.tokens_per_month)}"), scale
     if rivals:
         return "no self-hosted option costs less than it at up to 100x today's volume", None
     if any(r.kind == "self-host" for r in decision.options):
@@ -84,7 +103,7 @@ def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | N
 def flip_sentence(decision: Decision, sensitivity: Sensitivity) -> str:
     """Where, in volume, the recommendation stops being the choice (within 1/100x .. 100x)."""
     def one(flip: FlipVolume) -> str:
-        who = flip.new_choice or "another option"
+        who = short(flip.new_choice) if flip.new_choice else "another option"
         return (f"{'below' if flip.direction == 'below' else 'above'} {tokens(flip.tokens_per_month)} tokens/month "
                 f"({times(flip.volume_scale)} today) {who} becomes the better choice")
     flips = [f for f in (sensitivity.flip_below, sensitivity.flip_above) if f is not None]
@@ -106,7 +125,7 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
             f"is {chosen.slo_reason}. Verify it before deciding.", lead="Warning.", style="callout"))
     elif not decision.recommendation_meets_slo:
         blocks.append(Para(
-            f"No option meets the SLO without throttling. {chosen.name} is listed first as the cheapest, but "
+            f"No option meets the SLO without throttling. {short(chosen.name)} is listed first as the cheapest, but "
             f"{chosen.slo_reason}. Relax the SLO, add GPUs per replica or pick faster hardware before deciding.",
             lead="Warning.", style="callout"))
     second, second_scale = _second_number(decision, model)
@@ -121,17 +140,18 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
         f"tokens) and {slo_phrase(chosen, scenario)}. The two numbers that drive the choice: "
         f"{_first_number(decision, sensitivity.base)}; and {second}."
         + ("" if repeats else f" {flip_sentence(decision, sensitivity)}"),
-        lead=f"Recommendation: {chosen.name}.", style="callout"))
+        lead=f"Recommendation: {short(chosen.name)}.", style="callout"))
     blocks += change_blocks(decision, scenario, sensitivity)
     if decision.reasons:
         blocks.append(Para("As computed by the decision (the same sentences `costmodel compare` prints):", style="small"))
-        blocks.append(Bullets(tuple(decision.reasons)))
+        names = [o.name for o in decision.options]
+        blocks.append(Bullets(tuple(cut_names(r, names) for r in decision.reasons)))
     return blocks
 
 
 def workload_table(decision: Decision, scenario: Scenario) -> Table:
     """Volume, token lengths, traffic shape and SLO limits the decision was made for."""
-    workload, slo = scenario.workload, scenario.slo
+    workload = scenario.workload
     peak_to_mean = decision.peak_requests_per_second / decision.mean_requests_per_second
     rows = [
         ("Volume", f"{tokens(decision.requests_per_month)} requests/month, {tokens(decision.tokens_per_month)} "
@@ -143,9 +163,7 @@ def workload_table(decision: Decision, scenario: Scenario) -> Table:
         ("Growth", f"{workload.growth_per_month:.0%} per month" + ("; batch processing allowed"
                                                                  if workload.batch_allowed else "")),
     ]
-    limits = ", ".join(f"{limit.metric.upper()} p{limit.percentile} \u2264 {latency(limit.limit_seconds)}"
-                       for limit in slo.limits())
-    rows.append(("SLO", limits))
+    rows.append(("SLO", slo_limits(scenario)))
     return Table(header=("Input", "Value"), rows=tuple(rows), widths=(0.22, 0.78), align=("l", "l"), font_size=8.5)
 
 
@@ -167,8 +185,9 @@ def _slo_cell(result: OptionResult) -> str:
 def _break_even_cell(result: OptionResult) -> str:
     if result.kind != "self-host" or result.break_even_utilization is None:
         return "-"
-    volume = tokens(result.break_even_tokens_per_month) if result.break_even_tokens_per_month else "never"
-    return f"u* {pct(result.break_even_utilization)}, {volume} tok/mo vs {result.break_even_against}"
+    volume = result.break_even_tokens_per_month
+    at = f"{tokens(volume)} tok/mo" if volume and math.isfinite(volume) else "never"
+    return f"u* {pct(result.break_even_utilization)}, {at} vs {short(result.break_even_against or '')}"
 
 
 def options_table(decision: Decision) -> Table:
@@ -195,7 +214,8 @@ def option_notes(decision: Decision) -> Bullets:
     items = []
     for o in decision.options:
         extra = "; ".join(o.notes)
-        items.append(f"{o.name}: {o.slo_reason}" + (f". {extra}" if extra else ""))
+        items.append(cut_names(f"{short(o.name)}: {o.slo_reason}" + (f". {extra}" if extra else ""),
+                               (r.name for r in decision.options)))
     return Bullets(tuple(items), style="small")
 
 
@@ -220,7 +240,7 @@ def sensitivity_table(sensitivity: Sensitivity) -> Table:
     return Table(
         header=("Input scaled", f"Advantage at {low}", f"Advantage at {high}", "Method"), rows=rows,
         widths=(0.27, 0.31, 0.31, 0.11), align=("l", "l", "l", "l"), font_size=7.5,
-        caption=(f"Advantage = best eligible alternative's $/month minus {sensitivity.recommendation}'s; today "
+        caption=(f"Advantage = best eligible alternative's $/month minus {short(sensitivity.recommendation)}'s; today "
                  f"{_advantage_cell(sensitivity.base)}. A value \u2264 0 means the decision flips. Method: decide = "
                  "the whole decision re-run with the input scaled; 1st order = the economics re-run with each "
                  "self-hosted capacity scaled (by the roofline's capacity ratio for efficiency, by GPU time per "

@@ -10,7 +10,7 @@ import datetime as dt
 import json
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
@@ -52,6 +52,15 @@ class Scenario(StrictModel):
         description="months the decision is evaluated over (growth applied month by month; retirements before "
         "as_of + horizon exclude an option); a `--horizon-months` flag overrides it",
     )
+    owner: str = Field(default="", max_length=200,
+                       description="who makes this decision (named in the memo's Sign-off section)")
+    goals: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, max_length=50, description="what the decision must achieve (memo: Goals and non-goals)")
+    non_goals: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, max_length=50, description="what is deliberately out of scope (memo: Goals and non-goals)")
+    constraints: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, max_length=50,
+        description="hard limits the choice must respect, e.g. 'prompts stay in the EU' (memo: Context)")
     workload: Workload
     slo: Slo
     fleet: FleetPolicy = Field(

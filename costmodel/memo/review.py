@@ -1,0 +1,95 @@
+"""The design-review sections around the analysis: Context, Goals and non-goals, Reliability, Open
+questions and Sign-off. Fed by the scenario's optional `description`, `constraints`, `goals`, `non_goals`
+and `owner`, and by the decision's typed fields (replicas, capacities, latency sources, price ages).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.sensitivity import Sensitivity
+from costmodel.memo.blocks import Block, Bullets, Para, Table, pct, short, times, tokens
+from costmodel.memo.risks import STALE_PRICE_DAYS
+from costmodel.scenario import Scenario
+
+
+def context_blocks(decision: Decision, scenario: Scenario) -> list[Block]:
+    """Why this decision is being made: the scenario's description, its size and its constraints."""
+    text = "(The description is above.)" if scenario.description.strip() else (
+        "The scenario gives no description (set `description`).")
+    blocks: list[Block] = [Para(
+        f"{text} The workload: {tokens(decision.requests_per_month)} requests and "
+        f"{tokens(decision.tokens_per_month)} tokens a month, {len(scenario.options)} options compared, evaluated "
+        f"as of {decision.as_of.isoformat() if decision.as_of else 'the run date'} over "
+        f"{decision.horizon_months} months.")]
+    if scenario.constraints:
+        blocks.append(Para("Constraints the choice must respect:", style="small"))
+        blocks.append(Bullets(tuple(scenario.constraints)))
+    else:
+        blocks.append(Para("No constraints stated (set `constraints`, e.g. data residency or an approved vendor "
+                           "list); the comparison ranks on cost and the latency SLO only.", style="small"))
+    return blocks
+
+
+def goals_blocks(scenario: Scenario) -> list[Block]:
+    """The scenario's goals and non-goals; the SLO and lowest cost when none are given."""
+    goals = tuple(scenario.goals) or (
+        "Meet the latency SLO at the stated volume.", "Lowest $/month among the options that meet it.")
+    heading = "Goals:" if scenario.goals else "Goals (none stated; the ones the ranking uses):"
+    blocks: list[Block] = [Para(heading, style="small"), Bullets(goals)]
+    non_goals = tuple(scenario.non_goals) or ("None stated (set `non_goals`).",)
+    blocks += [Para("Non-goals:", style="small"), Bullets(non_goals)]
+    return blocks
+
+
+def _n_plus_one(option: OptionResult, decision: Decision) -> str | None:
+    """What is left of the peak hour's demand when one replica fails."""
+    if option.replicas <= 0 or not option.capacity_requests_per_second or decision.peak_requests_per_second <= 0:
+        return None
+    left = (option.replicas - 1) * option.capacity_requests_per_second / decision.peak_requests_per_second
+    if option.kind == "hybrid":
+        return (f"{short(option.name)}: one of {option.replicas} base replica(s) down sends its share to the API "
+                "(failover through the hybrid), at the API's per-request price.")
+    verdict = "still covers the peak (N+1)" if left >= 1 else "does not cover the peak: add a spare replica for N+1"
+    return (f"{short(option.name)}: {option.replicas} replica(s) for the peak hour; with one down the rest serve "
+            f"{pct(left)} of peak demand, which {verdict}.")
+
+
+def reliability_blocks(decision: Decision) -> list[Block]:
+    """N+1 per self-hosted option, failover through hybrids, provider SLAs and rate limits for APIs."""
+    items = [line for o in decision.usable_options if o.kind != "api" and (line := _n_plus_one(o, decision))]
+    for option in decision.usable_options:
+        if option.kind == "api":
+            items.append(f"{short(option.name)}: the provider's uptime SLA is not in the price sheet; read its terms "
+                         "before relying on it" + (", and its rate limits throttle the peak minute" if option.throttled
+                                                   else "") + ".")
+    return [Bullets(tuple(items) or ("No option to assess.",))]
+
+
+def open_questions(decision: Decision, sensitivity: Sensitivity) -> Bullets:
+    """What is still unverified: assumed latencies, uncalibrated efficiencies, stale prices, a near flip."""
+    items: list[str] = []
+    unverified = [short(o.name) for o in decision.usable_options if o.slo_status == "unverified"]
+    if unverified:
+        items.append("Latency not measured for " + ", ".join(unverified) + ": run `costmodel probe-endpoint` "
+                     "against them before sign-off.")
+    if decision.calibration_source is None and any(o.kind != "api" for o in decision.usable_options):
+        items.append("Self-host capacities use datasheet efficiencies: probe the target GPU and calibrate.")
+    stale = sorted({s.what for o in decision.usable_options for s in o.price_sources if s.age_days > STALE_PRICE_DAYS})
+    if stale:
+        items.append(f"Prices older than {STALE_PRICE_DAYS} days: " + ", ".join(stale) + ".")
+    flip = sensitivity.flip_above or sensitivity.flip_below
+    if flip is not None:
+        items.append(f"Is {times(flip.volume_scale)} today's volume ({tokens(flip.tokens_per_month)} tokens/month) "
+                     "within the forecast? There the recommendation changes.")
+    return Bullets(tuple(items) or ("None found by the checks; add the reviewers' questions here.",))
+
+
+def signoff_table(scenario: Scenario, *, date: dt.date) -> Table:
+    """Decision owner and reviewers, with blank cells to fill in."""
+    owner = scenario.owner.strip() or "(not named: set `owner` in the scenario)"
+    rows = (("Decision owner", owner, "", ""), ("Reviewer", "", "", ""), ("Reviewer", "", "", ""))
+    return Table(header=("Role", "Name", "Approve / reject", "Date"), rows=rows, widths=(0.2, 0.4, 0.22, 0.18),
+                 align=("l", "l", "l", "l"), font_size=8.5,
+                 caption=f"Memo dated {date.isoformat()}; re-run `costmodel memo` after any change to the scenario.")
