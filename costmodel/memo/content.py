@@ -136,7 +136,7 @@ def memo_content(
     blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts)]
     blocks += [
         Heading("5. Sensitivity"),
-        Figure("tornado", f"Figure 5. How {short(decision.recommendation or "no option")}'s $/month advantage over its best alternative "
+        Figure("tornado", f"Figure 5. How {short(decision.recommendation or 'no option')}'s $/month advantage over its best alternative "
                f"moves when one input changes by -{fraction:.0%} (light) or +{fraction:.0%} (dark). The vertical "
                "line at 0 is where the decision flips.", height_fraction=0.36),
         sensitivity_table(sens), *sensitivity_blocks(decision, scenario, sens),
