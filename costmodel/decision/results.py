@@ -94,6 +94,9 @@ class OptionResult:
     replicas_by_hour: tuple[int, ...] | None = None  # replicas paid in each hour of the day, month 0
     gpu_hours_per_month: float | None = None
     capacity_method: str | None = None  # "simulator" | "roofline": how the replica's capacity at the SLO was found
+    # Horizon (decision/horizon.py): USD paid in each month 0..horizon_months-1, growth applied, re-sized monthly.
+    usd_by_month: tuple[float, ...] | None = None
+    usd_horizon_total: float | None = None
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
@@ -134,6 +137,8 @@ class OptionResult:
             "scaling": self.scaling,
             "replicas_by_hour": list(self.replicas_by_hour) if self.replicas_by_hour is not None else None,
             "gpu_hours_per_month": self.gpu_hours_per_month,
+            "usd_by_month": list(self.usd_by_month) if self.usd_by_month is not None else None,
+            "usd_horizon_total": self.usd_horizon_total,
         }
 
 
@@ -160,6 +165,7 @@ class Decision:
     horizon_months: int = 12  # months the decision is evaluated over
     quality_floor: ResolvedFloor | None = None  # None: no floor, the options are treated as substitutes
     retiring_soon: tuple[tuple[str, dt.date], ...] = ()  # (option, date) retiring within 90 days of as_of
+    ranking_change_month: int | None = None  # first month (0-based) whose cheapest usable option differs; None: none
 
     @property
     def usable_options(self) -> tuple[OptionResult, ...]:
@@ -189,6 +195,7 @@ class Decision:
             "scenario": self.scenario_name,
             "as_of": self.as_of.isoformat() if self.as_of else None,
             "horizon_months": self.horizon_months,
+            "ranking_change_month": self.ranking_change_month,
             "quality_floor": self.quality_floor.contract() if self.quality_floor else None,
             "options": [o.contract() for o in self.options],
             "recommendation": self.recommendation,
