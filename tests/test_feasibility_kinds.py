@@ -156,3 +156,84 @@ def test_the_memo_says_plainly_when_nothing_is_feasible(tmp_path, capsys):
     code = main(["memo", str(write(tmp_path, data)), "--out", str(out), "--date", AS_OF, "--json"])
     body = json.loads(capsys.readouterr().out)
     assert code == 0 and out.read_bytes()[:5] == b"%PDF-" and body["recommendation"] is None
+
+
+def every_state() -> dict[str, Any]:
+    """One scenario with each state: meets (recommended), retired, below the floor, unverified, throttled."""
+    unmeasured = {"kind": "api", "name": "pub", "price_id": "groq/llama-3.3-70b"}  # a published row, no measurement
+    capped = {**api("capped", "fireworks/llama-3.3-70b"), "requests_per_minute_limit": 10}  # peak 139/min > 10
+    return scenario(api("live", "deepinfra/llama-3.3-70b"), api("old", "together/llama-3.1-8b"),
+                    api("small", "deepinfra/llama-3.1-8b"), unmeasured, capped,
+                    quality={"at_least_as_good_as": "llama-3.1-70b"})
+
+
+def test_every_state_is_typed_on_its_option():
+    decision = decide(parse_scenario(every_state()))
+    kinds = {o.name: o.excluded_kind for o in decision.options}
+    assert kinds == {"live": None, "pub": None, "old": "retired", "small": "below_quality_floor",
+                     "capped": "throttled"}
+    # together/llama-3.1-8b is retired (2026-03-06) and an 8B (1211 < 1293): both reasons are kept.
+    assert decision.option("old").excluded_kinds == ("retired", "below_quality_floor")
+    assert decision.option("pub").slo_status == "unverified" and decision.option("pub").latency_source == "published"
+    assert decision.recommendation == "live" and ids(decision) == ["live", "pub"]
+
+
+def test_the_memo_shows_each_state():
+    from costmodel.memo import build_memo
+
+    memo = build_memo(parse_scenario(every_state()))
+    text = text_of(memo.pdf)
+    for cell in ("excluded: retired", "excluded: below the quality floor", "unverified (published, not your traffic)",
+                 "throttled"):
+        assert cell in text, cell
+    assert "Quality floor: at least as good as llama-3.1-70b" in text
+
+
+def test_the_app_compare_table_shows_each_state():
+    import pytest
+
+    pytest.importorskip("streamlit")
+    from app.views.compare import _slo_cell
+
+    decision = decide(parse_scenario(every_state()))
+    cells = {o.name: _slo_cell(o) for o in decision.options}
+    assert cells == {"live": "meets", "pub": "unverified (published, not your traffic)", "old": "excluded: retired",
+                     "small": "excluded: below the quality floor", "capped": "excluded: throttled"}
+
+
+LATENCY_HEADER = ("price_id,ttft_seconds,output_tokens_per_second,percentile,prompt_tokens,output_tokens,parallelism,"
+                  "source,source_url,as_of,notes")
+
+
+def published_verdict(rows: list[str], *, ttft_limit_seconds: float) -> tuple[str, str]:
+    """The verdict of an unmeasured groq/llama-3.3-70b option against hand-written published rows."""
+    from costmodel.pricing.latency import parse_latency_text
+
+    sheet = parse_latency_text(LATENCY_HEADER + "\n" + "\n".join(rows) + "\n", where="t.csv")
+    data = scenario({"kind": "api", "name": "pub", "price_id": "groq/llama-3.3-70b"})
+    data["slo"]["ttft_p90_seconds"] = ttft_limit_seconds
+    option = decide(parse_scenario(data), latency_sheet=sheet).option("pub")
+    return option.slo_status, option.slo_reason
+
+
+def test_which_published_percentile_bounds_the_p90():
+    # p90 >= p50, and p90 <= p95: a p50 over the limit is a miss; a p95 over it proves nothing; a p95 (or
+    # p90) within both limits meets. TPOT from 100 tokens/s = 10 ms, within the 50 ms limit.
+    row = "groq/llama-3.3-70b,{ttft},100,{stat},1000,200,,page,https://x.example,2026-11-01,"
+    assert published_verdict([row.format(ttft=0.6, stat="p50")], ttft_limit_seconds=0.5)[0] == "misses"
+    status, reason = published_verdict([row.format(ttft=0.6, stat="p95")], ttft_limit_seconds=0.5)
+    assert status == "unverified" and "does not put the p90 over it" in reason
+    assert published_verdict([row.format(ttft=0.4, stat="p95")], ttft_limit_seconds=0.5)[0] == "meets"
+    assert published_verdict([row.format(ttft=0.4, stat="p50")], ttft_limit_seconds=0.5)[0] == "unverified"
+
+
+def test_published_rows_of_different_statistics_are_never_interpolated():
+    # A p50 at 500 tokens and a p95 at 1,500: at 1,000 tokens the nearest (a tie: the first) is used, not a mix.
+    from costmodel.decision.latency import published_latency
+    from costmodel.pricing.latency import parse_latency_text
+
+    rows = ["groq/llama-3.3-70b,0.2,100,p50,500,200,,page,https://x.example,2026-11-01,",
+            "groq/llama-3.3-70b,0.8,100,p95,1500,200,,page,https://x.example,2026-11-01,"]
+    sheet = parse_latency_text(LATENCY_HEADER + "\n" + "\n".join(rows) + "\n", where="t.csv")
+    found = published_latency(sheet.for_price_id("groq/llama-3.3-70b"), prompt_tokens=1000)
+    assert found is not None and "interpolated" not in found.how and found.ttft_seconds in (0.2, 0.8)

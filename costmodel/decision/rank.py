@@ -267,6 +267,7 @@ def decide(
         as_of=today,
         horizon_months=scenario.horizon_months,
         quality_floor=feasible.floor,
+        substitutes=tuple(tuple(g) for g in scenario.substitutes) if scenario.substitutes is not None else None,
         retiring_soon=tuple(feasible.retiring_soon.items()),
     )
 

@@ -183,6 +183,7 @@ class Decision:
     horizon_months: int = 12  # months the decision is evaluated over
     quality_floor: ResolvedFloor | None = None  # None: no floor, the options are treated as substitutes
     retiring_soon: tuple[tuple[str, dt.date], ...] = ()  # (option, date) retiring within 90 days of as_of
+    substitutes: tuple[tuple[str, ...], ...] | None = None  # the scenario's substitutes groups; None: not given
     ranking_change_month: int | None = None  # first month (0-based) whose cheapest usable option differs; None: none
 
     @property
@@ -215,6 +216,7 @@ class Decision:
             "horizon_months": self.horizon_months,
             "ranking_change_month": self.ranking_change_month,
             "quality_floor": self.quality_floor.contract() if self.quality_floor else None,
+            "substitutes": [list(g) for g in self.substitutes] if self.substitutes is not None else None,
             "options": [o.contract() for o in self.options],
             "recommendation": self.recommendation,
             "recommendation_meets_slo": self.recommendation_meets_slo,
