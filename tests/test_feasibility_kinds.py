@@ -237,3 +237,23 @@ def test_published_rows_of_different_statistics_are_never_interpolated():
     sheet = parse_latency_text(LATENCY_HEADER + "\n" + "\n".join(rows) + "\n", where="t.csv")
     found = published_latency(sheet.for_price_id("groq/llama-3.3-70b"), prompt_tokens=1000)
     assert found is not None and "interpolated" not in found.how and found.ttft_seconds in (0.2, 0.8)
+
+
+def test_the_app_says_plainly_when_nothing_is_feasible():
+    import pytest
+
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    data = scenario(api("retired", "together/llama-3.1-8b"), api("slow", "deepinfra/llama-3.3-70b"))
+    data["slo"]["ttft_p90_seconds"] = 0.001  # the measured 0.4 s misses it
+    main_py = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+    at = AppTest.from_file(main_py, default_timeout=90)
+    at.session_state["scenario"] = parse_scenario(data)
+    at.run()
+    assert not at.exception
+    assert any("No recommendation" in e.value and "No option is feasible" in e.value for e in at.error)
+    at.switch_page("views/compare.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table["SLO"]) == ["excluded: retired", "excluded: misses the SLO"]

@@ -313,14 +313,18 @@ def render() -> None:
         st.info(f"API price overrides from the Prices page are in effect (this session only): {keys[2]}")
     try:
         view = cached_compare_view(*keys)
-        figures = cached_compare_figures(*keys)
+        # Nothing feasible: no chart (it would only compare options that cannot be chosen).
+        figures = cached_compare_figures(*keys) if view.decision.recommendation is not None else None
     except CostmodelError as exc:
         show_error("Scenario", exc)
         st.stop()
     _recommendation(view.decision)
     st.subheader("Ranked options")
     st.dataframe(_table(view), hide_index=True, column_config=TABLE_CONFIG, key="cmp_table")
-    _charts(figures)
+    if figures is not None:
+        _charts(figures)
+    else:
+        st.info("No charts: no option is feasible, so there is nothing to compare on cost or volume.")
     _sources(view.decision)
 
 
