@@ -257,3 +257,17 @@ def test_the_app_says_plainly_when_nothing_is_feasible():
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["SLO"]) == ["excluded: retired", "excluded: misses the SLO"]
+
+
+def test_compare_json_carries_the_groups_and_every_kind(tmp_path, capsys):
+    data = scenario(api("api-8b", "deepinfra/llama-3.1-8b"), api("di-70b", "deepinfra/llama-3.3-70b"),
+                    substitutes=[["di-70b"], ["api-8b"]])
+    code = main(["compare", str(write(tmp_path, data)), "--json"])
+    body = json.loads(capsys.readouterr().out)
+    assert code == 0 and body["substitutes"] == [["di-70b"], ["api-8b"]] and body["recommendation"] == "api-8b"
+    by_name = {o["name"]: o for o in body["options"]}
+    assert by_name["di-70b"]["excluded_kinds"] == ["not_substitute"] and by_name["api-8b"]["excluded_kinds"] == []
+    code = main(["compare", str(write(tmp_path, data))])
+    text = capsys.readouterr().out
+    assert code == 0 and "Substitutes: only options of one group compete" in text
+    assert "not substitutes (shown, never recommended): di-70b" in text

@@ -183,8 +183,8 @@ class Decision:
     horizon_months: int = 12  # months the decision is evaluated over
     quality_floor: ResolvedFloor | None = None  # None: no floor, the options are treated as substitutes
     retiring_soon: tuple[tuple[str, dt.date], ...] = ()  # (option, date) retiring within 90 days of as_of
-    substitutes: tuple[tuple[str, ...], ...] | None = None  # the scenario's substitutes groups; None: not given
     ranking_change_month: int | None = None  # first month (0-based) whose cheapest usable option differs; None: none
+    substitutes: tuple[tuple[str, ...], ...] | None = None  # the scenario's substitutes groups; None: not given
 
     @property
     def usable_options(self) -> tuple[OptionResult, ...]:
