@@ -10,6 +10,7 @@ import streamlit as st
 
 from app import glossary, state
 from app.widgets import md, show_error
+from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.errors import CostmodelError
 
@@ -41,6 +42,10 @@ def _changes(decision: Decision, chosen: OptionResult) -> list[str]:
 
 
 def _answer(decision: Decision) -> None:
+    if decision.recommendation is None:  # every option is infeasible: say so, with each typed reason
+        st.error(md("No recommendation: " + " ".join(decision.reasons)))
+        st.info(md(quality_statement(decision)))
+        return
     chosen = decision.option(decision.recommendation)
     box = st.success if decision.recommendation_meets_slo else st.error
     box(md(f"Recommendation: **{chosen.name}** ({chosen.kind})"))
@@ -54,6 +59,7 @@ def _answer(decision: Decision) -> None:
     st.subheader("What would change it")
     for line in _changes(decision, chosen):
         st.markdown(f"- {md(line)}")
+    st.markdown(f"- {md(quality_statement(decision))}")
     for warning in decision.warnings:
         st.warning(md(warning))
 

@@ -43,5 +43,6 @@ def run_memo(args: argparse.Namespace) -> int:
     payload = {"path": str(args.out), "pages": memo.pages, "seconds": round(seconds, 3),
                "recommendation": memo.content.decision.recommendation}
     emit(payload, as_json=args.json,
-         text=f"wrote {args.out}: {memo.pages} pages, recommendation {payload['recommendation']} ({seconds:.1f} s)")
+         text=f"wrote {args.out}: {memo.pages} pages, recommendation "
+              f"{payload['recommendation'] or 'none (no option is feasible)'} ({seconds:.1f} s)")
     return 0

@@ -1,7 +1,8 @@
 """Scenario -> ranked options with SLO verdicts: the object `compare`, the app and the memo render.
 
-Ranking: options that meet the SLO and are not throttled come first, cheapest $/month first; then the
-rest. The reference API for break-even is the cheapest API option that meets the SLO (or the cheapest).
+Ranking: feasible options (decision/feasibility.py: not retired, above the quality floor, meeting the SLO,
+not throttled) come first, cheapest $/month first, verified latency before unverified; then the excluded
+ones. The reference API for break-even is the cheapest feasible API option (of the same substitutes group).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from costmodel.config import ReplicaConfig
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import apply_exclusions, assess
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
+from costmodel.decision.quality import not_substitutes, option_subject, substitute_group
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.validity import excluded_result, option_exclusions
@@ -219,9 +221,12 @@ def decide(
             capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
                                                          efficiency_scale=over.efficiency, method=capacity_method,
                                                          cache=capacity_cache)
-            # Break-even against an API serving the same open model when the scenario has one.
-            same_model = [a for a in apis if open_models.get(a.name) == option.model]
-            reference = _reference_api(same_model) or _reference_api(apis)
+            # Break-even against an API serving the same open model when the scenario has one; with
+            # `substitutes:` groups only against an API of the option's own group (a substitute).
+            group = substitute_group(option.name, scenario.substitutes)
+            peers = [a for a in apis if group is None or a.name in group]
+            same_model = [a for a in peers if open_models.get(a.name) == option.model]
+            reference = _reference_api(same_model) or _reference_api(peers)
             results[option.name] = self_host_result(
                 option, scenario, gpu_sheet, capacities[option.name], reference=reference, today=today,
                 gpu_price_scale=over.gpu_price,
@@ -235,8 +240,8 @@ def decide(
     marked = (replace(apply_exclusions(r, retired=feasible.retired, below_floor=feasible.below_floor),
                       quality_score=feasible.quality_scores.get(r.name), retires_on=feasible.retirements.get(r.name))
               for r in results.values())
-    ranked = rank_options(tuple(_finite_or_excluded(r) for r in marked),
-                          accept_unverified=scenario.accept_unverified_latency)
+    ranked = _within_substitutes(rank_options(tuple(_finite_or_excluded(r) for r in marked),
+                                              accept_unverified=scenario.accept_unverified_latency), scenario)
     chosen = ranked[0]
     if chosen.excluded_reason is not None and all(r.excluded_kind == "non_finite_cost" for r in ranked):
         raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
@@ -262,6 +267,7 @@ def decide(
         as_of=today,
         horizon_months=scenario.horizon_months,
         quality_floor=feasible.floor,
+        substitutes=tuple(tuple(g) for g in scenario.substitutes) if scenario.substitutes is not None else None,
         retiring_soon=tuple(feasible.retiring_soon.items()),
     )
 
@@ -286,6 +292,18 @@ def rank_options(results: tuple[OptionResult, ...], *, accept_unverified: bool =
     ordered = sorted(usable, key=lambda r: (status_rank[r.slo_status], r.throttled, round(r.usd_per_month, 2),
                                             simplicity[r.kind]))
     return tuple(ordered + out)
+
+
+def _within_substitutes(ranked: tuple[OptionResult, ...], scenario: Scenario) -> tuple[OptionResult, ...]:
+    """With `substitutes:` groups only one group competes (decision/quality.py `not_substitutes`): the others
+    are excluded as `not_substitute` and the options re-ranked."""
+    feasible = [(r.name, option_subject(scenario.option(r.name), scenario)) for r in ranked if r.excluded_reason is None]
+    outside = not_substitutes(feasible, scenario=scenario)
+    if not outside:
+        return ranked
+    marked = tuple(replace(r, excluded_reason=outside[r.name], excluded_kind="not_substitute",
+                           excluded_kinds=("not_substitute",)) if r.name in outside else r for r in ranked)
+    return rank_options(marked, accept_unverified=scenario.accept_unverified_latency)
 
 
 def _scaled_volume(workload: Workload, factor: float) -> Workload:

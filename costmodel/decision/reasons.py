@@ -51,11 +51,21 @@ def decision_reasons(ranked: tuple[OptionResult, ...]) -> tuple[str, ...]:
 
 
 def quality_statement(decision: Decision) -> str:
-    """The quality assumption in one sentence: the floor and who falls below it, or that none is set."""
+    """The quality assumption in one sentence: the floor and who falls below it, the substitutes groups and
+    who is outside the competing one, or that the options are treated as substitutes."""
     floor = decision.quality_floor
-    if floor is None:
+    if floor is None and decision.substitutes is None:
         return ("No quality floor is set: the options are treated as substitutes (equally good answers), so they are "
                 "compared on cost and latency alone; set `quality:` or `substitutes:` in the scenario if they are not.")
-    below = [o.name for o in decision.options if o.excluded_kind == "below_quality_floor"]
-    tail = f"; below it (shown, never recommended): {', '.join(below)}" if below else "; every option meets it"
-    return f"Quality floor: {floor.label}{tail}."
+    parts = []
+    if floor is not None:
+        below = [o.name for o in decision.options if o.excluded_kind == "below_quality_floor"]
+        parts.append(f"Quality floor: {floor.label}"
+                     + (f"; below it (shown, never recommended): {', '.join(below)}" if below else "; every option meets it"))
+    if decision.substitutes is not None:
+        outside = [o.name for o in decision.options if o.excluded_kind == "not_substitute"]
+        groups = "; ".join("[" + ", ".join(g) + "]" for g in decision.substitutes)
+        parts.append(f"Substitutes: only options of one group compete (scenario substitutes: {groups}; an option in "
+                     "no group is its own)" + (f"; not substitutes (shown, never recommended): {', '.join(outside)}"
+                                               if outside else ""))
+    return ". ".join(parts) + "."

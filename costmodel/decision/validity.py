@@ -20,7 +20,7 @@ from costmodel.scenario import ApiOption, HybridOption, Option, Scenario, SelfHo
 from costmodel.scenario.workload import Workload
 
 ExclusionKind = Literal["invalid_option", "cannot_serve_lengths", "non_finite_cost", "below_quality_floor", "retired",
-                        "misses_slo", "throttled"]
+                        "misses_slo", "throttled", "not_substitute"]
 # A window that would refuse more than this share of the workload's requests cannot serve it.
 LENGTH_REFUSAL_TOLERANCE = 0.01
 
@@ -132,5 +132,5 @@ def excluded_result(option: Option, exclusion: Exclusion) -> OptionResult:
         name=option.name, kind=option.kind, usd_per_month=float("nan"), usd_per_mtok=float("nan"),
         usd_per_mtok_input=float("nan"), usd_per_mtok_output=float("nan"), meets_slo=False, slo_status="misses",
         slo_reason=exclusion.reason, breakdown=CostBreakdown(), price_sources=(),
-        excluded_reason=exclusion.reason, excluded_kind=exclusion.kind,
+        excluded_reason=exclusion.reason, excluded_kind=exclusion.kind, excluded_kinds=(exclusion.kind,),
     )

@@ -52,7 +52,7 @@ def build_memo(
 
     content = memo_content(scenario, decision, calibration=calibration, today=today, capacity_cache=capacity_cache)
     keys = {block.key for block in content.blocks if isinstance(block, Figure)}
-    pdf, pages = render_pdf(content, render_charts(content.charts, keys))
+    pdf, pages = render_pdf(content, render_charts(content.charts, keys) if content.charts is not None else {})
     return Memo(pdf=pdf, pages=pages, content=content)
 
 

@@ -21,6 +21,7 @@ from costmodel.memo.curves import (
     traffic_curves,
     volume_curves,
 )
+from costmodel.memo.infeasible import infeasible_blocks
 from costmodel.memo.review import (
     context_blocks,
     goals_blocks,
@@ -70,7 +71,7 @@ class MemoContent:
     date: dt.date
     description: str
     blocks: tuple[Block, ...]
-    charts: ChartData
+    charts: ChartData | None  # None: no option is feasible, so nothing is charted (memo/infeasible.py)
     decision: Decision
 
 
@@ -118,6 +119,10 @@ def memo_content(
     today = scenario.evaluation_date(override=today)
     cache = capacity_cache if capacity_cache is not None else CapacityCache()
     decision = decision or decide(scenario, calibration=calibration, today=today, capacity_cache=cache)
+    if decision.recommendation is None:  # nothing feasible: say so plainly, chart and flip nothing
+        return MemoContent(title=TITLE, scenario_name=scenario.name, date=today,
+                           description=scenario.description.strip(),
+                           blocks=tuple(infeasible_blocks(decision, scenario)), charts=None, decision=decision)
     model = cost_model(decision, scenario)
     sens = sensitivity(scenario, decision, model, calibration=calibration, today=today, fraction=fraction,
                        capacity_cache=cache)

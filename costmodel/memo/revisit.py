@@ -62,5 +62,6 @@ def change_blocks(decision: Decision, scenario: Scenario, sensitivity: Sensitivi
     """The page-1 list of what would change the answer."""
     items = [revisit_trigger(decision, scenario, sensitivity)] if sensitivity is not None else []
     items += [quality_statement(decision), latency_owed(decision), *retirements(decision)]
-    names = [o.name for o in decision.options]  # long option names are cut in running text (memo/blocks.short)
-    return [Para("What would change the answer:", style="small"), Bullets(tuple(cut_names(i, names) for i in items))]
+    names = [o.name for o in decision.options]
+    return [Para("What would change the answer:", style="small"),
+            Bullets(tuple(cut_names(item, names) for item in items))]
