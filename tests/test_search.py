@@ -151,3 +151,44 @@ def test_compare_search_adds_the_top_k_beside_the_listed(tmp_path, capsys: pytes
     searched = [n for n in names if n.startswith("search-")]
     assert len(searched) == 2 and {n.split("-")[1] for n in searched} == {"1", "2"}
     assert any(n.startswith("search-1-qwen2.5-0.5b-l4-tp") for n in searched)
+
+
+def test_vectorized_screen_equals_the_scalar_roofline() -> None:
+    # screen_candidates runs roofline.step_arrays over arrays; screen_replica is the one-at-a-time reference.
+    from costmodel.search.screen import screen_replica, screen_replicas
+    scenario = parse_scenario(_scenario(models=["qwen2.5-0.5b", "mixtral-8x7b"], hardware=["l4", "h100-sxm", "mi300x"]))
+    candidates = enumerate_candidates(scenario, gpu_sheet=load_gpu_prices())
+    vectorized = screen_replicas(scenario, candidates, calibration=None)
+    assert len(vectorized) == len({c.replica_key for c in candidates})
+    firsts = {c.replica_key: c for c in candidates}
+    assert all(vectorized[key] == screen_replica(scenario, c, calibration=None) for key, c in firsts.items())
+
+
+def test_a_shared_capacity_cache_simulates_nothing_twice(one_offering_sheet: PriceSheet) -> None:  # type: ignore[type-arg]
+    from costmodel.decision.rank import CapacityCache
+    scenario = parse_scenario(_scenario())
+    cache = CapacityCache()
+    first = search(scenario, top_k=1, gpu_sheet=one_offering_sheet, cache=cache)
+    again = search(scenario, top_k=1, gpu_sheet=one_offering_sheet, cache=cache)
+    assert first.cache_hits == 0 and again.cache_hits > 0 and len(cache) == again.cache_hits
+    assert again.best == first.best and again.frontier == first.frontier
+
+
+def test_fronts_are_pareto_and_in_the_json(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(_scenario()))
+    assert main(["search", str(path), "--json", "--top", "3"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key, metric, higher in (("frontier_tokens_per_second_per_user", "tokens_per_second_per_user", True),
+                                ("frontier_ttft", "ttft_p90_seconds", False)):
+        rows = out[key]
+        assert rows and all(set(row) >= CONTRACT_ROW for row in rows)
+        prices = [row["usd_per_mtok"] for row in rows]
+        values = [row[metric] for row in rows]
+        # cheapest first; each dearer point must be strictly better on the metric (else it is dominated)
+        assert prices == sorted(prices)
+        assert all((b > a) if higher else (b < a) for a, b in zip(values, values[1:], strict=False))
+        assert all(row in out["frontier"] for row in rows)
+    assert main(["search", str(path), "--top", "3"]) == 0
+    text = capsys.readouterr().out
+    assert "Pareto front, $/M tokens vs tokens/s per user:" in text and "Pareto front, $/M tokens vs TTFT p90:" in text
