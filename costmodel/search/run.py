@@ -18,12 +18,14 @@ from __future__ import annotations
 import datetime as dt
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from costmodel.catalog import ModelSpec, load_model
 from costmodel.decision.options import self_host_result
 from costmodel.decision.rank import CapacityCache, capacity_cache_key, option_efficiency, self_host_capacity
 from costmodel.decision.validity import self_host_exclusion
+from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import GpuPriceRow, PriceSheet, load_gpu_prices
 from costmodel.scenario import Scenario
@@ -33,6 +35,7 @@ from costmodel.search.space import Candidate, QualityFilter, enumerate_candidate
 from costmodel.serving.analytic import Capacity
 
 WAVE = 8
+Progress = Callable[[float, str], None]  # (fraction done 0..1, what is running), e.g. the app's progress bar
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -191,11 +194,13 @@ def _capacities(scenario: Scenario, candidates: list[Candidate], *, runner: Loca
 def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
            calibration: Calibration | None = None, today: dt.date | None = None,
            executor: LocalExecutor | RayExecutor | None = None, quality: QualityFilter | None = None,
-           prune: bool = True, keep_front: bool = False, cache: CapacityCache | None = None) -> SearchResult:
+           prune: bool = True, keep_front: bool = False, cache: CapacityCache | None = None,
+           progress: Progress | None = None) -> SearchResult:
     """Enumerate, screen, simulate the survivors; `prune=False` simulates every usable candidate (brute force),
     `keep_front=True` keeps every candidate that could join the tokens/s-per-user front (module docstring).
     `cache` (shared with `decide`) holds capacities already simulated, so a repeated search or the decision
-    over its top K simulates nothing twice."""
+    over its top K simulates nothing twice. `progress(fraction, text)` is called after the screen and after
+    every wave of simulations (fraction: share of the screened queue settled, simulated or pruned)."""
     if top_k < 1:
         raise ValueError("top_k must be >= 1")
     started = time.perf_counter()
@@ -208,6 +213,9 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
                                             repr(s.candidate)))
     runner = executor or LocalExecutor()
+    total = max(len(queue), 1)
+    if progress is not None:
+        progress(0.0, f"screened {len(enumerated):,} configurations; simulating the cheapest")
     simulated: list[Configuration] = []
     capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica
     hits = 0
@@ -224,6 +232,8 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
         capacities.update(zip((c.replica_key for c in new), values, strict=True))
         simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.replica_key],
                                        gpu_sheet=sheet, today=today) for s in wave)
+        if progress is not None:
+            progress(1.0 - len(queue) / total, f"simulated {len(simulated):,} configurations")
     feasible = [r for r in simulated if r.meets_slo and math.isfinite(r.usd_per_month)]
     best = sorted(feasible, key=lambda r: (r.usd_per_month, -r.tokens_per_second_per_user, repr(r)))[:top_k]
     speed = pareto_front(feasible, better_is_higher=True, metric="tokens_per_second_per_user")
@@ -241,9 +251,21 @@ def option_name(rank: int, configuration: Configuration) -> str:
     return f"search-{rank}-{c.model}-{c.hardware}-tp{c.gpus_per_replica}-{c.weight_dtype}-{c.kv_dtype}"
 
 
-def with_searched_options(scenario: Scenario, result: SearchResult, *, top_k: int) -> Scenario:
-    """The scenario with the top K configurations added as self-host options beside the listed ones."""
+def with_configuration(scenario: Scenario, configuration: Configuration, *, name: str) -> Scenario:
+    """The scenario with one searched configuration added as a self-host option called `name` (the app's
+    "add to scenario"); raises CostmodelError when an option already has that name."""
+    if any(o.name == name for o in scenario.options):
+        raise CostmodelError(f"options: an option named '{name}' is already in the scenario; rename or remove it first")
     ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
-    added = [c.candidate().option(name=option_name(rank, c), ops_usd_per_month=ops)
-             for rank, c in enumerate(result.best[:top_k], start=1)]
-    return scenario.model_copy(update={"options": [*scenario.options, *added]})
+    added = configuration.candidate().option(name=name, ops_usd_per_month=ops)
+    return scenario.model_copy(update={"options": [*scenario.options, added]})
+
+
+def with_searched_options(scenario: Scenario, result: SearchResult, *, top_k: int) -> Scenario:
+    """The scenario with the top K configurations added as self-host options beside the listed ones (a name
+    the scenario already lists, e.g. one added from an earlier search, is kept as listed)."""
+    for rank, c in enumerate(result.best[:top_k], start=1):
+        name = option_name(rank, c)
+        if all(o.name != name for o in scenario.options):
+            scenario = with_configuration(scenario, c, name=name)
+    return scenario
