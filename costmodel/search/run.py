@@ -31,7 +31,7 @@ from costmodel.pricing import GpuPriceRow, PriceSheet, load_gpu_prices
 from costmodel.scenario import Scenario
 from costmodel.search.executors import LocalExecutor, RayExecutor
 from costmodel.search.screen import ReplicaKey, Screened, screen_candidates
-from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates
+from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates, scenario_quality_filter
 from costmodel.serving.analytic import Capacity
 
 WAVE = 8
@@ -196,7 +196,8 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
            executor: LocalExecutor | RayExecutor | None = None, quality: QualityFilter | None = None,
            prune: bool = True, keep_front: bool = False, cache: CapacityCache | None = None,
            progress: Progress | None = None) -> SearchResult:
-    """Enumerate, screen, simulate the survivors; `prune=False` simulates every usable candidate (brute force),
+    """Enumerate (models passing `quality`, default the scenario's `quality:` floor), screen, simulate the
+    survivors; `prune=False` simulates every usable candidate (brute force),
     `keep_front=True` keeps every candidate that could join the tokens/s-per-user front (module docstring).
     `cache` (shared with `decide`) holds capacities already simulated, so a repeated search or the decision
     over its top K simulates nothing twice. `progress(fraction, text)` is called after the screen and after
@@ -206,6 +207,7 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     started = time.perf_counter()
     sheet = gpu_sheet or load_gpu_prices()
     today = scenario.evaluation_date(override=today)
+    quality = quality if quality is not None else scenario_quality_filter(scenario)
     enumerated = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality)
     specs = {m: load_model(m) for m in {c.model for c in enumerated}}
     screened = screen_candidates(scenario, usable_candidates(scenario, enumerated, model_specs=specs),
