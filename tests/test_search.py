@@ -73,6 +73,7 @@ def test_pruning_is_safe_against_brute_force(one_offering_sheet: PriceSheet) -> 
     assert found.best[0].usd_per_month <= brute.best[0].usd_per_month
     cheapest_brute = min(c.usd_per_month for c in brute.frontier)
     assert found.best[0].usd_per_month == pytest.approx(cheapest_brute)
+    assert found.best == brute.best  # the same configuration, not just the same price
 
 
 def test_best_never_dearer_than_the_listed_option_it_contains() -> None:
@@ -230,3 +231,15 @@ def test_the_scenario_quality_floor_limits_the_models(one_offering_sheet: PriceS
     too_high = parse_scenario({**data, "quality": {"min_score": 5000, "benchmark": "lmarena-text"}})
     with pytest.raises(CostmodelError, match="search space is empty"):
         search(too_high, top_k=1, gpu_sheet=one_offering_sheet)
+
+
+def test_pruning_keeps_the_whole_top_k_across_offerings() -> None:
+    # Every L4 offering of the sheet: the price differs per offering, the capacity per replica does not.
+    scenario = parse_scenario(_scenario())
+    sheet = load_gpu_prices()
+    l4 = PriceSheet(kind="gpu", where=sheet.where, rows=tuple(r for r in sheet.rows if r.accelerator_id == "l4"))
+    assert len(l4.rows) >= 2
+    found = search(scenario, top_k=3, gpu_sheet=l4)
+    brute = search(scenario, top_k=3, gpu_sheet=l4, prune=False)
+    assert found.candidates_simulated < brute.candidates_simulated == found.candidates_enumerated
+    assert found.best == brute.best and len(found.best) == 3
