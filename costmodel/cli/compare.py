@@ -90,7 +90,8 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.horizon_months is not None:
         scenarios = [s.model_copy(update={"horizon_months": args.horizon_months}) for s in scenarios]
     if args.search is not None:
-        scenarios = [with_searched_options(s, search(s, top_k=args.search, calibration=calibration, today=args.date),
+        scenarios = [with_searched_options(s, search(s, top_k=args.search, calibration=calibration, today=args.date,
+                                                     cache=cache),  # decide reuses the searched capacities
                                            top_k=args.search) for s in scenarios]
     decisions = [decide(scenario, calibration=calibration, today=args.date, capacity_cache=cache)
                  for scenario in scenarios]

@@ -134,6 +134,17 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
                     latency_owner=latency_owner(run.breakdown("ttft", 90.0), run.breakdown("tpot", 90.0)))
 
 
+def capacity_cache_key(scenario: Scenario, option: SelfHostOption, *, hardware: AcceleratorSpec,
+                       efficiency: Efficiency, method: CapacityMethod = "simulator") -> str:
+    """The `CapacityCache` key of an option's capacity: everything the capacity per replica depends on."""
+    pricing_only = {"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month", "min_replicas",
+                    "target_peak_utilization", "scaling"}  # fields that do not change the capacity per replica
+    return "|".join([method, option.model_dump_json(exclude=pricing_only),
+                     scenario.workload.model_dump_json(include={"prompt_tokens", "output_tokens",
+                                                                "cached_prompt_fraction"}),
+                     scenario.slo.model_dump_json(), repr(efficiency), hardware.model_dump_json()])
+
+
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
                        efficiency_scale: float = 1.0, method: CapacityMethod = "simulator",
                        cache: CapacityCache | None = None) -> tuple[Capacity, str]:
@@ -144,11 +155,7 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
         eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale,
                       eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
     workload = scenario.workload
-    pricing_only = {"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month", "min_replicas",
-                    "target_peak_utilization", "scaling"}  # fields that do not change the capacity per replica
-    key = "|".join([method, option.model_dump_json(exclude=pricing_only),
-                    workload.model_dump_json(include={"prompt_tokens", "output_tokens", "cached_prompt_fraction"}),
-                    scenario.slo.model_dump_json(), repr(eff), hardware.model_dump_json()])
+    key = capacity_cache_key(scenario, option, hardware=hardware, efficiency=eff, method=method)
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
         return cached

@@ -11,6 +11,7 @@ from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensit
 from costmodel.decision.volume import cost_model
 from costmodel.measurements.calibration import Calibration
 from costmodel.memo.blocks import Block, Bullets, Figure, Heading, Para, short
+from costmodel.memo.configurations import search_blocks
 from costmodel.memo.curves import (
     InteractivityCurve,
     KvPanel,
@@ -45,6 +46,7 @@ from costmodel.memo.text import (
     workload_table,
 )
 from costmodel.scenario import Scenario
+from costmodel.search import SearchResult
 
 TITLE = "Design review: API or self-hosted LLM serving"
 
@@ -60,6 +62,7 @@ class ChartData:
     traffic: TrafficCurves
     kv: tuple[KvPanel, ...]
     sensitivity: Sensitivity
+    search: SearchResult | None = None  # the deployment search behind "Configurations considered"
 
 
 @dataclass(frozen=True)
@@ -113,9 +116,12 @@ def memo_content(
     today: dt.date | None = None,
     fraction: float = DEFAULT_FRACTION,
     capacity_cache: CapacityCache | None = None,
+    search_result: SearchResult | None = None,
+    search_top_k: int = 0,
 ) -> MemoContent:
     """Evaluate (unless `decision` is given) and lay out the memo for `scenario` as of `today`; pass the
-    `capacity_cache` the decision was made with so sensitivity reuses its capacities."""
+    `capacity_cache` the decision was made with so sensitivity reuses its capacities, and the deployment
+    search (with the K of its configurations added to the scenario) for "Configurations considered"."""
     today = scenario.evaluation_date(override=today)
     cache = capacity_cache if capacity_cache is not None else CapacityCache()
     decision = decision or decide(scenario, calibration=calibration, today=today, capacity_cache=cache)
@@ -131,13 +137,15 @@ def memo_content(
     charts = ChartData(
         recommendation=decision.chosen_name(), tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
         volume=volume_curves(decision, model, sens), interactivity=interactivity,
-        traffic=traffic_curves(decision), kv=kv, sensitivity=sens,
+        traffic=traffic_curves(decision), kv=kv, sensitivity=sens, search=search_result,
     )
     blocks: list[Block] = [Heading("Context"), *context_blocks(decision, scenario),
                            Heading("Goals and non-goals"), *goals_blocks(scenario)]
     blocks += [Heading("1. Decision"), *decision_blocks(decision, scenario, model, sens)]
     blocks += [Heading("2. Workload and SLO"), workload_table(decision, scenario)]
     blocks += [Heading("3. Options compared"), options_table(decision), option_notes(decision)]
+    if search_result is not None:
+        blocks += search_blocks(search_result, top_k=search_top_k)
     blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts)]
     blocks += [
         Heading("5. Sensitivity"),
