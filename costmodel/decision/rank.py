@@ -24,6 +24,13 @@ from costmodel.catalog.quality import QualitySheet, load_quality_scores
 from costmodel.config import ReplicaConfig
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import apply_exclusions, assess
+from costmodel.decision.horizon import (
+    option_horizons,
+    ranking_change,
+    ranking_change_reason,
+    scaled_workload,
+    with_horizon,
+)
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
 from costmodel.decision.results import Decision, OptionResult
@@ -232,11 +239,18 @@ def decide(
                 option, scenario, profile=profile, self_host=results[option.self_host],
                 capacity=capacities[option.self_host][0], api=results[option.api],
             )
+    horizons = option_horizons(scenario, results, capacities, gpu_sheet=gpu_sheet, profile=profile, today=today,
+                         gpu_price_scale=over.gpu_price)
     marked = (replace(apply_exclusions(r, retired=feasible.retired, below_floor=feasible.below_floor),
                       quality_score=feasible.quality_scores.get(r.name), retires_on=feasible.retirements.get(r.name))
               for r in results.values())
     ranked = rank_options(tuple(_finite_or_excluded(r) for r in marked),
                           accept_unverified=scenario.accept_unverified_latency)
+    change = ranking_change(ranked, horizons, accept_unverified=scenario.accept_unverified_latency)
+    ranked = tuple(with_horizon(r, horizons[r.name]) if r.excluded_reason is None and r.name in horizons else r
+                   for r in ranked)
+    horizon_reason = ranking_change_reason(change, as_of=today, horizon_months=scenario.horizon_months,
+                                           growth_per_month=workload.growth_per_month)
     chosen = ranked[0]
     if chosen.excluded_reason is not None and all(r.excluded_kind == "non_finite_cost" for r in ranked):
         raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
@@ -247,7 +261,8 @@ def decide(
         options=ranked,
         recommendation=chosen.name if usable else None,
         recommendation_meets_slo=usable and chosen.meets_slo and not chosen.throttled,
-        reasons=decision_reasons(ranked) if usable else (no_recommendation_reason(ranked),),
+        reasons=(*decision_reasons(ranked), *([horizon_reason] if change is not None else []))
+        if usable else (no_recommendation_reason(ranked),),
         warnings=scenario_warnings(scenario, ranked, capacities={k: v[0] for k, v in capacities.items()},
                                    decision_as_of=today),
         requests_per_month=workload.requests_per_month(),
@@ -263,6 +278,8 @@ def decide(
         horizon_months=scenario.horizon_months,
         quality_floor=feasible.floor,
         retiring_soon=tuple(feasible.retiring_soon.items()),
+        ranking_change_month=change.month if change is not None else None,
+        ranking_change_reason=horizon_reason,
     )
 
 
@@ -289,10 +306,7 @@ def rank_options(results: tuple[OptionResult, ...], *, accept_unverified: bool =
 
 
 def _scaled_volume(workload: Workload, factor: float) -> Workload:
-    if workload.requests_per_day is not None:
-        return workload.model_copy(update={"requests_per_day": workload.requests_per_day * factor})
-    assert workload.tokens_per_month is not None
-    return workload.model_copy(update={"tokens_per_month": workload.tokens_per_month * factor})
+    return scaled_workload(workload, factor)
 
 
 def _reference_api(apis: list[OptionResult]) -> OptionResult | None:

@@ -166,6 +166,7 @@ class Decision:
     quality_floor: ResolvedFloor | None = None  # None: no floor, the options are treated as substitutes
     retiring_soon: tuple[tuple[str, dt.date], ...] = ()  # (option, date) retiring within 90 days of as_of
     ranking_change_month: int | None = None  # first month (0-based) whose cheapest usable option differs; None: none
+    ranking_change_reason: str = ""  # the sentence on the ranking over the horizon (changes or not), for people
 
     @property
     def usable_options(self) -> tuple[OptionResult, ...]:
@@ -196,6 +197,7 @@ class Decision:
             "as_of": self.as_of.isoformat() if self.as_of else None,
             "horizon_months": self.horizon_months,
             "ranking_change_month": self.ranking_change_month,
+            "ranking_change_reason": self.ranking_change_reason,
             "quality_floor": self.quality_floor.contract() if self.quality_floor else None,
             "options": [o.contract() for o in self.options],
             "recommendation": self.recommendation,
