@@ -174,3 +174,44 @@ def test_compare_json_and_text_carry_the_horizon(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "Cost over the horizon (24 months" in text
     assert text.count("month 0 $") == 2 and text.count(", month 12 $") == 2
+
+
+def test_break_even_pair_is_on_one_fleet_and_every_row_names_its_api():
+    h100_auto = {**H100, "name": "h100-auto", "scaling": {"mode": "autoscale", "warmup_minutes": 10}}
+    too_big = {"kind": "self-host", "name": "70b-on-l40s", "model": "llama-3.1-70b", "hardware": "l40s",
+               "usd_per_gpu_hour": 1.0}  # 140 GB of bf16 weights do not fit 48 GB: no load meets the SLO
+    hybrid = {"kind": "hybrid", "name": "hy", "self_host": "h100", "api": "api"}
+    decision = decided(scenario(requests_per_day=100_000, options=[API, H100, h100_auto, too_big, hybrid]))
+    h100 = decision.option("h100")
+    mu = h100.capacity_requests_per_second
+    assert mu
+    # Month-0 fleet: peak 100,000 / 86,400 x 2 = 2.31 requests/s needs max(2, ceil(2.31 / (0.8 x mu))) = 2 replicas,
+    # F = 2 x 2.0 x 730.5 + 1,000 = $3,922/month. Against cerebras at $0.10/M: V* = 3,922 x 1e6 / 0.10 = 39.22B.
+    assert h100.replicas == 2 and h100.usd_per_month == pytest.approx(3922.0)
+    capacity_tokens = 2 * mu * (1000 + 200) * 2_629_800  # C = n x X x S
+    assert h100.break_even_tokens_per_month == pytest.approx(3922.0 * 1e6 / 0.10)
+    assert h100.break_even_utilization == pytest.approx(3922.0 * 1e6 / 0.10 / capacity_tokens)
+    assert h100.break_even_tokens_per_month == pytest.approx(h100.break_even_utilization * capacity_tokens)
+    # The autoscaled fleet: C = sum_h R_h x 30.4375 d x 3,600 s x X, F its own $/month.
+    auto = decision.option("h100-auto")
+    assert auto.replicas_by_hour is not None and auto.break_even_utilization and auto.break_even_tokens_per_month
+    auto_capacity = sum(auto.replicas_by_hour) * DAYS_PER_MONTH * 3_600 * mu * 1200
+    assert auto.break_even_tokens_per_month == pytest.approx(auto.usd_per_month * 1e6 / 0.10)
+    assert auto.break_even_tokens_per_month == pytest.approx(auto.break_even_utilization * auto_capacity)
+    for name in ("h100", "h100-auto", "70b-on-l40s", "hy"):
+        assert decision.option(name).break_even_against == "api", name
+    assert decision.option("70b-on-l40s").break_even_utilization is None  # no capacity: no pair
+
+
+def test_api_reasons_cite_only_a_break_even_the_fleet_can_carry():
+    # At $20/GPU-h two replicas cost F = 2 x 20 x 730.5 + 1,000 = $30,220: V* = 302.2B tokens/month against the
+    # API's $0.10/M, more than twice what 2 replicas carry (2 x mu x 1,200 x 2,629,800 = 135B): u* > 1.
+    dear = {**H100, "usd_per_gpu_hour": 20.0}
+    decision = decided(scenario(requests_per_day=100_000, options=[API, dear]))
+    h100 = decision.option("h100")
+    assert decision.recommendation == "api"
+    assert h100.usd_per_month == pytest.approx(30_220.0)
+    assert h100.break_even_tokens_per_month == pytest.approx(302.2e9)
+    assert h100.break_even_utilization is not None and h100.break_even_utilization > 1
+    assert not any("would break even at" in r for r in decision.reasons)
+    assert any("No self-host fleet priced here breaks even" in r for r in decision.reasons)

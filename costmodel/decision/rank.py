@@ -22,6 +22,7 @@ from costmodel.catalog import (
 )
 from costmodel.catalog.quality import QualitySheet, load_quality_scores
 from costmodel.config import ReplicaConfig
+from costmodel.decision.breakeven import named_reference, reference_apis
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import apply_exclusions, assess
 from costmodel.decision.horizon import (
@@ -220,18 +221,16 @@ def decide(
     apis = [r for r in results.values() if r.kind == "api" and r.excluded_reason is None]
     open_models = {o.name: api_sheet.get(o.price_id).open_model_id for o in scenario.options
                    if isinstance(o, ApiOption) and o.name not in excluded}
+    references = reference_apis(scenario, apis, open_models)
     capacities: dict[str, tuple[Capacity, str]] = {}
     for option in scenario.options:
         if isinstance(option, SelfHostOption) and option.name not in excluded:
             capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
                                                          efficiency_scale=over.efficiency, method=capacity_method,
                                                          cache=capacity_cache)
-            # Break-even against an API serving the same open model when the scenario has one.
-            same_model = [a for a in apis if open_models.get(a.name) == option.model]
-            reference = _reference_api(same_model) or _reference_api(apis)
             results[option.name] = self_host_result(
-                option, scenario, gpu_sheet, capacities[option.name], reference=reference, today=today,
-                gpu_price_scale=over.gpu_price,
+                option, scenario, gpu_sheet, capacities[option.name], reference=references.get(option.name),
+                today=today, gpu_price_scale=over.gpu_price,
             )
     for option in scenario.options:
         if isinstance(option, HybridOption) and option.name not in excluded:
@@ -239,6 +238,7 @@ def decide(
                 option, scenario, profile=profile, self_host=results[option.self_host],
                 capacity=capacities[option.self_host][0], api=results[option.api],
             )
+    results = {name: named_reference(r, references.get(name)) for name, r in results.items()}
     horizons = option_horizons(scenario, results, capacities, gpu_sheet=gpu_sheet, profile=profile, today=today,
                          gpu_price_scale=over.gpu_price)
     marked = (replace(apply_exclusions(r, retired=feasible.retired, below_floor=feasible.below_floor),
@@ -308,9 +308,3 @@ def rank_options(results: tuple[OptionResult, ...], *, accept_unverified: bool =
 def _scaled_volume(workload: Workload, factor: float) -> Workload:
     return scaled_workload(workload, factor)
 
-
-def _reference_api(apis: list[OptionResult]) -> OptionResult | None:
-    apis = [a for a in apis if math.isfinite(a.usd_per_mtok)]  # break-even against NaN would be NaN
-    meeting = [a for a in apis if a.meets_slo and not a.throttled]
-    pool = meeting or apis
-    return min(pool, key=lambda a: a.usd_per_mtok) if pool else None
