@@ -33,9 +33,12 @@ def _changes(decision: Decision, chosen: OptionResult) -> list[str]:
         if volume is None or not math.isfinite(volume) or option.break_even_against is None:
             continue
         direction = "rises" if volume > current else "falls"
-        lines.append(f"**{option.name}** costs the same as **{option.break_even_against}** at "
-                     f"{volume / BILLION:,.2f}B tokens/month (now {current / BILLION:,.2f}B): the order flips if "
-                     f"the volume {direction} past it.")
+        # The pair is on the option's month-0 fleet: past u* = 100% that fleet cannot carry the volume.
+        carried = option.break_even_utilization is not None and option.break_even_utilization <= 1
+        tail = (f"the order flips if the volume {direction} past it" if carried
+                else "more than that fleet carries at the SLO, so a larger fleet would be needed")
+        lines.append(f"**{option.name}**'s current fleet costs what **{option.break_even_against}** bills at "
+                     f"{volume / BILLION:,.2f}B tokens/month (now {current / BILLION:,.2f}B): {tail}.")
     if not lines:
         lines.append("No break-even volume in range: changing the volume alone does not change the order.")
     return lines

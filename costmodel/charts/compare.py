@@ -114,7 +114,8 @@ def volume_curves(
 
 def break_even_points(decision: Decision, scenario: Scenario, *,
                       api_sheet: PriceSheet[ApiPriceRow] | None = None) -> tuple[BreakEvenPoint, ...]:
-    """Each self-host option's break-even volume against its reference API, placed on the API's curve."""
+    """Each self-host option's break-even volume against its reference API (where the API bills what the
+    option's month-0 fleet costs, decision/breakeven.py), placed on the API's curve."""
     model = cost_model(decision, scenario, api_sheet=api_sheet)
     points = []
     for result in decision.usable_options:

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from costmodel.decision.economics import (
-    break_even_tokens_per_month,
-    break_even_utilization,
-    diurnal_profile,
-    plan_hybrid,
-    size_self_host,
-)
+from costmodel.decision.breakeven import with_break_even
+from costmodel.decision.economics import diurnal_profile, plan_hybrid, size_self_host
 from costmodel.decision.fleet import autoscaled_result, fleet_policy
 from costmodel.decision.latency import api_slo
 from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
@@ -19,7 +14,7 @@ from costmodel.pricing.api_cost import api_option_cost, token_rates
 from costmodel.pricing.latency import ApiLatencySheet
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 from costmodel.serving.analytic import Capacity
-from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_MONTH, TOKENS_PER_MTOK
+from costmodel.units import HOURS_PER_MONTH, TOKENS_PER_MTOK
 
 
 def _source(what: str, source: str, row: ApiPriceRow | GpuPriceRow, today: dt.date) -> PriceSource:
@@ -101,7 +96,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
             capacity_requests_per_second=0.0, tokens_per_second_per_replica=0.0,
             breakdown=CostBreakdown(gpu_usd_per_month=replica_usd, ops_usd_per_month=option.ops_usd_per_month),
             min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
-            fleet_reason=policy.reason, scaling="fixed",
+            fleet_reason=policy.reason, scaling="fixed", break_even_against=reference.name if reference else None,
         )
     cost = size_self_host(
         mean_requests_per_second=workload.mean_requests_per_second(),
@@ -114,20 +109,6 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
     tokens_month = workload.tokens_per_month_total()
     output_month = workload.output_tokens_per_month()
     input_usd = cost.usd_per_month * capacity.prefill_time_fraction
-    u_star = be_volume = None
-    if reference is not None:
-        u_star = break_even_utilization(usd_per_gpu_hour=usd_per_gpu_hour, gpus_per_replica=option.gpus_per_replica,
-                                        tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
-                                        api_usd_per_mtok=reference.usd_per_mtok,
-                                        ops_usd_per_month=option.ops_usd_per_month, replicas=cost.replicas)
-        peak_to_mean = workload.peak_to_mean()
-        be_volume = break_even_tokens_per_month(
-            replica_usd_per_month=option.gpus_per_replica * usd_per_gpu_hour * HOURS_PER_MONTH,
-            ops_usd_per_month=option.ops_usd_per_month,
-            tokens_per_month_per_replica_at_peak=(cost.tokens_per_second_per_replica * SECONDS_PER_MONTH / peak_to_mean
-                                                  * policy.target_peak_utilization),
-            api_usd_per_mtok=reference.usd_per_mtok, min_replicas=policy.min_replicas,
-        )
     fixed = OptionResult(
         name=option.name, kind="self-host", model_id=option.model, hardware_id=option.hardware,
         gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=(source,),
@@ -138,8 +119,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         usd_per_mtok_output=(cost.usd_per_month - input_usd) / output_month * TOKENS_PER_MTOK,
         meets_slo=True, slo_reason=f"{capacity.reason}; sized for the peak hour at {capacity.requests_per_second:.2f} "
         f"requests/s per replica (batch {capacity.batch}); {policy.reason}",
-        gpus=cost.gpus, replicas=cost.replicas, utilization=cost.utilization, break_even_utilization=u_star,
-        break_even_tokens_per_month=be_volume, break_even_against=reference.name if reference else None,
+        gpus=cost.gpus, replicas=cost.replicas, utilization=cost.utilization,
         throughput_bound=capacity.throughput_bound, capacity_requests_per_second=capacity.requests_per_second,
         tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
         breakdown=CostBreakdown(gpu_usd_per_month=cost.gpu_usd_per_month, ops_usd_per_month=cost.ops_usd_per_month),
@@ -150,10 +130,11 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         fleet_reason=policy.reason, scaling="fixed",
     )
     if option.scaling.mode == "fixed":
-        return fixed
+        return with_break_even(fixed, reference)
     profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
     kind = sheet.get(option.offering).offering if option.offering is not None else None
-    return autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind)
+    return with_break_even(autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind),
+                           reference)
 
 
 def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[float, ...], self_host: OptionResult,

@@ -23,10 +23,18 @@ from costmodel.catalog import (
 )
 from costmodel.catalog.quality import QualitySheet, load_quality_scores
 from costmodel.config import ReplicaConfig
+from costmodel.decision.breakeven import named_reference, reference_apis
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import apply_exclusions, assess
+from costmodel.decision.horizon import (
+    option_horizons,
+    ranking_change,
+    ranking_change_reason,
+    scaled_workload,
+    with_horizon,
+)
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
-from costmodel.decision.quality import not_substitutes, option_subject, substitute_group
+from costmodel.decision.quality import not_substitutes, option_subject
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.validity import excluded_result, option_exclusions
@@ -222,21 +230,16 @@ def decide(
     apis = [r for r in results.values() if r.kind == "api" and r.excluded_reason is None]
     open_models = {o.name: api_sheet.get(o.price_id).open_model_id for o in scenario.options
                    if isinstance(o, ApiOption) and o.name not in excluded}
+    references = reference_apis(scenario, apis, open_models)
     capacities: dict[str, tuple[Capacity, str]] = {}
     for option in scenario.options:
         if isinstance(option, SelfHostOption) and option.name not in excluded:
             capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
                                                          efficiency_scale=over.efficiency, method=capacity_method,
                                                          cache=capacity_cache)
-            # Break-even against an API serving the same open model when the scenario has one; with
-            # `substitutes:` groups only against an API of the option's own group (a substitute).
-            group = substitute_group(option.name, scenario.substitutes)
-            peers = [a for a in apis if group is None or a.name in group]
-            same_model = [a for a in peers if open_models.get(a.name) == option.model]
-            reference = _reference_api(same_model) or _reference_api(peers)
             results[option.name] = self_host_result(
-                option, scenario, gpu_sheet, capacities[option.name], reference=reference, today=today,
-                gpu_price_scale=over.gpu_price,
+                option, scenario, gpu_sheet, capacities[option.name], reference=references.get(option.name),
+                today=today, gpu_price_scale=over.gpu_price,
             )
     for option in scenario.options:
         if isinstance(option, HybridOption) and option.name not in excluded:
@@ -244,11 +247,19 @@ def decide(
                 option, scenario, profile=profile, self_host=results[option.self_host],
                 capacity=capacities[option.self_host][0], api=results[option.api],
             )
+    results = {name: named_reference(r, references.get(name)) for name, r in results.items()}
+    horizons = option_horizons(scenario, results, capacities, gpu_sheet=gpu_sheet, profile=profile, today=today,
+                         gpu_price_scale=over.gpu_price)
     marked = (replace(apply_exclusions(r, retired=feasible.retired, below_floor=feasible.below_floor),
                       quality_score=feasible.quality_scores.get(r.name), retires_on=feasible.retirements.get(r.name))
               for r in results.values())
     ranked = _within_substitutes(rank_options(tuple(_finite_or_excluded(r) for r in marked),
                                               accept_unverified=scenario.accept_unverified_latency), scenario)
+    change = ranking_change(ranked, horizons, accept_unverified=scenario.accept_unverified_latency)
+    ranked = tuple(with_horizon(r, horizons[r.name]) if r.excluded_reason is None and r.name in horizons else r
+                   for r in ranked)
+    horizon_reason = ranking_change_reason(change, as_of=today, horizon_months=scenario.horizon_months,
+                                           growth_per_month=workload.growth_per_month)
     chosen = ranked[0]
     if chosen.excluded_reason is not None and all(r.excluded_kind == "non_finite_cost" for r in ranked):
         raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
@@ -259,7 +270,8 @@ def decide(
         options=ranked,
         recommendation=chosen.name if usable else None,
         recommendation_meets_slo=usable and chosen.meets_slo and not chosen.throttled,
-        reasons=decision_reasons(ranked) if usable else (no_recommendation_reason(ranked),),
+        reasons=(*decision_reasons(ranked), *([horizon_reason] if change is not None else []))
+        if usable else (no_recommendation_reason(ranked),),
         warnings=scenario_warnings(scenario, ranked, capacities={k: v[0] for k, v in capacities.items()},
                                    decision_as_of=today),
         requests_per_month=workload.requests_per_month(),
@@ -276,6 +288,8 @@ def decide(
         quality_floor=feasible.floor,
         substitutes=tuple(tuple(g) for g in scenario.substitutes) if scenario.substitutes is not None else None,
         retiring_soon=tuple(feasible.retiring_soon.items()),
+        ranking_change_month=change.month if change is not None else None,
+        ranking_change_reason=horizon_reason,
     )
 
 
@@ -314,14 +328,5 @@ def _within_substitutes(ranked: tuple[OptionResult, ...], scenario: Scenario) ->
 
 
 def _scaled_volume(workload: Workload, factor: float) -> Workload:
-    if workload.requests_per_day is not None:
-        return workload.model_copy(update={"requests_per_day": workload.requests_per_day * factor})
-    assert workload.tokens_per_month is not None
-    return workload.model_copy(update={"tokens_per_month": workload.tokens_per_month * factor})
+    return scaled_workload(workload, factor)
 
-
-def _reference_api(apis: list[OptionResult]) -> OptionResult | None:
-    apis = [a for a in apis if math.isfinite(a.usd_per_mtok)]  # break-even against NaN would be NaN
-    meeting = [a for a in apis if a.meets_slo and not a.throttled]
-    pool = meeting or apis
-    return min(pool, key=lambda a: a.usd_per_mtok) if pool else None

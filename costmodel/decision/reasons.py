@@ -40,13 +40,17 @@ def decision_reasons(ranked: tuple[OptionResult, ...]) -> tuple[str, ...]:
             f"above {chosen.break_even_utilization:.0%}."
         )
     elif chosen.kind == "api":
+        # The pair is on each option's month-0 fleet (decision/breakeven.py): a volume beyond what that fleet
+        # carries (u* > 1) is no break-even of it.
         volumes = [(r.break_even_tokens_per_month, r.name) for r in ranked
-                   if r.kind == "self-host" and r.break_even_tokens_per_month and r.excluded_reason is None]
+                   if r.kind == "self-host" and r.break_even_tokens_per_month and r.excluded_reason is None
+                   and r.break_even_utilization is not None and r.break_even_utilization <= 1]
         if volumes:
             volume, name = min(volumes)
             reasons.append(f"Self-hosting ({name}) would break even at {volume / 1e9:,.1f}B tokens/month.")
         elif any(r.kind == "self-host" and r.excluded_reason is None for r in ranked):
-            reasons.append("No self-host option breaks even with this API at any volume at these prices.")
+            reasons.append("No self-host fleet priced here breaks even with this API: each would need more volume "
+                           "than it can carry at the SLO (break-even utilization above 100%) or has no capacity at it.")
     return tuple(reasons)
 
 

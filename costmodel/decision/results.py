@@ -185,6 +185,7 @@ class Decision:
     retiring_soon: tuple[tuple[str, dt.date], ...] = ()  # (option, date) retiring within 90 days of as_of
     ranking_change_month: int | None = None  # first month (0-based) whose cheapest usable option differs; None: none
     substitutes: tuple[tuple[str, ...], ...] | None = None  # the scenario's substitutes groups; None: not given
+    ranking_change_reason: str = ""  # the sentence on the ranking over the horizon (changes or not), for people
 
     @property
     def usable_options(self) -> tuple[OptionResult, ...]:
@@ -215,6 +216,7 @@ class Decision:
             "as_of": self.as_of.isoformat() if self.as_of else None,
             "horizon_months": self.horizon_months,
             "ranking_change_month": self.ranking_change_month,
+            "ranking_change_reason": self.ranking_change_reason,
             "quality_floor": self.quality_floor.contract() if self.quality_floor else None,
             "substitutes": [list(g) for g in self.substitutes] if self.substitutes is not None else None,
             "options": [o.contract() for o in self.options],
