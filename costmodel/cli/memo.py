@@ -10,10 +10,10 @@ import argparse
 import time
 from pathlib import Path
 
+from costmodel.cli.calibration_args import add_calibration_flag, apply_calibration_args
 from costmodel.cli.output import emit, parse_date
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_bytes
-from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
 
 
@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser = subparsers.add_parser("memo", help="write the PDF design-review memo for a scenario")
     parser.add_argument("scenario", type=Path, help="scenario YAML/JSON file")
     parser.add_argument("--out", type=Path, required=True, help="PDF file to write (replaced atomically)")
-    parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching self-host hardware")
+    add_calibration_flag(parser)
     parser.add_argument("--date", type=parse_date, default=None,
                         help="evaluation date YYYY-MM-DD (price ages, PDF date); default today. Same date, same PDF")
     parser.add_argument("--json", action="store_true", help='print {"path", "pages", "seconds"}')
@@ -33,8 +33,7 @@ def run_memo(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.out.suffix.lower() != ".pdf":
         raise CostmodelError(f"--out {args.out}: the memo is a PDF; give a file name ending in .pdf")
-    scenario = load_scenario(args.scenario)
-    calibration = load_calibration(args.calibration) if args.calibration else None
+    scenario, calibration = apply_calibration_args(load_scenario(args.scenario), args.calibration)
     from costmodel.memo import build_memo  # lazy: reportlab + matplotlib
 
     memo = build_memo(scenario, calibration=calibration, today=args.date)

@@ -22,8 +22,17 @@ from costmodel.catalog import (
 )
 from costmodel.catalog.quality import QualitySheet, load_quality_scores
 from costmodel.config import ReplicaConfig
+from costmodel.decision.attach import (
+    Attached,
+    annotate,
+    forced_warnings,
+    load_attached,
+    measured_api_option,
+    with_collectives,
+)
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import apply_exclusions, assess
+from costmodel.decision.measured_capacity import endpoint_capacity
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
 from costmodel.decision.results import Decision, OptionResult
@@ -58,12 +67,19 @@ class Overrides:
     volume: float = 1.0
 
 
-def option_efficiency(option: SelfHostOption, calibration: Calibration | None) -> tuple[AcceleratorSpec, Efficiency]:
-    """The option's accelerator and efficiencies: a matching calibration's, else datasheet defaults."""
+def option_efficiency(option: SelfHostOption, calibration: Calibration | None,
+                      attached: Attached | None = None) -> tuple[AcceleratorSpec, Efficiency]:
+    """The option's accelerator and efficiencies: its own attached calibration's, else a matching global
+    calibration's, else datasheet defaults; an attached collectives fit sets the tensor-parallel link."""
     hardware = load_accelerator(option.hardware)
-    if calibration is not None and calibration.hardware_id == hardware.id:
-        return apply_calibration(hardware, calibration)
-    return hardware, Efficiency.from_accelerator(hardware)
+    own = attached.roofline if attached is not None else None
+    if own is not None:
+        hardware, eff = apply_calibration(hardware, own)
+    elif calibration is not None and calibration.hardware_id == hardware.id:
+        hardware, eff = apply_calibration(hardware, calibration)
+    else:
+        eff = Efficiency.from_accelerator(hardware)
+    return with_collectives(hardware, eff, attached, gpus=option.gpus_per_replica)
 
 
 CapacityMethod = Literal["simulator", "roofline"]
@@ -134,10 +150,12 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
 
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
                        efficiency_scale: float = 1.0, method: CapacityMethod = "simulator",
-                       cache: CapacityCache | None = None) -> tuple[Capacity, str]:
+                       cache: CapacityCache | None = None, attached: Attached | None = None) -> tuple[Capacity, str]:
     """Capacity per replica at the SLO for a self-host option, with the efficiency provenance (cached in
-    `cache` when one is given)."""
-    hardware, eff = option_efficiency(option, calibration)
+    `cache` when one is given); an attached calibrate-endpoint file replaces the roofline (method "measured")."""
+    if attached is not None and attached.endpoint is not None:
+        return _measured_capacity(scenario, attached, cache=cache)
+    hardware, eff = option_efficiency(option, calibration, attached)
     if efficiency_scale != 1.0:
         eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale,
                       eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
@@ -165,6 +183,19 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
     return capacity, eff.source
 
 
+def _measured_capacity(scenario: Scenario, attached: Attached, *, cache: CapacityCache | None) -> tuple[Capacity, str]:
+    assert attached.endpoint is not None
+    key = "|".join(["measured", attached.endpoint.model_dump_json(), scenario.slo.model_dump_json(),
+                    scenario.workload.model_dump_json(include={"prompt_tokens", "output_tokens"})])
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None:
+        return cached
+    value = endpoint_capacity(scenario, attached.endpoint), "; ".join(attached.descriptions)
+    if cache is not None:
+        cache.put(key, value)
+    return value
+
+
 def decide(
     scenario: Scenario,
     *,
@@ -177,8 +208,10 @@ def decide(
     capacity_cache: CapacityCache | None = None,
     quality_sheet: QualitySheet | None = None,
     latency_sheet: ApiLatencySheet | None = None,
+    attached: dict[str, Attached] | None = None,
 ) -> Decision:
-    """Evaluate every option of the scenario and rank them (`capacity_cache`: share capacities across calls).
+    """Evaluate every option of the scenario and rank them (`capacity_cache`: share capacities across calls;
+    `attached`: measurement files per option name, default read from the options' `calibration:` paths).
 
     Infeasible options (invalid, too long, retired, below the quality floor) are shown but never
     recommended; when every option is infeasible the recommendation is None with the reason stated."""
@@ -197,6 +230,7 @@ def decide(
         workload = _scaled_volume(workload, over.volume)
         scenario = scenario.model_copy(update={"workload": workload})
     today = scenario.evaluation_date(override=today)
+    attached = load_attached(scenario, skip=tuple(excluded)) if attached is None else attached
     quality = quality_sheet or load_quality_scores(open_model_ids=open_model_ids(api_sheet))
     feasible = assess(scenario, api_sheet=api_sheet, quality=quality, as_of=today, skip=excluded.keys())
     latency = latency_sheet or load_api_latency()
@@ -207,9 +241,10 @@ def decide(
         if option.name in excluded:
             continue
         if isinstance(option, ApiOption):
-            results[option.name] = apply_exclusions(
-                api_result(option, scenario, api_sheet, today=today, api_price_scale=over.api_price, latency=latency),
-                retired=feasible.retired, below_floor=feasible.below_floor)
+            measured = measured_api_option(option, attached.get(option.name))
+            results[option.name] = annotate(apply_exclusions(
+                api_result(measured, scenario, api_sheet, today=today, api_price_scale=over.api_price, latency=latency),
+                retired=feasible.retired, below_floor=feasible.below_floor), attached.get(option.name))
     apis = [r for r in results.values() if r.kind == "api" and r.excluded_reason is None]
     open_models = {o.name: api_sheet.get(o.price_id).open_model_id for o in scenario.options
                    if isinstance(o, ApiOption) and o.name not in excluded}
@@ -218,14 +253,14 @@ def decide(
         if isinstance(option, SelfHostOption) and option.name not in excluded:
             capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
                                                          efficiency_scale=over.efficiency, method=capacity_method,
-                                                         cache=capacity_cache)
+                                                         cache=capacity_cache, attached=attached.get(option.name))
             # Break-even against an API serving the same open model when the scenario has one.
             same_model = [a for a in apis if open_models.get(a.name) == option.model]
             reference = _reference_api(same_model) or _reference_api(apis)
-            results[option.name] = self_host_result(
+            results[option.name] = annotate(self_host_result(
                 option, scenario, gpu_sheet, capacities[option.name], reference=reference, today=today,
                 gpu_price_scale=over.gpu_price,
-            )
+            ), attached.get(option.name))
     for option in scenario.options:
         if isinstance(option, HybridOption) and option.name not in excluded:
             results[option.name] = hybrid_result(
@@ -249,7 +284,7 @@ def decide(
         recommendation_meets_slo=usable and chosen.meets_slo and not chosen.throttled,
         reasons=decision_reasons(ranked) if usable else (no_recommendation_reason(ranked),),
         warnings=scenario_warnings(scenario, ranked, capacities={k: v[0] for k, v in capacities.items()},
-                                   decision_as_of=today),
+                                   decision_as_of=today) + forced_warnings(attached),
         requests_per_month=workload.requests_per_month(),
         tokens_per_month=workload.tokens_per_month_total(),
         mean_prompt_tokens=workload.mean_prompt_tokens(),
