@@ -213,3 +213,40 @@ def test_calibration_file_kinds_are_told_apart(tmp_path: Path) -> None:
     assert isinstance(load_calibration_file(write(tmp_path / "b.json", probe_result())), EndpointProbeResult)
     assert isinstance(load_calibration_file(write(tmp_path / "c.json", collectives())), CollectivesResult)
     assert type(load_calibration_file(EXAMPLES / "calibration-cpu.json")).__name__ == "Calibration"
+
+
+def test_capacity_and_simulate_run_the_measured_step_model(tmp_path: Path, capsys) -> None:
+    cal = write(tmp_path / "cal.json", endpoint_cal(forced=True, problems=["held-out level 8: TTFT off"]))
+    base = ["--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--prompt-tokens", "32", "--output-tokens", "16",
+            "--calibration", str(cal), "--json"]
+    assert main(["capacity", *base, "--slo-tpot-p90", "0.015"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    # same model and lengths as the fit's test: ~25 requests/s, TPOT-bound
+    assert printed["latency_source"] == "measured" and printed["calibration_forced"] is True
+    assert 15 < printed["max_rate_requests_per_second"] < 35 and printed["binding_limit"] == "tpot_p90_slo"
+    assert printed["tpot_p90_seconds"] <= 0.015 and printed["feasible"] is True
+    assert main(["simulate", *base, "--rate", "2", "--requests", "200"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    # at 2 requests/s (E2E ~ 0.1 s) about one sequence runs: TPOT ~ one step of 4 + 2 ms = 6 ms
+    assert printed["tpot_p50_seconds"] == pytest.approx(0.006, rel=0.2) and printed["latency_source"] == "measured"
+    assert printed["itl_p50_seconds"] is None  # not modelled by the fit
+    text_args = [a for a in base if a != "--json"]
+    assert main(["capacity", *text_args, "--slo-tpot-p90", "0.015"]) == 0
+    assert "FORCED calibration" in capsys.readouterr().out
+    write(tmp_path / "probe.json", probe_result())
+    probe_args = [*text_args[:-1], str(tmp_path / "probe.json")]
+    assert main(["simulate", *probe_args, "--rate", "2"]) == 2
+    assert "one-level probe-endpoint result" in capsys.readouterr().err
+
+
+def test_simulate_with_a_collectives_fit_needs_the_same_rank_count(tmp_path: Path, capsys) -> None:
+    coll = write(tmp_path / "coll.json", collectives(processes=2))
+    base = ["simulate", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--prompt-tokens", "256",
+            "--output-tokens", "32", "--rate", "1", "--requests", "50", "--json"]
+    assert main([*base, "--gpus", "2", "--calibration", str(coll)]) == 0
+    slow = json.loads(capsys.readouterr().out)
+    assert main([*base, "--gpus", "2"]) == 0
+    fast = json.loads(capsys.readouterr().out)
+    assert slow["tpot_p50_seconds"] > fast["tpot_p50_seconds"]  # 5 GB/s measured vs 450 GB/s NVLink
+    assert main([*base, "--gpus", "4", "--calibration", str(coll)]) == 2
+    assert "probe with --processes 4" in capsys.readouterr().err
