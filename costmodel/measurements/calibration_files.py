@@ -66,8 +66,16 @@ def parse_calibration_file(text: str, *, where: str) -> CalibrationFile:
         raise CostmodelError(describe_validation_error(exc, where=f"calibration {where}")) from None
 
 
+def is_inline(value: str | Path) -> bool:
+    """A scenario's `calibration:` value that holds the file's JSON text itself (the app's Apply writes it
+    inline, so the scenario carries its measurement) rather than a path."""
+    return isinstance(value, str) and value.lstrip().startswith("{")
+
+
 def load_calibration_file(path: str | Path) -> CalibrationFile:
-    """Read a measurement file and validate it as the kind it declares."""
+    """Read a measurement file (or inline JSON text) and validate it as the kind it declares."""
+    if is_inline(path):
+        return parse_calibration_file(str(path), where="(inline in the scenario)")
     return parse_calibration_file(read_user_text(path, what="calibration file"), where=str(path))
 
 

@@ -161,7 +161,8 @@ def load_scenario(path: str | Path) -> Scenario:
 
 
 def _resolved(path: str, base_dir: Path) -> str:
-    return path if Path(path).is_absolute() else str(base_dir / path)
+    inline = path.lstrip().startswith("{")  # the file's JSON text itself (measurements/calibration_files)
+    return path if inline or Path(path).is_absolute() else str(base_dir / path)
 
 
 def with_calibration_paths_from(scenario: Scenario, *, base_dir: Path) -> Scenario:

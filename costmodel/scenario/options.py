@@ -34,7 +34,8 @@ _MIN_REPLICAS = Field(
 
 
 _CALIBRATION_HELP = (
-    "measurement file(s) for this option, a path relative to the scenario file: ")
+    "measurement file(s) for this option, a path relative to the scenario file (or the file's JSON text "
+    "inline, as the app's Probes page writes it): ")
 
 
 class ScalingPolicy(StrictModel):
