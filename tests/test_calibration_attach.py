@@ -250,3 +250,15 @@ def test_simulate_with_a_collectives_fit_needs_the_same_rank_count(tmp_path: Pat
     assert slow["tpot_p50_seconds"] > fast["tpot_p50_seconds"]  # 5 GB/s measured vs 450 GB/s NVLink
     assert main([*base, "--gpus", "4", "--calibration", str(coll)]) == 2
     assert "probe with --processes 4" in capsys.readouterr().err
+
+
+def test_memo_content_marks_the_forced_measured_option(tmp_path: Path) -> None:
+    from costmodel.memo.blocks import Para
+    from costmodel.memo.content import memo_content
+
+    write(tmp_path / "cal.json", endpoint_cal(forced=True, problems=["held-out level 8: TPOT p50 off by 60%"]))
+    scenario = load_scenario(scenario_file(tmp_path, self_host={"calibration": "cal.json"}))
+    content = memo_content(scenario)
+    paragraphs = [b.text for b in content.blocks if isinstance(b, Para)]
+    measured = [p for p in paragraphs if p.startswith("Measured (own, latency measured)")]
+    assert measured and "FORCED" in measured[0] and "endpoint calibration of http://127.0.0.1:8000/v1" in measured[0]
