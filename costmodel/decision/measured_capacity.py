@@ -4,7 +4,9 @@
 The fit describes one replica as it was measured (its engine, GPUs and settings), so it is run at the
 scenario's mean prompt and output lengths and SLO: the highest Poisson rate whose simulated p90 TTFT and
 TPOT meet the SLO and that the replica keeps up with (measurements/endpoint_calibration.capacity). The fit
-has no prefix cache: cached prompt tokens are prefilled in full, so a cached workload is under-stated.
+has no prefix cache: cached prompt tokens are prefilled in full, so a cached workload is under-stated. The
+KV-memory ceiling is not measured (max_batch 0: no KV-growth warning); the server's concurrency limit, when
+the sweep reached it, is in the fit's max_num_seqs and binds in the simulation.
 """
 
 from __future__ import annotations
@@ -56,7 +58,6 @@ def endpoint_capacity(scenario: Scenario, calibration: EndpointCalibration, *, s
     rate, binding = capacity(model, prompt=prompt, output=output, slo_ttft=slo.ttft_p90_seconds,
                              slo_tpot=slo.tpot_p90_seconds, seed=seed)
     fraction = _prefill_fraction(model, prompt=prompt, output=output)
-    limit = calibration.concurrency_limit
     at_rate = simulate(model, prompt_tokens=[prompt] * CAPACITY_REQUESTS, output_tokens=[output] * CAPACITY_REQUESTS,
                        sent_seconds=_poisson_sends(rate_per_second=max(rate, 1e-9), count=CAPACITY_REQUESTS,
                                                    seed=seed))
@@ -67,10 +68,10 @@ def endpoint_capacity(scenario: Scenario, calibration: EndpointCalibration, *, s
         return Capacity(feasible=False, reason=f"{where}: even a near-idle replica shows TTFT p90 {ttft:.3f} s, TPOT "
                         f"p90 {tpot * 1e3:.1f} ms against the SLO (binding: {binding})", requests_per_second=0.0,
                         batch=0, ttft_seconds=ttft, tpot_seconds=tpot, prefill_time_fraction=fraction,
-                        max_batch=limit or at_rate.peak_running, method=MEASURED_METHOD)
+                        max_batch=0, method=MEASURED_METHOD)
     reason = (f"meets the SLO at {rate:.2f} requests/s per replica ({where}: TTFT p90 {ttft:.3f} s, TPOT p90 "
               f"{tpot * 1e3:.1f} ms; binding limit {binding.replace('_', ' ')})")
     return Capacity(feasible=True, reason=reason, requests_per_second=rate, batch=at_rate.peak_running,
                     ttft_seconds=ttft, tpot_seconds=tpot, prefill_time_fraction=fraction,
-                    max_batch=limit or at_rate.peak_running, method=MEASURED_METHOD,
+                    max_batch=0, method=MEASURED_METHOD,
                     throughput_bound=binding in ("throughput", "max_num_seqs"))
