@@ -3,7 +3,8 @@
 Without `OPTION=`, the file's kind decides: a `costmodel calibrate` file applies to every self-host option on
 its hardware (as before); a collectives probe to every self-host option; a calibrate-endpoint file to the
 scenario's one self-host option (or its one API option when it has no self-host option); a probe-endpoint
-result to its one API option. Anything ambiguous asks for `OPTION=FILE`.
+result to its one API option. Anything ambiguous asks for `OPTION=FILE`. simulate and capacity take one
+file, checked by `serving_calibration_file`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from costmodel.catalog import load_accelerator
+from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
-from costmodel.measurements.calibration_files import load_calibration_file
-from costmodel.measurements.collectives_result import CollectivesResult
+from costmodel.measurements.calibration_files import CalibrationFile, load_calibration_file
+from costmodel.measurements.collectives_result import CollectivesResult, tp_link
 from costmodel.measurements.endpoint_calibration import EndpointCalibration
 from costmodel.scenario import ApiOption, Scenario, SelfHostOption
 from costmodel.scenario.options import Option
@@ -83,3 +86,29 @@ def apply_calibration_args(scenario: Scenario, values: list[str]) -> tuple[Scena
             option = _with_path(option, attached_path)
         options[index] = option
     return scenario.model_copy(update={"options": options}), global_roofline
+
+
+def serving_calibration_file(args: argparse.Namespace) -> CalibrationFile | None:
+    """The --calibration file, by kind; a one-level probe-endpoint result cannot drive a simulation."""
+    file = load_calibration_file(args.calibration) if args.calibration else None
+    if file is not None and not isinstance(file, Calibration | CollectivesResult | EndpointCalibration):
+        raise CostmodelError(f"--calibration {args.calibration} is a one-level probe-endpoint result; sweep "
+                             "(probe-endpoint --concurrency 1,2,4,8) and fit it with calibrate-endpoint first")
+    return file
+
+
+def calibrated_hardware(args: argparse.Namespace, file: CalibrationFile | None) -> AcceleratorSpec:
+    """The accelerator, with the tensor-parallel link of a collectives fit over --gpus ranks."""
+    hardware = load_accelerator(args.hardware)
+    if not isinstance(file, CollectivesResult):
+        return hardware
+    link = tp_link(file, gpus=args.gpus)
+    if link is None:
+        raise CostmodelError(f"--calibration {args.calibration}: the collectives probe ran over {file.processes} "
+                             f"ranks, so it cannot set the all-reduce of --gpus {args.gpus}; probe with --processes "
+                             f"{args.gpus}")
+    bandwidth, latency = link
+    update: dict[str, float] = {"link_latency_seconds": latency}
+    if bandwidth is not None:
+        update["interconnect_bytes_per_s"] = bandwidth
+    return hardware.model_copy(update=update)

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from costmodel.catalog import load_accelerator, load_model
+from costmodel.catalog import load_model
+from costmodel.cli.calibration_args import calibrated_hardware, serving_calibration_file
 from costmodel.cli.catalog import add_config_flags
 from costmodel.cli.measured_serving import run_measured_capacity, run_measured_simulate
 from costmodel.cli.output import bounded_float, bounded_int, emit, finite_float
@@ -19,8 +20,6 @@ from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config
 from costmodel.fileio import read_user_text
 from costmodel.measurements.calibration import Calibration
-from costmodel.measurements.calibration_files import CalibrationFile, load_calibration_file
-from costmodel.measurements.collectives_result import CollectivesResult, tp_link
 from costmodel.measurements.endpoint_calibration import EndpointCalibration
 from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.scenario.distributions import FixedTokens, LognormalTokens, TokenDistribution
@@ -112,40 +111,14 @@ def _settings(args: argparse.Namespace) -> EngineSettings:
     return settings
 
 
-def _calibration_file(args: argparse.Namespace) -> CalibrationFile | None:
-    """The --calibration file, by kind; a one-level probe-endpoint result cannot drive a simulation."""
-    file = load_calibration_file(args.calibration) if args.calibration else None
-    if file is not None and not isinstance(file, Calibration | CollectivesResult | EndpointCalibration):
-        raise CostmodelError(f"--calibration {args.calibration} is a one-level probe-endpoint result; sweep "
-                             "(probe-endpoint --concurrency 1,2,4,8) and fit it with calibrate-endpoint first")
-    return file
-
-
-def _hardware(args: argparse.Namespace, file: CalibrationFile | None) -> Any:
-    """The accelerator, with the tensor-parallel link of a collectives fit over --gpus ranks."""
-    hardware = load_accelerator(args.hardware)
-    if not isinstance(file, CollectivesResult):
-        return hardware
-    link = tp_link(file, gpus=args.gpus)
-    if link is None:
-        raise CostmodelError(f"--calibration {args.calibration}: the collectives probe ran over {file.processes} "
-                             f"ranks, so it cannot set the all-reduce of --gpus {args.gpus}; probe with --processes "
-                             f"{args.gpus}")
-    bandwidth, latency = link
-    update: dict[str, float] = {"link_latency_seconds": latency}
-    if bandwidth is not None:
-        update["interconnect_bytes_per_s"] = bandwidth
-    return hardware.model_copy(update=update)
-
-
 def _replica(args: argparse.Namespace) -> Replica:
-    file = _calibration_file(args)
+    file = serving_calibration_file(args)
     calibration = file if isinstance(file, Calibration) else None
     # The mean lengths must fit the model's context window (longer draws are rejected by the simulator).
     check_config(load_model(args.model), gpus=args.gpus, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
                  batch=1, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens)
     settings = _settings(args)
-    return build_replica(args.model, _hardware(args, file), gpus=args.gpus, weight_dtype=args.weight_dtype,
+    return build_replica(args.model, calibrated_hardware(args, file), gpus=args.gpus, weight_dtype=args.weight_dtype,
                          kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens,
                          engine=settings)
 
@@ -200,7 +173,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     replay = _read_arrivals(args.arrivals) if args.arrivals else None
     if replay is None and args.rate is None:
         raise CostmodelError("give --rate R (requests/s) or --arrivals FILE")
-    measured = _calibration_file(args)
+    measured = serving_calibration_file(args)
     if isinstance(measured, EndpointCalibration):
         return run_measured_simulate(args, measured, prompt=prompt, output=output, limits=limits, replay=replay)
     replica = _replica(args)
@@ -286,7 +259,7 @@ def run_capacity(args: argparse.Namespace) -> int:
         raise CostmodelError("give at least one of --slo-ttft-p90 S and --slo-tpot-p90 S")
     if not 1 <= args.requests <= 200_000:
         raise CostmodelError(f"--requests must be between 1 and 200,000 for capacity (got {args.requests})")
-    measured = _calibration_file(args)
+    measured = serving_calibration_file(args)
     if isinstance(measured, EndpointCalibration):
         return run_measured_capacity(args, measured, limits=limits)
     replica = _replica(args)

@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from costmodel.catalog import load_accelerator
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.decision.endpoint_latency import with_measured_latency, with_probe_latency
 from costmodel.decision.measured_capacity import MEASURED_METHOD
 from costmodel.decision.results import OptionResult
 from costmodel.errors import CostmodelError
-from costmodel.measurements.calibration import Calibration
+from costmodel.measurements.calibration import Calibration, apply_calibration
 from costmodel.measurements.calibration_files import (
     CalibrationFile,
     describe,
@@ -150,3 +151,18 @@ def annotate(result: OptionResult, attached: Attached | None) -> OptionResult:
     reason = result.slo_reason + (" [calibration FORCED past its held-out check]" if attached.forced else "")
     return replace(result, notes=result.notes + marks, calibrations=attached.descriptions,
                              calibration_forced=attached.forced, latency_source=source, slo_reason=reason)
+
+
+def option_efficiency(option: SelfHostOption, calibration: Calibration | None,
+                      attached: Attached | None = None) -> tuple[AcceleratorSpec, Efficiency]:
+    """The option's accelerator and efficiencies: its own attached calibration's, else a matching global
+    calibration's, else datasheet defaults; an attached collectives fit sets the tensor-parallel link."""
+    hardware = load_accelerator(option.hardware)
+    own = attached.roofline if attached is not None else None
+    if own is not None:
+        hardware, eff = apply_calibration(hardware, own)
+    elif calibration is not None and calibration.hardware_id == hardware.id:
+        hardware, eff = apply_calibration(hardware, calibration)
+    else:
+        eff = Efficiency.from_accelerator(hardware)
+    return with_collectives(hardware, eff, attached, gpus=option.gpus_per_replica)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Protocol
 
 from costmodel.measurements.endpoint_calibration import CAPACITY_REQUESTS, EndpointCalibration, capacity
 from costmodel.measurements.endpoint_stepsim import StepModel, simulate
@@ -75,3 +76,25 @@ def endpoint_capacity(scenario: Scenario, calibration: EndpointCalibration, *, s
                     ttft_seconds=ttft, tpot_seconds=tpot, prefill_time_fraction=fraction,
                     max_batch=0, method=MEASURED_METHOD,
                     throughput_bound=binding in ("throughput", "max_num_seqs"))
+
+
+class CapacityStore(Protocol):
+    """What `cached_endpoint_capacity` needs of decision.rank.CapacityCache."""
+
+    def get(self, key: str) -> tuple[Capacity, str] | None: ...
+
+    def put(self, key: str, value: tuple[Capacity, str]) -> None: ...
+
+
+def cached_endpoint_capacity(scenario: Scenario, calibration: EndpointCalibration, *, source: str,
+                             cache: CapacityStore | None) -> tuple[Capacity, str]:
+    """`endpoint_capacity` with its provenance, cached by the calibration, the SLO and the lengths."""
+    key = "|".join(["measured", calibration.model_dump_json(), scenario.slo.model_dump_json(),
+                    scenario.workload.model_dump_json(include={"prompt_tokens", "output_tokens"})])
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None:
+        return cached
+    value = endpoint_capacity(scenario, calibration), source
+    if cache is not None:
+        cache.put(key, value)
+    return value

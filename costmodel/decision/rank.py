@@ -13,37 +13,34 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from costmodel.catalog import (
-    AcceleratorSpec,
     accelerators,
     derive_shape,
-    load_accelerator,
     load_model,
     models,
 )
 from costmodel.catalog.quality import QualitySheet, load_quality_scores
 from costmodel.config import ReplicaConfig
-from costmodel.decision.attach import (
+from costmodel.decision.attach import (  # option_efficiency: re-exported, search and the docs tests use it here
     Attached,
     annotate,
     forced_warnings,
     load_attached,
     measured_api_option,
-    with_collectives,
+    option_efficiency,
 )
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import apply_exclusions, assess
-from costmodel.decision.measured_capacity import endpoint_capacity
+from costmodel.decision.measured_capacity import cached_endpoint_capacity
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.validity import excluded_result, option_exclusions
 from costmodel.decision.warnings import scenario_warnings
 from costmodel.errors import CostmodelError
-from costmodel.measurements.calibration import Calibration, apply_calibration
+from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.pricing.latency import ApiLatencySheet, load_api_latency
 from costmodel.pricing.sheets import open_model_ids
-from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
 from costmodel.serving import build_replica
 from costmodel.serving.analytic import Capacity, roofline_capacity
@@ -65,21 +62,6 @@ class Overrides:
     api_price: float = 1.0
     efficiency: float = 1.0
     volume: float = 1.0
-
-
-def option_efficiency(option: SelfHostOption, calibration: Calibration | None,
-                      attached: Attached | None = None) -> tuple[AcceleratorSpec, Efficiency]:
-    """The option's accelerator and efficiencies: its own attached calibration's, else a matching global
-    calibration's, else datasheet defaults; an attached collectives fit sets the tensor-parallel link."""
-    hardware = load_accelerator(option.hardware)
-    own = attached.roofline if attached is not None else None
-    if own is not None:
-        hardware, eff = apply_calibration(hardware, own)
-    elif calibration is not None and calibration.hardware_id == hardware.id:
-        hardware, eff = apply_calibration(hardware, calibration)
-    else:
-        eff = Efficiency.from_accelerator(hardware)
-    return with_collectives(hardware, eff, attached, gpus=option.gpus_per_replica)
 
 
 CapacityMethod = Literal["simulator", "roofline"]
@@ -154,7 +136,8 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
     """Capacity per replica at the SLO for a self-host option, with the efficiency provenance (cached in
     `cache` when one is given); an attached calibrate-endpoint file replaces the roofline (method "measured")."""
     if attached is not None and attached.endpoint is not None:
-        return _measured_capacity(scenario, attached, cache=cache)
+        return cached_endpoint_capacity(scenario, attached.endpoint, source="; ".join(attached.descriptions),
+                                        cache=cache)
     hardware, eff = option_efficiency(option, calibration, attached)
     if efficiency_scale != 1.0:
         eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale,
@@ -181,19 +164,6 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
     if cache is not None:
         cache.put(key, (capacity, eff.source))
     return capacity, eff.source
-
-
-def _measured_capacity(scenario: Scenario, attached: Attached, *, cache: CapacityCache | None) -> tuple[Capacity, str]:
-    assert attached.endpoint is not None
-    key = "|".join(["measured", attached.endpoint.model_dump_json(), scenario.slo.model_dump_json(),
-                    scenario.workload.model_dump_json(include={"prompt_tokens", "output_tokens"})])
-    cached = cache.get(key) if cache is not None else None
-    if cached is not None:
-        return cached
-    value = endpoint_capacity(scenario, attached.endpoint), "; ".join(attached.descriptions)
-    if cache is not None:
-        cache.put(key, value)
-    return value
 
 
 def decide(
