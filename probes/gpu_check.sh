@@ -2,7 +2,8 @@
 # The whole GPU probe + calibration in one go (< 5 minutes on one H100/H200-class GPU):
 #   probes/gpu_check.sh OUT_DIR [MODEL]          e.g. probes/gpu_check.sh /tmp/gpu-results llama-3.1-8b
 # Writes OUT_DIR/{env.txt, probe-gpu.json, probe-summary.json, calibration-gpu.json, calibrate.json,
-# estimate.json, probe.log}. Needs a CUDA build of torch (pip install -e '.[probes]' on a GPU machine) and,
+# estimate.json, probe.log}, and on a box with 2+ GPUs {collectives-gpu.json, collectives-summary.json,
+# collectives.log, simulate-tp-collectives.json}. Needs a CUDA build of torch (pip install -e '.[probes]' on a GPU machine) and,
 # for power/energy/clocks, nvidia-ml-py. Set PYTHON to choose the interpreter and HARDWARE to give the
 # catalog accelerator id when the GPU's name is not in probes/environment.py's table.
 set -euo pipefail
@@ -49,8 +50,19 @@ hw="$("$python" -c "import json, sys; print(json.load(open(sys.argv[1]))['hardwa
 "$python" -m costmodel estimate --model "$model" --hardware "$hw" --calibration "$out/calibration-gpu.json" --json \
   > "$out/estimate.json"
 gpus="$("$python" -c "import torch; print(torch.cuda.device_count())")"
-if [[ "$gpus" -ge 2 ]]; then  # multi-GPU box: all-reduce/all-gather over every GPU through NCCL (untested here)
-  timeout 300 "$python" -m costmodel probe --collectives --processes "$gpus" --out "$out/collectives-gpu.json" \
-    || echo "gpu_check: collectives probe failed"
+if [[ "$gpus" -ge 2 ]]; then
+  # Multi-GPU box: all-reduce/all-gather over every GPU (one rank per GPU; NCCL when torch sees >= that many
+  # GPUs), then the TP model with the fit: simulate on all of them with --calibration collectives-gpu.json.
+  if timeout 300 "$python" -m costmodel probe --collectives --processes "$gpus" --out "$out/collectives-gpu.json" \
+      --json > "$out/collectives-summary.json" 2> "$out/collectives.log"; then
+    cat "$out/collectives-summary.json"
+    "$python" -m costmodel simulate --model "$model" --hardware "$hw" --gpus "$gpus" --rate 1 --requests 200 \
+      --calibration "$out/collectives-gpu.json" --json > "$out/simulate-tp-collectives.json" \
+      || echo "gpu_check: simulate with the collectives fit failed (see above)"
+  else
+    echo "gpu_check: collectives probe failed (see $out/collectives.log)"
+  fi
+else
+  echo "gpu_check: $gpus GPU(s): no collectives probe (it needs 2 or more)"
 fi
 echo "gpu_check: done; results in $out"

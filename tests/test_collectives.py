@@ -35,3 +35,20 @@ def test_two_gloo_processes_write_points_and_fits(tmp_path: Path, capsys) -> Non
         assert raw["ops"][op]["fit"]["latency_seconds"] >= 0
         assert "bytes_per_second" in raw["ops"][op]["fit"]
     assert json.loads(capsys.readouterr().out)["kind"] == "collectives_probe"
+
+
+def test_gpu_check_script_argument_handling_on_cpu(tmp_path: Path) -> None:
+    """probes/gpu_check.sh: usage without OUT_DIR; on a box without CUDA it stops with exit 2 before probing
+    (the collectives step over every GPU runs only with 2+ GPUs, so it is checked by reading on CPU)."""
+    import os
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "probes" / "gpu_check.sh"
+    usage = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60)
+    assert usage.returncode != 0 and "usage: probes/gpu_check.sh OUT_DIR [MODEL]" in usage.stderr
+    env = {**os.environ, "PYTHON": sys.executable, "CUDA_VISIBLE_DEVICES": ""}
+    run = subprocess.run(["bash", str(script), str(tmp_path / "out")], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert run.returncode == 2 and "torch sees no CUDA GPU" in run.stderr
+    assert (tmp_path / "out" / "env.txt").exists() and not (tmp_path / "out" / "probe-gpu.json").exists()

@@ -123,6 +123,9 @@ def _simulate(scenario: Scenario, options: Sequence[SelfHostOption], chosen: lis
     for option in options:
         if option.name not in chosen:
             continue
+        if option.calibration_paths():
+            st.caption(f"'{option.name}' has measurement files attached (calibration:): Compare and the memo use "
+                       "them; the curves on this page are the roofline simulator's.")
         try:
             results.append(cached_option_latency(
                 option.model_dump_json(), scenario.workload.model_dump_json(), scenario.slo.model_dump_json(),

@@ -1,5 +1,6 @@
 """Probes page: run a quick local probe (live progress), or upload a ProbeResult / calibration file;
-measured vs predicted step times; apply the fitted calibration to the scenario's evaluation.
+measured vs predicted step times; apply the fitted calibration to the scenario's evaluation. Below: sweep a
+live endpoint and run the collectives probe (app/endpoint_panel.py).
 Library calls: `costmodel probe` (child process, app.probe_runner), fit_calibration, calibration_from_fit.
 
 Owns: the cached calibration fit of a probe result and the measured-vs-predicted figure.
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 
 from app import cache, probe_runner, state
 from app.colors import LIMIT_COLOR, PHASE_COLORS
+from app.endpoint_panel import render_endpoint_panel
 from app.widgets import show_error
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
@@ -210,6 +212,7 @@ def render() -> None:
     applied = state.calibration()
     if applied:
         _calibration_in_use(applied)
+    render_endpoint_panel()
 
 
 if __name__ == "__main__":  # st.navigation runs this file as a script: render through the imported module

@@ -36,7 +36,10 @@ def add_config_flags(parser: argparse.ArgumentParser, *, with_batch: bool = True
                         help="prompt tokens per request (at most the model's context window)")
     parser.add_argument("--output-tokens", type=bounded_int(None, MAX_TOKENS_PER_REQUEST), default=256,
                         help="output tokens per request (prompt + output within the context window)")
-    parser.add_argument("--calibration", type=Path, help="calibration JSON from `costmodel calibrate`")
+    parser.add_argument("--calibration", type=Path,
+                        help="calibration JSON from `costmodel calibrate`; simulate and capacity also take a "
+                             "`calibrate-endpoint` CAL.json (the measured step-time model runs instead of the "
+                             "roofline) or a `probe --collectives` result (the TP all-reduce over --gpus ranks)")
     parser.add_argument("--engine", choices=engine_ids(), default=GENERIC_ENGINE_ID,
                         help="serving engine profile (catalog/engines): scheduler defaults and CPU overheads")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

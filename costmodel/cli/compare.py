@@ -6,11 +6,11 @@ import argparse
 import math
 from pathlib import Path
 
+from costmodel.cli.calibration_args import add_calibration_flag, apply_calibration_args
 from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.decision.rank import CapacityCache, decide
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult
-from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
 from costmodel.search import search, with_searched_options
 from costmodel.units import fmt_money, fmt_ms_column, fmt_pct
@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add `compare`."""
     parser = subparsers.add_parser("compare", help="compare the options of scenario file(s): cost, SLO, break-even")
     parser.add_argument("scenarios", nargs="+", type=Path, help="scenario YAML/JSON file(s)")
-    parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching self-host hardware")
+    add_calibration_flag(parser)
     parser.add_argument("--date", type=parse_date, default=None,
                         help="evaluation date YYYY-MM-DD (retirements, price ages); default: the scenario's "
                              "as_of, else today")
@@ -74,6 +74,7 @@ def render_table(decision: Decision) -> str:
                 dated = f"price as of {ps.price_as_of}, " if ps.price_as_of else ""
                 lines.append(f"  - {ps.what}: {ps.source} ({dated}checked {ps.checked}, {ps.age_days} days old)")
     lines.append(f"  - efficiencies: {decision.efficiency_source}")
+    lines += calibration_lines(decision)
     return "\n".join(lines)
 
 
@@ -95,6 +96,18 @@ def _horizon_lines(decision: Decision) -> list[str]:
     return lines
 
 
+def calibration_lines(decision: Decision) -> list[str]:
+    """'Measured calibrations:' with one line per file an option uses; forced files are flagged."""
+    used = [o for o in decision.options if o.calibrations]
+    if not used:
+        return []
+    lines = ["Measured calibrations (latency_source measured):"]
+    for o in used:
+        flag = " [FORCED: written past its held-out check; not backed by the backtest]" if o.calibration_forced else ""
+        lines += [f"  - {o.name}: {text}{flag}" for text in o.calibrations]
+    return lines
+
+
 def _fleet_cell(option: OptionResult) -> str:
     """'>=2 @80%' for a self-host or hybrid option (its replica floor and target peak utilization)."""
     if option.min_replicas is None or option.target_peak_utilization is None:
@@ -103,9 +116,11 @@ def _fleet_cell(option: OptionResult) -> str:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    calibration = load_calibration(args.calibration) if args.calibration else None
     cache = CapacityCache()  # scenarios given together share capacities of identical options
     scenarios = [load_scenario(path) for path in args.scenarios]
+    applied = [apply_calibration_args(s, args.calibration) for s in scenarios]
+    scenarios = [s for s, _ in applied]
+    calibration = applied[0][1] if applied else None
     if args.horizon_months is not None:
         scenarios = [s.model_copy(update={"horizon_months": args.horizon_months}) for s in scenarios]
     if args.search is not None:

@@ -10,11 +10,11 @@ import argparse
 import time
 from pathlib import Path
 
+from costmodel.cli.calibration_args import add_calibration_flag, apply_calibration_args
 from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.decision.rank import CapacityCache
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_bytes
-from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
 from costmodel.search import search, with_searched_options
 
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser = subparsers.add_parser("memo", help="write the PDF design-review memo for a scenario")
     parser.add_argument("scenario", type=Path, help="scenario YAML/JSON file")
     parser.add_argument("--out", type=Path, required=True, help="PDF file to write (replaced atomically)")
-    parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching self-host hardware")
+    add_calibration_flag(parser)
     parser.add_argument("--date", type=parse_date, default=None,
                         help="evaluation date YYYY-MM-DD (price ages, PDF date); default today. Same date, same PDF")
     parser.add_argument("--search", type=bounded_int(1, 20), default=None, metavar="K",
@@ -41,8 +41,7 @@ def run_memo(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.out.suffix.lower() != ".pdf":
         raise CostmodelError(f"--out {args.out}: the memo is a PDF; give a file name ending in .pdf")
-    scenario = load_scenario(args.scenario)
-    calibration = load_calibration(args.calibration) if args.calibration else None
+    scenario, calibration = apply_calibration_args(load_scenario(args.scenario), args.calibration)
     from costmodel.memo import build_memo  # lazy: reportlab + matplotlib
 
     top_k = args.search if args.search is not None else (SCENARIO_SEARCH_TOP_K if scenario.search else None)

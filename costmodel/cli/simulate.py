@@ -12,12 +12,15 @@ import numpy as np
 from pydantic import ValidationError
 
 from costmodel.catalog import load_model
+from costmodel.cli.calibration_args import calibrated_hardware, serving_calibration_file
 from costmodel.cli.catalog import add_config_flags
+from costmodel.cli.measured_serving import run_measured_capacity, run_measured_simulate
 from costmodel.cli.output import bounded_float, bounded_int, emit, finite_float
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config
 from costmodel.fileio import read_user_text
-from costmodel.measurements.calibration import load_calibration
+from costmodel.measurements.calibration import Calibration
+from costmodel.measurements.endpoint_calibration import EndpointCalibration
 from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.scenario.distributions import FixedTokens, LognormalTokens, TokenDistribution
 from costmodel.scenario.limits import (
@@ -109,12 +112,13 @@ def _settings(args: argparse.Namespace) -> EngineSettings:
 
 
 def _replica(args: argparse.Namespace) -> Replica:
-    calibration = load_calibration(args.calibration) if args.calibration else None
+    file = serving_calibration_file(args)
+    calibration = file if isinstance(file, Calibration) else None
     # The mean lengths must fit the model's context window (longer draws are rejected by the simulator).
     check_config(load_model(args.model), gpus=args.gpus, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
                  batch=1, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens)
     settings = _settings(args)
-    return build_replica(args.model, args.hardware, gpus=args.gpus, weight_dtype=args.weight_dtype,
+    return build_replica(args.model, calibrated_hardware(args, file), gpus=args.gpus, weight_dtype=args.weight_dtype,
                          kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens,
                          engine=settings)
 
@@ -169,6 +173,9 @@ def run_simulate(args: argparse.Namespace) -> int:
     replay = _read_arrivals(args.arrivals) if args.arrivals else None
     if replay is None and args.rate is None:
         raise CostmodelError("give --rate R (requests/s) or --arrivals FILE")
+    measured = serving_calibration_file(args)
+    if isinstance(measured, EndpointCalibration):
+        return run_measured_simulate(args, measured, prompt=prompt, output=output, limits=limits, replay=replay)
     replica = _replica(args)
     if limits and replica.fits:
         check_slo_physical(replica, args, limits, prompt, output)
@@ -252,6 +259,9 @@ def run_capacity(args: argparse.Namespace) -> int:
         raise CostmodelError("give at least one of --slo-ttft-p90 S and --slo-tpot-p90 S")
     if not 1 <= args.requests <= 200_000:
         raise CostmodelError(f"--requests must be between 1 and 200,000 for capacity (got {args.requests})")
+    measured = serving_calibration_file(args)
+    if isinstance(measured, EndpointCalibration):
+        return run_measured_capacity(args, measured, limits=limits)
     replica = _replica(args)
     # The request count doubles from --requests until the capacity's 95% interval is within 5% (or the bound).
     result = converged_capacity(

@@ -12,6 +12,7 @@ from pathlib import Path
 from costmodel.errors import CostmodelError
 from costmodel.fileio import load_json_model
 from costmodel.measurements.endpoint_calibration import EndpointCalibration, latency_at_capacity
+from costmodel.measurements.endpoint_result import EndpointProbeResult
 from costmodel.scenario.options import ApiOption
 
 
@@ -33,3 +34,17 @@ def with_measured_latency(option: ApiOption, calibration: EndpointCalibration, *
     except ValueError as exc:
         raise CostmodelError(f"endpoint calibration for {calibration.base_url}: latency at capacity is outside "
                              f"the option's range ({exc}); recalibrate with an SLO") from None
+
+
+def with_probe_latency(option: ApiOption, probe: EndpointProbeResult) -> ApiOption:
+    """The option with the p90 TTFT / TPOT a `probe-endpoint` run measured at its one load."""
+    if probe.ttft_p90_seconds is None or probe.tpot_p90_seconds is None:
+        raise CostmodelError(f"endpoint probe of {probe.settings.base_url}: no p90 TTFT/TPOT (requests ok: "
+                             f"{probe.requests_ok}, failed: {probe.requests_failed}); probe again with more requests")
+    values = {**option.model_dump(), "ttft_p90_seconds": probe.ttft_p90_seconds,
+              "tpot_p90_seconds": probe.tpot_p90_seconds}
+    try:
+        return ApiOption.model_validate(values)
+    except ValueError as exc:
+        raise CostmodelError(f"endpoint probe of {probe.settings.base_url}: measured latency is outside the "
+                             f"option's range ({exc})") from None

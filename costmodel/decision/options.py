@@ -96,7 +96,8 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
             capacity_requests_per_second=0.0, tokens_per_second_per_replica=0.0,
             breakdown=CostBreakdown(gpu_usd_per_month=replica_usd, ops_usd_per_month=option.ops_usd_per_month),
             min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
-            fleet_reason=policy.reason, scaling="fixed", break_even_against=reference.name if reference else None,
+            fleet_reason=policy.reason, scaling="fixed", capacity_method=capacity.method,
+            break_even_against=reference.name if reference else None,
         )
     cost = size_self_host(
         mean_requests_per_second=workload.mean_requests_per_second(),

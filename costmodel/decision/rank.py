@@ -17,12 +17,19 @@ from costmodel.catalog import (
     AcceleratorSpec,
     accelerators,
     derive_shape,
-    load_accelerator,
     load_model,
     models,
 )
 from costmodel.catalog.quality import QualitySheet, load_quality_scores
 from costmodel.config import ReplicaConfig
+from costmodel.decision.attach import (  # option_efficiency: re-exported, search and the docs tests use it here
+    Attached,
+    annotate,
+    forced_warnings,
+    load_attached,
+    measured_api_option,
+    option_efficiency,
+)
 from costmodel.decision.breakeven import named_reference, reference_apis
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import apply_exclusions, assess
@@ -33,6 +40,7 @@ from costmodel.decision.horizon import (
     scaled_workload,
     with_horizon,
 )
+from costmodel.decision.measured_capacity import cached_endpoint_capacity
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
 from costmodel.decision.quality import not_substitutes, option_subject
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
@@ -40,7 +48,7 @@ from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.validity import excluded_result, option_exclusions
 from costmodel.decision.warnings import scenario_warnings
 from costmodel.errors import CostmodelError
-from costmodel.measurements.calibration import Calibration, apply_calibration
+from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.pricing.latency import ApiLatencySheet, load_api_latency
 from costmodel.pricing.sheets import open_model_ids
@@ -66,14 +74,6 @@ class Overrides:
     api_price: float = 1.0
     efficiency: float = 1.0
     volume: float = 1.0
-
-
-def option_efficiency(option: SelfHostOption, calibration: Calibration | None) -> tuple[AcceleratorSpec, Efficiency]:
-    """The option's accelerator and efficiencies: a matching calibration's, else datasheet defaults."""
-    hardware = load_accelerator(option.hardware)
-    if calibration is not None and calibration.hardware_id == hardware.id:
-        return apply_calibration(hardware, calibration)
-    return hardware, Efficiency.from_accelerator(hardware)
 
 
 CapacityMethod = Literal["simulator", "roofline"]
@@ -155,10 +155,13 @@ def capacity_cache_key(scenario: Scenario, option: SelfHostOption, *, hardware: 
 
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
                        efficiency_scale: float = 1.0, method: CapacityMethod = "simulator",
-                       cache: CapacityCache | None = None) -> tuple[Capacity, str]:
+                       cache: CapacityCache | None = None, attached: Attached | None = None) -> tuple[Capacity, str]:
     """Capacity per replica at the SLO for a self-host option, with the efficiency provenance (cached in
-    `cache` when one is given)."""
-    hardware, eff = option_efficiency(option, calibration)
+    `cache` when one is given); an attached calibrate-endpoint file replaces the roofline (method "measured")."""
+    if attached is not None and attached.endpoint is not None:
+        return cached_endpoint_capacity(scenario, attached.endpoint, source="; ".join(attached.descriptions),
+                                        cache=cache)
+    hardware, eff = option_efficiency(option, calibration, attached)
     if efficiency_scale != 1.0:
         eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale,
                       eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
@@ -194,8 +197,10 @@ def decide(
     capacity_cache: CapacityCache | None = None,
     quality_sheet: QualitySheet | None = None,
     latency_sheet: ApiLatencySheet | None = None,
+    attached: dict[str, Attached] | None = None,
 ) -> Decision:
-    """Evaluate every option of the scenario and rank them (`capacity_cache`: share capacities across calls).
+    """Evaluate every option of the scenario and rank them (`capacity_cache`: share capacities across calls;
+    `attached`: measurement files per option name, default read from the options' `calibration:` paths).
 
     Infeasible options (invalid, too long, retired, below the quality floor) are shown but never
     recommended; when every option is infeasible the recommendation is None with the reason stated."""
@@ -214,6 +219,7 @@ def decide(
         workload = _scaled_volume(workload, over.volume)
         scenario = scenario.model_copy(update={"workload": workload})
     today = scenario.evaluation_date(override=today)
+    attached = load_attached(scenario, skip=tuple(excluded)) if attached is None else attached
     quality = quality_sheet or load_quality_scores(open_model_ids=open_model_ids(api_sheet))
     feasible = assess(scenario, api_sheet=api_sheet, quality=quality, as_of=today, skip=excluded.keys())
     latency = latency_sheet or load_api_latency()
@@ -224,9 +230,10 @@ def decide(
         if option.name in excluded:
             continue
         if isinstance(option, ApiOption):
-            results[option.name] = apply_exclusions(
-                api_result(option, scenario, api_sheet, today=today, api_price_scale=over.api_price, latency=latency),
-                retired=feasible.retired, below_floor=feasible.below_floor)
+            measured = measured_api_option(option, attached.get(option.name))
+            results[option.name] = annotate(apply_exclusions(
+                api_result(measured, scenario, api_sheet, today=today, api_price_scale=over.api_price, latency=latency),
+                retired=feasible.retired, below_floor=feasible.below_floor), attached.get(option.name))
     apis = [r for r in results.values() if r.kind == "api" and r.excluded_reason is None]
     open_models = {o.name: api_sheet.get(o.price_id).open_model_id for o in scenario.options
                    if isinstance(o, ApiOption) and o.name not in excluded}
@@ -236,11 +243,11 @@ def decide(
         if isinstance(option, SelfHostOption) and option.name not in excluded:
             capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
                                                          efficiency_scale=over.efficiency, method=capacity_method,
-                                                         cache=capacity_cache)
-            results[option.name] = self_host_result(
+                                                         cache=capacity_cache, attached=attached.get(option.name))
+            results[option.name] = annotate(self_host_result(
                 option, scenario, gpu_sheet, capacities[option.name], reference=references.get(option.name),
                 today=today, gpu_price_scale=over.gpu_price,
-            )
+            ), attached.get(option.name))
     for option in scenario.options:
         if isinstance(option, HybridOption) and option.name not in excluded:
             results[option.name] = hybrid_result(
@@ -273,7 +280,7 @@ def decide(
         reasons=(*decision_reasons(ranked), *([horizon_reason] if change is not None else []))
         if usable else (no_recommendation_reason(ranked),),
         warnings=scenario_warnings(scenario, ranked, capacities={k: v[0] for k, v in capacities.items()},
-                                   decision_as_of=today),
+                                   decision_as_of=today) + forced_warnings(attached),
         requests_per_month=workload.requests_per_month(),
         tokens_per_month=workload.tokens_per_month_total(),
         mean_prompt_tokens=workload.mean_prompt_tokens(),

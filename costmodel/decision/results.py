@@ -114,6 +114,10 @@ class OptionResult:
     # Horizon (decision/horizon.py): USD paid in each month 0..horizon_months-1, growth applied, re-sized monthly.
     usd_by_month: tuple[float, ...] | None = None
     usd_horizon_total: float | None = None
+    # Measurement files the option uses (decision/attach.py), one line each; forced: one was written with
+    # --force past its held-out check, and every face says so.
+    calibrations: tuple[str, ...] = ()
+    calibration_forced: bool = False
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
@@ -157,6 +161,8 @@ class OptionResult:
             "gpu_hours_per_month": self.gpu_hours_per_month,
             "usd_by_month": list(self.usd_by_month) if self.usd_by_month is not None else None,
             "usd_horizon_total": self.usd_horizon_total,
+            "calibrations": list(self.calibrations),
+            "calibration_forced": self.calibration_forced,
         }
 
 

@@ -15,7 +15,6 @@ from pydantic import Field, field_validator, model_validator
 from costmodel.catalog.loader import accelerators
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.errors import CostmodelError, unknown_id_error
-from costmodel.fileio import load_json_model
 from costmodel.roofline import Efficiency
 from costmodel.strict import StrictModel
 
@@ -103,8 +102,16 @@ def holdout_error_message(median_abs_error: float) -> str:
 
 
 def load_calibration(path: str | Path) -> Calibration:
-    """Read and validate a calibration JSON file."""
-    return load_json_model(path, Calibration, what="calibration")
+    """Read and validate a roofline calibration JSON file (`costmodel calibrate`); another measurement file
+    (an endpoint calibration, a probe result) is refused with what it is and where it is used."""
+    from costmodel.measurements.calibration_files import load_calibration_file  # it imports this module
+
+    file = load_calibration_file(path)
+    if not isinstance(file, Calibration):
+        raise CostmodelError(
+            f"calibration {path} is a {type(file).__name__} file, not a roofline calibration from `costmodel "
+            "calibrate`; attach it to a scenario option (`calibration:`) or pass it to compare/simulate/capacity")
+    return file
 
 
 def calibrated_peaks(datasheet: dict[str, float], calibration: Calibration) -> dict[str, float]:

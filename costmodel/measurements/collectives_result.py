@@ -58,3 +58,20 @@ def fit_alpha_beta(message_bytes: list[int], seconds: list[float]) -> AlphaBetaF
     if slope <= 0:
         return AlphaBetaFit(latency_seconds=float(np.mean(y)), bytes_per_second=None)
     return AlphaBetaFit(latency_seconds=float(intercept), bytes_per_second=float(1.0 / slope))
+
+
+def tp_link(result: CollectivesResult, *, gpus: int) -> tuple[float | None, float] | None:
+    """(link_bytes_per_s, link_latency_seconds) that make `roofline.allreduce_seconds` reproduce the measured
+    all-reduce fit on `gpus` ranks, or None when the probe ran over another number of ranks (the fit does not
+    transfer: the ring's step count and the links used change) or has no all-reduce.
+
+    The roofline charges each all-reduce ring_bytes / link + latency with ring_bytes = 2(N-1)/N * message;
+    the fit is latency + message / bytes_per_second, so link = bytes_per_second * 2(N-1)/N. A fit without
+    size dependence (bytes_per_second None) gives only the latency; the datasheet link stays.
+    """
+    fitted = result.ops.get("all_reduce")
+    if fitted is None or result.processes != gpus or gpus < 2:
+        return None
+    bandwidth = fitted.fit.bytes_per_second
+    link = None if bandwidth is None else bandwidth * 2.0 * (gpus - 1) / gpus
+    return link, fitted.fit.latency_seconds

@@ -243,6 +243,19 @@ def _poisson(rate: float, seed: int) -> list[float]:
     return sent
 
 
+def level_predictions(sweep: EndpointSweep, calibration: EndpointCalibration) -> list[HeldOutLevel]:
+    """Measured vs predicted (p50/p90 TTFT and TPOT, throughput) at every level of the sweep, with the
+    calibration's fitted model: the fit levels show how well it fits, the held-out ones how well it predicts."""
+    model = StepModel(
+        overhead_seconds=calibration.overhead_seconds, prefill_token_seconds=calibration.prefill_token_seconds,
+        decode_sequence_seconds=calibration.decode_sequence_seconds,
+        context_token_seconds=calibration.context_token_seconds,
+        request_fixed_seconds=calibration.request_fixed_seconds, max_num_seqs=calibration.concurrency_limit)
+    rows = [usable(level, prompt_tokens_default=sweep.settings.prompt_tokens) for level in sweep.levels]
+    return [_held_out(model, level_rows, mode=sweep.settings.mode, value=level.value, wall=level.wall_seconds)
+            for level, level_rows in zip(sweep.levels, rows, strict=True) if level_rows]
+
+
 def latency_at_capacity(calibration: EndpointCalibration) -> tuple[float, float]:
     """(TTFT p90, TPOT p90) in seconds the endpoint showed at its calibrated capacity: what an API option
     carries as its measured latency."""

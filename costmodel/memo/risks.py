@@ -88,25 +88,42 @@ def sources_table(decision: Decision) -> Table:
                  align=("l", "l", "l", "r"), font_size=7.5)
 
 
+def measured_blocks(decision: Decision) -> list[Block]:
+    """One paragraph per option that uses measurement files (calibration:), forced ones flagged."""
+    blocks: list[Block] = []
+    for option in decision.options:
+        if not option.calibrations:
+            continue
+        forced = (" FORCED: written with --force past its held-out check, so these figures are not backed by the "
+                  "backtest; recalibrate before relying on them." if option.calibration_forced else "")
+        blocks.append(Para(f"Measured ({option.name}, latency {option.latency_source}): "
+                           + "; ".join(option.calibrations) + "." + forced))
+    return blocks
+
+
 def provenance_blocks(decision: Decision, calibration: Calibration | None) -> list[Block]:
-    """Where the efficiencies come from: datasheet defaults or a named probe with its held-out error."""
+    """Where the efficiencies come from: datasheet defaults or a named probe with its held-out error, and
+    the measurement files options use."""
     if calibration is None:
         text = (f"Efficiencies: {decision.efficiency_source}. These are published fractions of peak, not "
                 "measurements of your stack; treat self-host capacities as +-30% until calibrated.")
-        return [Para(text)]
+        return [Para(text), *measured_blocks(decision)]
     text = (f"Efficiencies: calibrated from probe {calibration.source} on {calibration.device_name} "
             f"({calibration.hardware_id}), created {calibration.created.date().isoformat()}: eff_compute "
             f"{calibration.eff_compute:.2f}, eff_memory {calibration.eff_memory:.2f}, overhead "
             f"{calibration.overhead_seconds_per_step * 1e3:.2f} ms/step, fitted on {calibration.points_fit} points. "
             f"Held-out error on {calibration.points_holdout} points: median {calibration.holdout_median_abs_error:.1%}, "
-            f"max {calibration.holdout_max_abs_error:.1%}. Options on other hardware use: {decision.efficiency_source}.")
-    return [Para(text)]
+            f"max {calibration.holdout_max_abs_error:.1%}. Options on other hardware use: {decision.efficiency_source}."
+            + (" FORCED past the held-out error bound." if calibration.forced else ""))
+    return [Para(text), *measured_blocks(decision)]
 
 
 CAPACITY_METHODS = {
     "simulator": "the continuous-batching simulator (roofline step times, Poisson arrivals, queueing and "
                  "percentiles simulated)",
     "roofline": "the roofline alone (mean step times, no queueing)",
+    "measured": "the deployment's own step-time model fitted to a live load sweep (calibrate-endpoint), simulated "
+                "with continuous batching",
 }
 
 

@@ -157,7 +157,26 @@ def load_scenario(path: str | Path) -> Scenario:
     file_path = Path(path)
     text = read_user_text(file_path, what="scenario file")
     data = parse_json_or_yaml(text, what=str(file_path), as_json=file_path.suffix == ".json")
-    return parse_scenario(data, where=str(file_path))
+    return with_calibration_paths_from(parse_scenario(data, where=str(file_path)), base_dir=file_path.parent)
+
+
+def _resolved(path: str, base_dir: Path) -> str:
+    inline = path.lstrip().startswith("{")  # the file's JSON text itself (measurements/calibration_files)
+    return path if inline or Path(path).is_absolute() else str(base_dir / path)
+
+
+def with_calibration_paths_from(scenario: Scenario, *, base_dir: Path) -> Scenario:
+    """The scenario with each option's relative `calibration:` paths made relative to `base_dir` (the
+    scenario file's folder), so the scenario reads the same files from any working directory."""
+    options: list[Option] = []
+    for option in scenario.options:
+        if isinstance(option, ApiOption) and option.calibration is not None:
+            option = option.model_copy(update={"calibration": _resolved(option.calibration, base_dir)})
+        elif isinstance(option, SelfHostOption) and option.calibration is not None:
+            paths = [_resolved(p, base_dir) for p in option.calibration_paths()]
+            option = option.model_copy(update={"calibration": paths[0] if len(paths) == 1 else paths})
+        options.append(option)
+    return scenario.model_copy(update={"options": options})
 
 
 def _id_problem(

@@ -33,6 +33,11 @@ _MIN_REPLICAS = Field(
 )
 
 
+_CALIBRATION_HELP = (
+    "measurement file(s) for this option, a path relative to the scenario file (or the file's JSON text "
+    "inline, as the app's Probes page writes it): ")
+
+
 class ScalingPolicy(StrictModel):
     """How a self-host option's replicas follow the day: `fixed` (paid 24/7 at the peak size) or `autoscale`
     (replicas follow the hourly demand; each replica started pays its warm-up). Mixed fleets are not built yet."""
@@ -82,6 +87,10 @@ class ApiOption(StrictModel):
     )
     tpot_p90_seconds: float | None = Field(default=None, ge=MIN_LATENCY_SECONDS, le=MAX_LATENCY_SECONDS,
                                            description="measured or published p90 TPOT, s")
+    calibration: str | None = Field(
+        default=None, min_length=1,
+        description=_CALIBRATION_HELP + "a `costmodel calibrate-endpoint` CAL.json or a `probe-endpoint` result; "
+        "its p90 TTFT/TPOT become this option's measured latency (over ttft_p90_seconds / tpot_p90_seconds)")
 
 
 class SelfHostOption(StrictModel):
@@ -120,6 +129,17 @@ class SelfHostOption(StrictModel):
     min_replicas: int | None = _MIN_REPLICAS
     scaling: ScalingPolicy = Field(default_factory=ScalingPolicy,
                                    description="fixed (default) or autoscale; see docs/economics.md")
+    calibration: str | list[str] | None = Field(
+        default=None,
+        description=_CALIBRATION_HELP + "a `calibrate-endpoint` CAL.json (the fitted step-time model of your "
+        "deployment gives capacity and latency, latency_source measured), a `costmodel calibrate` file (roofline "
+        "efficiencies for this option) and/or a `probe --collectives` result (tensor-parallel all-reduce)")
+
+    def calibration_paths(self) -> tuple[str, ...]:
+        """The attached measurement files, in order."""
+        if self.calibration is None:
+            return ()
+        return (self.calibration,) if isinstance(self.calibration, str) else tuple(self.calibration)
 
     @model_validator(mode="after")
     def _needs_a_price(self) -> SelfHostOption:
