@@ -1,7 +1,7 @@
-"""Compare page: the ranked options ($/month, $/M, SLO verdict, utilization, break-even) and the charts
-that explain them. One call: costmodel.charts.compare.compare_view (decide + chart data), cached.
+"""Compare page: the ranked options ($/month, $/M, SLO verdict, utilization, break-even), the charts
+that explain them, replicas by hour, cost by month and the what-if panel (app/compare_panels.py). One call: costmodel.charts.compare.compare_view (decide + chart data), cached.
 
-Owns: the cached compare_view call, its four plotly figures (values only rescaled to display units; every
+Owns: the cached compare_view call, its plotly figures (values only rescaled to display units; every
 option keeps its color from app.colors) and clear_price_caches (the Prices page calls it after a refresh).
 """
 
@@ -18,8 +18,17 @@ from app import glossary, state
 from app.cache import api_sheet, api_sheet_for, gpu_sheet
 from app.cache_capacity import capacity_cache
 from app.colors import LIMIT_COLOR, option_colors
+from app.compare_panels import (
+    fleet_figure,
+    months_figure,
+    render_fleet_and_months,
+    render_whatif,
+    tornado_figure,
+)
 from app.widgets import md, show_error
-from costmodel.charts.compare import CompareView, TrafficChart, compare_view
+from costmodel.charts.compare import CompareView, compare_view
+from costmodel.charts.fleet import fleet_chart, months_chart
+from costmodel.charts.whatif import WhatIf, whatif
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.errors import CostmodelError
@@ -54,20 +63,37 @@ def cached_compare_view(scenario_json: str, calibration_json: str | None = None,
                         capacity_cache=capacity_cache())
 
 
+@st.cache_data(show_spinner="Testing the decision's sensitivity...", max_entries=64)
+def cached_whatif(scenario_json: str, calibration_json: str | None = None,
+                  overrides_json: str | None = None) -> WhatIf | None:
+    """`costmodel.charts.whatif.whatif` (tornado, flip volumes) on the cached decision and capacities."""
+    view = cached_compare_view(scenario_json, calibration_json, overrides_json)
+    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
+    return whatif(Scenario.model_validate_json(scenario_json), view.decision, calibration=calibration,
+                  api_sheet=api_sheet_for(overrides_json), capacity_cache=capacity_cache())
+
+
 @st.cache_resource(show_spinner=False, max_entries=32)
 def cached_compare_figures(scenario_json: str, calibration_json: str | None = None,
                            overrides_json: str | None = None) -> dict[str, go.Figure]:
-    """The Compare page's four figures (building and validating plotly figures costs ~100 ms a rerun).
+    """The Compare page's figures (building and validating plotly figures costs ~100 ms a rerun).
 
     cache_resource hands out the same objects (no pickling); st.plotly_chart only reads them."""
     view = cached_compare_view(scenario_json, calibration_json, overrides_json)
     colors = option_colors(o.name for o in view.decision.options)
-    return {
+    figures = {
         "volume": volume_figure(view, colors),
         "utilization": utilization_figure(view, colors),
-        "traffic": traffic_figure(view.traffic, colors),
+        "traffic": fleet_figure(fleet_chart(view.decision), colors),
         "breakdown": breakdown_figure(view.decision),
     }
+    months = months_chart(view.decision)
+    if months.computed:
+        figures["months"] = months_figure(months, colors)
+    sens = cached_whatif(scenario_json, calibration_json, overrides_json)
+    if sens is not None:
+        figures["tornado"] = tornado_figure(sens.sensitivity)
+    return figures
 
 
 def clear_price_caches() -> None:
@@ -76,6 +102,7 @@ def clear_price_caches() -> None:
     gpu_sheet.clear()
     api_sheet_for.clear()
     cached_compare_view.clear()
+    cached_whatif.clear()
     cached_compare_figures.clear()
 
 
@@ -146,27 +173,6 @@ def utilization_figure(view: CompareView, colors: dict[str, str]) -> go.Figure:
         xaxis={"title": "utilization of provisioned replicas (%)", "range": [0, 101]},
         yaxis={"type": "log", "title": "$ per million tokens", "tickvals": yvals, "ticktext": ytext},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=440,
-    )
-    return fig
-
-
-def traffic_figure(traffic: TrafficChart, colors: dict[str, str]) -> go.Figure:
-    """Requests/s over the day (bars) against each option's provisioned capacity at the SLO (lines)."""
-    fig = go.Figure()
-    fig.add_trace(go.Bar(
-        x=list(traffic.hours), y=list(traffic.requests_per_second), name="traffic (requests/s)",
-        marker_color="#9ecae1", hovertemplate="hour %{x}: %{y:.2f} requests/s<extra></extra>",
-    ))
-    hours = [-0.5, len(traffic.hours) - 0.5]
-    for line in traffic.capacities:
-        fig.add_trace(go.Scatter(
-            x=hours, y=[line.requests_per_second] * 2, mode="lines",
-            name=f"{line.name}: {line.replicas} replica(s)", line={"color": colors[line.name], "width": 2},
-            hovertemplate=f"<b>{line.name}</b>: {line.replicas} replica(s), %{{y:.2f}} requests/s at the SLO<extra></extra>",
-        ))
-    fig.update_layout(
-        xaxis={"title": "hour of day", "dtick": 2}, yaxis={"title": "requests per second", "rangemode": "tozero"},
-        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=400,
     )
     return fig
 
@@ -279,13 +285,8 @@ def _charts(figures: dict[str, go.Figure]) -> None:
     with right:
         st.subheader("$/M tokens vs utilization")
         st.plotly_chart(figures["utilization"], key="cmp_utilization_chart")
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Traffic over the day vs provisioned capacity")
-        st.plotly_chart(figures["traffic"], key="cmp_traffic_chart")
-    with right:
-        st.subheader("Cost breakdown")
-        st.plotly_chart(figures["breakdown"], key="cmp_breakdown_chart")
+    st.subheader("Cost breakdown")
+    st.plotly_chart(figures["breakdown"], key="cmp_breakdown_chart")
 
 
 def _sources(decision: Decision) -> None:
@@ -318,6 +319,8 @@ def render() -> None:
     st.subheader("Ranked options")
     st.dataframe(_table(view), hide_index=True, column_config=TABLE_CONFIG, key="cmp_table")
     _charts(figures)
+    render_fleet_and_months(figures, months_chart(view.decision))
+    render_whatif(view.decision, cached_whatif(*keys), figures)
     _sources(view.decision)
 
 
