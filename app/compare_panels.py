@@ -7,6 +7,7 @@ Data from costmodel.charts.fleet and costmodel.charts.whatif; this module only d
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -114,9 +115,15 @@ def _whatif_table(decision: Decision, whatif: WhatIf, multiplier: float) -> pd.D
     } for r in rows])
 
 
-def render_whatif(decision: Decision, whatif: WhatIf | None, figures: dict[str, go.Figure]) -> None:
-    """Tornado and flip volumes (sensitivity), and the ranking at a multiple of today's volume."""
+def render_whatif(decision: Decision, load: Callable[[], WhatIf | None]) -> None:
+    """Tornado and flip volumes (sensitivity), and the ranking at a multiple of today's volume.
+
+    Off until the user asks: sensitivity re-runs `decide` six times (~0.2 s), which would double every
+    Compare rerun after a volume change (target 300 ms)."""
     st.subheader("What if")
+    if not st.toggle("Show the sensitivity tornado, the flip volumes and a volume multiplier", key="cmp_whatif_on"):
+        return
+    whatif = load()
     if whatif is None:
         st.info("No recommendation, so there is no advantage to test.")
         return
@@ -125,7 +132,7 @@ def render_whatif(decision: Decision, whatif: WhatIf | None, figures: dict[str, 
     with left:
         st.caption(f"How {whatif.sensitivity.recommendation}'s $/month advantage over its best alternative moves "
                    f"when one input changes by \u00b1{whatif.sensitivity.fraction:.0%}; at 0 the decision flips.")
-        st.plotly_chart(figures["tornado"], key="cmp_tornado_chart")
+        st.plotly_chart(tornado_figure(whatif.sensitivity), key="cmp_tornado_chart")
     with right:
         multiplier = st.select_slider("Volume multiplier (x today's volume)", options=MULTIPLIERS, value=1.0,
                                       key="cmp_whatif_multiplier",

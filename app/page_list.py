@@ -23,7 +23,7 @@ class PageSpec:
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("views/overview.py", "Overview", "overview", charts=0, ready='[data-testid="stMetric"]'),
     PageSpec("views/scenario.py", "Scenario", "scenario", charts=1),
-    PageSpec("views/compare.py", "Compare", "compare", charts=5),
+    PageSpec("views/compare.py", "Compare", "compare", charts=4),
     PageSpec("views/roofline.py", "Roofline", "roofline", charts=3),
     PageSpec("views/latency.py", "Latency", "latency", charts=3),
     PageSpec("views/probes.py", "Probes", "probes", charts=0, ready='[data-testid="stFileUploader"]'),

@@ -53,7 +53,7 @@ def test_renders_the_ranked_decision(name: str) -> None:
     assert list(table["$/month"]) == pytest.approx([o.usd_per_month for o in decision.options])
     assert f"**{decision.recommendation}**" in at.success[0].value
     months = any(o.usd_by_month for o in decision.usable_options)
-    assert len(at.get("plotly_chart")) == 5 + months  # volume, utilization, breakdown, fleet, tornado (+ months)
+    assert len(at.get("plotly_chart")) == 4 + months  # volume, utilization, breakdown, fleet (+ months)
     assert [w.value for w in at.warning] == list(decision.warnings)
 
 
@@ -170,6 +170,8 @@ def _whatif_table(at: AppTest):  # type: ignore[no-untyped-def]
 
 def test_whatif_panel_tornado_flip_sentence_and_multiplier() -> None:
     at = _compare()
+    assert not any("cmp_tornado_chart" in c.proto.id for c in at.get("plotly_chart"))  # off: reruns stay fast
+    at.toggle(key="cmp_whatif_on").set_value(True).run()
     tornado = _figure(at, "cmp_tornado_chart")
     assert {t["name"] for t in tornado["data"]} == {"input -20%", "input +20%"}
     assert any("flip" in m.value for m in at.markdown)

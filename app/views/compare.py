@@ -23,7 +23,6 @@ from app.compare_panels import (
     months_figure,
     render_fleet_and_months,
     render_whatif,
-    tornado_figure,
 )
 from app.widgets import md, show_error
 from costmodel.charts.compare import CompareView, compare_view
@@ -90,9 +89,6 @@ def cached_compare_figures(scenario_json: str, calibration_json: str | None = No
     months = months_chart(view.decision)
     if months.computed:
         figures["months"] = months_figure(months, colors)
-    sens = cached_whatif(scenario_json, calibration_json, overrides_json)
-    if sens is not None:
-        figures["tornado"] = tornado_figure(sens.sensitivity)
     return figures
 
 
@@ -320,7 +316,7 @@ def render() -> None:
     st.dataframe(_table(view), hide_index=True, column_config=TABLE_CONFIG, key="cmp_table")
     _charts(figures)
     render_fleet_and_months(figures, months_chart(view.decision))
-    render_whatif(view.decision, cached_whatif(*keys), figures)
+    render_whatif(view.decision, lambda: cached_whatif(*keys))
     _sources(view.decision)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from costmodel.charts.fleet import FleetChart, MonthsChart, fleet_chart, months_chart
 from costmodel.decision.rank import CapacityCache, decide
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
@@ -59,6 +60,8 @@ class ChartData:
     traffic: TrafficCurves
     kv: tuple[KvPanel, ...]
     sensitivity: Sensitivity
+    fleet: FleetChart | None = None  # replicas by hour (Figure 2 steps with it; flat lines without)
+    months: MonthsChart | None = None  # cost by month, when the horizon was computed
 
 
 @dataclass(frozen=True)
@@ -82,9 +85,17 @@ def _chart_blocks(charts: ChartData) -> list[Block]:
                "flips; diamonds mark each self-host option's break-even volume against its reference API. Dashed "
                "lines: options that miss the SLO."),
         Figure("traffic", "Figure 2. Requests/s in each hour of the day (bars, month 0) against the requests/s each "
-               "self-hosted or hybrid option provisions at the SLO (replicas x capacity per replica). The gap "
-               "between the bars and a line is idle capacity you pay for.", height_fraction=0.36),
+               "self-hosted or hybrid option provisions at the SLO in that hour (replicas paid in the hour x "
+               "capacity per replica; the replica count is labelled where it changes). The gap between the bars "
+               "and a line is idle capacity you pay for.", height_fraction=0.36),
     ]
+    if charts.months is not None and charts.months.computed:
+        blocks.append(Figure(
+            "months", f"Figure 2b. USD paid in each month of the {charts.months.horizon_months}-month horizon "
+            "(growth applied, fleets re-sized each month), one line per option; the dotted line marks the month "
+            "the ranking changes, if it does.", height_fraction=0.36))
+    elif charts.months is not None:
+        blocks.append(Para(f"Cost by month: {charts.months.note}."))
     if charts.interactivity:
         blocks.append(Figure(
             "interactivity", "Figure 3. Throughput vs interactivity from the serving simulator: output tokens/s per "
@@ -127,6 +138,7 @@ def memo_content(
         recommendation=decision.chosen_name(), tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
         volume=volume_curves(decision, model, sens), interactivity=interactivity,
         traffic=traffic_curves(decision), kv=kv, sensitivity=sens,
+        fleet=fleet_chart(decision), months=months_chart(decision),
     )
     blocks: list[Block] = [Heading("Context"), *context_blocks(decision, scenario),
                            Heading("Goals and non-goals"), *goals_blocks(scenario)]
