@@ -32,6 +32,7 @@ from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
+from costmodel.memo.text import rank_cells
 from costmodel.scenario import Scenario, parse_scenario
 
 VOLUME_ERROR_KEY = "cmp_volume_error"
@@ -212,11 +213,11 @@ def _slo_cell(o: OptionResult) -> str:
 
 def _table(view: CompareView) -> pd.DataFrame:
     rows = []
-    for rank, o in enumerate(view.decision.options, start=1):
+    for rank, o in zip(rank_cells(view.decision), view.decision.options, strict=True):
         rows.append({
-            "rank": rank,
+            "rank": rank,  # '-' for a 0-replica hybrid: its API's plan, ranked as that API
             "option": o.name,
-            "kind": o.kind,
+            "kind": "hybrid, 0 replicas (= its API)" if o.all_traffic_to_api else o.kind,
             "$/month": o.usd_per_month,
             "$/M tokens": o.usd_per_mtok,
             "SLO": _slo_cell(o),

@@ -98,6 +98,11 @@ class OptionResult:
     usd_by_month: tuple[float, ...] | None = None
     usd_horizon_total: float | None = None
 
+    @property
+    def all_traffic_to_api(self) -> bool:
+        """A hybrid that keeps 0 base replicas: the same plan as its API (listed, not ranked as its own row)."""
+        return self.kind == "hybrid" and self.replicas == 0 and self.excluded_reason is None
+
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
         return {

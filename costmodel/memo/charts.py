@@ -106,7 +106,8 @@ def volume_chart(data: ChartData) -> Image.Image:
             y = np.asarray(series.usd_per_month, dtype=float)
             y = np.where(np.isfinite(y), y, np.nan)
             bold = series.name == data.recommendation
-            ax.plot(x, y, color=color[series.name], linewidth=2.2 if bold else 1.2,
+            # The recommendation on top: a 0-replica hybrid draws the same line as its API and would hide it.
+            ax.plot(x, y, color=color[series.name], linewidth=2.2 if bold else 1.2, zorder=3 if bold else 2,
                     linestyle="-" if series.meets_slo else "--",
                     label=label(series.name) + (" (recommended)" if bold else "")
                     + ("" if series.meets_slo else " (misses SLO)"))

@@ -36,6 +36,7 @@ from costmodel.memo.risks import (
     risk_items,
     sources_table,
 )
+from costmodel.memo.rollout import rollout_plan, totals_blocks
 from costmodel.memo.text import (
     decision_blocks,
     option_notes,
@@ -145,7 +146,7 @@ def memo_content(
     blocks += [Heading("1. Decision"), *decision_blocks(decision, scenario, model, sens)]
     blocks += [Heading("2. Workload and SLO"), workload_table(decision, scenario)]
     blocks += [Heading("3. Options compared"), options_table(decision), option_notes(decision)]
-    blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts)]
+    blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts), *totals_blocks(decision)]
     blocks += [
         Heading("5. Sensitivity"),
         Figure("tornado", f"Figure 5. How {short(decision.recommendation or 'no option')}'s $/month advantage over its best alternative "
@@ -159,7 +160,8 @@ def memo_content(
                assumption_items(sens, decision)]
     blocks += [Heading("8. Reliability"), *reliability_blocks(decision)]
     blocks += [Heading("9. Open questions"), open_questions(decision, sens)]
-    blocks += [Heading("10. Sign-off"), signoff_table(scenario, date=today)]
+    blocks += [Heading("10. Rollout plan"), rollout_plan(decision, scenario)]
+    blocks += [Heading("11. Sign-off"), signoff_table(scenario, date=today)]
     blocks += [Heading("Appendix A. Formulas"), *formula_blocks()]
     return MemoContent(title=TITLE, scenario_name=scenario.name, date=today, description=scenario.description.strip(),
                        blocks=tuple(blocks), charts=charts, decision=decision)
