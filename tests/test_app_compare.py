@@ -52,7 +52,8 @@ def test_renders_the_ranked_decision(name: str) -> None:
     assert list(table["option"]) == [o.name for o in decision.options]
     assert list(table["$/month"]) == pytest.approx([o.usd_per_month for o in decision.options])
     assert f"**{decision.recommendation}**" in at.success[0].value
-    assert len(at.get("plotly_chart")) == 4
+    months = any(o.usd_by_month for o in decision.usable_options)
+    assert len(at.get("plotly_chart")) == 4 + months  # volume, utilization, breakdown, fleet (+ months)
     assert [w.value for w in at.warning] == list(decision.warnings)
 
 
@@ -144,3 +145,43 @@ def test_tokens_per_month_scenarios_get_a_tokens_box() -> None:
     box.set_value(6.7e10).run()
     assert at.session_state["scenario"].workload.tokens_per_month == 6.7e10
     assert f"**{decide(at.session_state['scenario']).recommendation}**" in at.success[0].value
+
+
+def test_fleet_chart_draws_replicas_by_hour_and_months_say_not_computed() -> None:
+    at = _compare()
+    decision = decide(load_example("chat-assistant.yaml"))
+    fig = _figure(at, "cmp_traffic_chart")
+    lines = [t for t in fig["data"] if t["type"] == "scatter"]
+    drawn = {o.name for o in decision.usable_options if o.kind != "api" and max(o.replicas_by_hour or (0,)) > 0}
+    assert {t["name"].split(":")[0] for t in lines} == drawn
+    for trace in lines:
+        option = decision.option(trace["name"].split(":")[0])
+        assert _array(trace["customdata"]) == list(option.replicas_by_hour)
+        expected = [r * option.capacity_requests_per_second for r in option.replicas_by_hour]
+        assert _array(trace["y"]) == pytest.approx(expected)
+    if not any(o.usd_by_month for o in decision.usable_options):  # no horizon yet: say so, draw nothing
+        assert any("Horizon not computed" in i.value for i in at.info)
+        assert not any("cmp_months_chart" in c.proto.id for c in at.get("plotly_chart"))
+
+
+def _whatif_table(at: AppTest):  # type: ignore[no-untyped-def]
+    return next(d.value for d in at.dataframe if "$/month today" in d.value.columns)
+
+
+def test_whatif_panel_tornado_flip_sentence_and_multiplier() -> None:
+    at = _compare()
+    assert not any("cmp_tornado_chart" in c.proto.id for c in at.get("plotly_chart"))  # off: reruns stay fast
+    at.toggle(key="cmp_whatif_on").set_value(True).run()
+    tornado = _figure(at, "cmp_tornado_chart")
+    assert {t["name"] for t in tornado["data"]} == {"input -20%", "input +20%"}
+    assert any("flip" in m.value for m in at.markdown)
+    table = _whatif_table(at)
+    assert "$/month at 1x" in table.columns
+    at.select_slider(key="cmp_whatif_multiplier").set_value(10.0).run()
+    assert not at.exception
+    scaled = _whatif_table(at)
+    assert "$/month at 10x" in scaled.columns
+    decision = decide(load_example("chat-assistant.yaml"))
+    api = next(o for o in decision.usable_options if o.kind == "api")
+    row = scaled[scaled["option"] == api.name].iloc[0]
+    assert row["$/month at 10x"] == f"${10 * api.usd_per_month:,.0f}"  # API cost is linear in volume

@@ -146,3 +146,38 @@ def test_every_page_renders_in_chromium(server_url: str) -> None:
         finally:
             browser.close()
     assert not problems, "problems in the browser:\n" + "\n".join(problems)
+
+
+PHONE = {"width": 390, "height": 844}  # an iPhone 12-15 CSS viewport
+# Right edge of every table, and the page's own scroll width; a table wider than the screen scrolls inside
+# its own grid (it must not push the page sideways or be cut off at the screen's edge).
+_OVERFLOW_JS = """() => {
+  const tables = [...document.querySelectorAll('[data-testid="stDataFrame"]')].map(e => e.getBoundingClientRect().right);
+  return {page: document.documentElement.scrollWidth, tables: tables};
+}"""
+
+
+def test_compare_tables_fit_a_phone_width(server_url: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    spec = next(p for p in PAGES if p.url_path == "compare")
+    problems: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=PHONE)
+            token = encode_token(load_example("chat-assistant.yaml"))
+            page.goto(f"{server_url}/{spec.url_path}?s={token}", wait_until="domcontentloaded")
+            _check_page(page, spec, problems, how="phone width")
+            page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible", timeout=TIMEOUT_MS)
+            page.screenshot(path=str(ARTIFACTS / "page-compare-phone.png"), full_page=True)
+            found = page.evaluate(_OVERFLOW_JS)
+            if found["page"] > PHONE["width"] + 1:
+                problems.append(f"the page is {found['page']} px wide at a {PHONE['width']} px screen")
+            if not found["tables"]:
+                problems.append("no table found on Compare")
+            problems += [f"a table ends at {right:.0f} px, past the {PHONE['width']} px screen"
+                         for right in found["tables"] if right > PHONE["width"] + 1]
+        finally:
+            browser.close()
+    assert not problems, "problems at phone width:\n" + "\n".join(problems)

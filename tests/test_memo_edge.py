@@ -50,7 +50,7 @@ def test_api_only_scenario_has_no_self_host_charts_and_no_flip():
     data["options"] = [o for o in data["options"] if o["kind"] == "api"]
     memo = build_memo(parse_scenario(data), today=TODAY)
     keys = {b.key for b in memo.content.blocks if isinstance(b, Figure)}
-    assert keys == {"volume", "traffic", "tornado"}
+    assert keys == {"volume", "traffic", "tornado", "months"}  # cost by month: APIs have a horizon too
     text = text_of(memo.pdf)
     assert "No self-hosted option can meet the SLO here" in text
     # API costs are all proportional to volume, so their order never changes with it.

@@ -51,11 +51,11 @@ def _text(memo: Memo) -> str:
 
 def test_design_review_sections_use_the_scenario_fields(memo: Memo) -> None:
     text = _text(memo)
-    for heading in ("Context", "Goals and non-goals", "8. Reliability", "9. Open questions", "10. Sign-off",
+    for heading in ("Context", "Goals and non-goals", "8. Reliability", "9. Open questions", "11. Sign-off",
                     "1. Decision", "7. Assumptions and sources"):
         assert heading in text
     assert "Prompts stay in the EU" in text and "Serve the EU launch within the SLO" in text and "Fine-tuning" in text
-    sign_off = text[text.index("10. Sign-off"):]
+    sign_off = text[text.index("11. Sign-off"):]
     assert "Dana Reviewer (platform lead)" in sign_off
     reliability = text[text.index("8. Reliability"):text.index("9. Open questions")]
     assert "replica" in reliability and "SLA" in reliability

@@ -1,7 +1,7 @@
-"""Compare page: the ranked options ($/month, $/M, SLO verdict, utilization, break-even) and the charts
-that explain them. One call: costmodel.charts.compare.compare_view (decide + chart data), cached.
+"""Compare page: the ranked options ($/month, $/M, SLO verdict, utilization, break-even), the charts
+that explain them, replicas by hour, cost by month and the what-if panel (app/compare_panels.py). One call: costmodel.charts.compare.compare_view (decide + chart data), cached.
 
-Owns: the cached compare_view call, its four plotly figures (values only rescaled to display units; every
+Owns: the cached compare_view call, its plotly figures (values only rescaled to display units; every
 option keeps its color from app.colors) and clear_price_caches (the Prices page calls it after a refresh).
 """
 
@@ -18,12 +18,21 @@ from app import glossary, state
 from app.cache import api_sheet, api_sheet_for, gpu_sheet
 from app.cache_capacity import capacity_cache
 from app.colors import LIMIT_COLOR, option_colors
+from app.compare_panels import (
+    fleet_figure,
+    months_figure,
+    render_fleet_and_months,
+    render_whatif,
+)
 from app.widgets import md, show_error
-from costmodel.charts.compare import CompareView, TrafficChart, compare_view
+from costmodel.charts.compare import CompareView, compare_view
+from costmodel.charts.fleet import fleet_chart, months_chart
+from costmodel.charts.whatif import WhatIf, whatif
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
+from costmodel.memo.text import rank_cells
 from costmodel.scenario import Scenario, parse_scenario
 
 VOLUME_ERROR_KEY = "cmp_volume_error"
@@ -54,20 +63,34 @@ def cached_compare_view(scenario_json: str, calibration_json: str | None = None,
                         capacity_cache=capacity_cache())
 
 
+@st.cache_data(show_spinner="Testing the decision's sensitivity...", max_entries=64)
+def cached_whatif(scenario_json: str, calibration_json: str | None = None,
+                  overrides_json: str | None = None) -> WhatIf | None:
+    """`costmodel.charts.whatif.whatif` (tornado, flip volumes) on the cached decision and capacities."""
+    view = cached_compare_view(scenario_json, calibration_json, overrides_json)
+    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
+    return whatif(Scenario.model_validate_json(scenario_json), view.decision, calibration=calibration,
+                  api_sheet=api_sheet_for(overrides_json), capacity_cache=capacity_cache())
+
+
 @st.cache_resource(show_spinner=False, max_entries=32)
 def cached_compare_figures(scenario_json: str, calibration_json: str | None = None,
                            overrides_json: str | None = None) -> dict[str, go.Figure]:
-    """The Compare page's four figures (building and validating plotly figures costs ~100 ms a rerun).
+    """The Compare page's figures (building and validating plotly figures costs ~100 ms a rerun).
 
     cache_resource hands out the same objects (no pickling); st.plotly_chart only reads them."""
     view = cached_compare_view(scenario_json, calibration_json, overrides_json)
     colors = option_colors(o.name for o in view.decision.options)
-    return {
+    figures = {
         "volume": volume_figure(view, colors),
         "utilization": utilization_figure(view, colors),
-        "traffic": traffic_figure(view.traffic, colors),
+        "traffic": fleet_figure(fleet_chart(view.decision), colors),
         "breakdown": breakdown_figure(view.decision),
     }
+    months = months_chart(view.decision)
+    if months.computed:
+        figures["months"] = months_figure(months, colors)
+    return figures
 
 
 def clear_price_caches() -> None:
@@ -76,6 +99,7 @@ def clear_price_caches() -> None:
     gpu_sheet.clear()
     api_sheet_for.clear()
     cached_compare_view.clear()
+    cached_whatif.clear()
     cached_compare_figures.clear()
 
 
@@ -150,27 +174,6 @@ def utilization_figure(view: CompareView, colors: dict[str, str]) -> go.Figure:
     return fig
 
 
-def traffic_figure(traffic: TrafficChart, colors: dict[str, str]) -> go.Figure:
-    """Requests/s over the day (bars) against each option's provisioned capacity at the SLO (lines)."""
-    fig = go.Figure()
-    fig.add_trace(go.Bar(
-        x=list(traffic.hours), y=list(traffic.requests_per_second), name="traffic (requests/s)",
-        marker_color="#9ecae1", hovertemplate="hour %{x}: %{y:.2f} requests/s<extra></extra>",
-    ))
-    hours = [-0.5, len(traffic.hours) - 0.5]
-    for line in traffic.capacities:
-        fig.add_trace(go.Scatter(
-            x=hours, y=[line.requests_per_second] * 2, mode="lines",
-            name=f"{line.name}: {line.replicas} replica(s)", line={"color": colors[line.name], "width": 2},
-            hovertemplate=f"<b>{line.name}</b>: {line.replicas} replica(s), %{{y:.2f}} requests/s at the SLO<extra></extra>",
-        ))
-    fig.update_layout(
-        xaxis={"title": "hour of day", "dtick": 2}, yaxis={"title": "requests per second", "rangemode": "tozero"},
-        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=400,
-    )
-    return fig
-
-
 def breakdown_figure(decision: Decision) -> go.Figure:
     """$/month per option split into GPU, API tokens and operations (stacked bars, ranked order)."""
     names = [o.name for o in decision.options]
@@ -213,11 +216,11 @@ def _slo_cell(o: OptionResult) -> str:
 
 def _table(view: CompareView) -> pd.DataFrame:
     rows = []
-    for rank, o in enumerate(view.decision.options, start=1):
+    for rank, o in zip(rank_cells(view.decision), view.decision.options, strict=True):
         rows.append({
-            "rank": rank,
+            "rank": rank,  # '-' for a 0-replica hybrid: its API's plan, ranked as that API
             "option": o.name,
-            "kind": o.kind,
+            "kind": "hybrid, 0 replicas (= its API)" if o.all_traffic_to_api else o.kind,
             "$/month": o.usd_per_month,
             "$/M tokens": o.usd_per_mtok,
             "SLO": _slo_cell(o),
@@ -282,13 +285,8 @@ def _charts(figures: dict[str, go.Figure]) -> None:
     with right:
         st.subheader("$/M tokens vs utilization")
         st.plotly_chart(figures["utilization"], key="cmp_utilization_chart")
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Traffic over the day vs provisioned capacity")
-        st.plotly_chart(figures["traffic"], key="cmp_traffic_chart")
-    with right:
-        st.subheader("Cost breakdown")
-        st.plotly_chart(figures["breakdown"], key="cmp_breakdown_chart")
+    st.subheader("Cost breakdown")
+    st.plotly_chart(figures["breakdown"], key="cmp_breakdown_chart")
 
 
 def _sources(decision: Decision) -> None:
@@ -323,6 +321,8 @@ def render() -> None:
     st.dataframe(_table(view), hide_index=True, column_config=TABLE_CONFIG, key="cmp_table")
     if figures is not None:
         _charts(figures)
+        render_fleet_and_months(figures, months_chart(view.decision))
+        render_whatif(view.decision, lambda: cached_whatif(*keys))
     else:
         st.info("No charts: no option is feasible, so there is nothing to compare on cost or volume.")
     _sources(view.decision)

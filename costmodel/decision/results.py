@@ -119,6 +119,11 @@ class OptionResult:
     calibrations: tuple[str, ...] = ()
     calibration_forced: bool = False
 
+    @property
+    def all_traffic_to_api(self) -> bool:
+        """A hybrid that keeps 0 base replicas: the same plan as its API (listed, not ranked as its own row)."""
+        return self.kind == "hybrid" and self.replicas == 0 and self.excluded_reason is None
+
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
         return {

@@ -63,7 +63,7 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    key: str  # which chart: "volume" | "interactivity" | "traffic" | "kv" | "tornado"
+    key: str  # which chart: "volume" | "traffic" | "months" | "interactivity" | "kv" | "tornado"
     caption: str
     height_fraction: float = 0.42  # of the text width
 

@@ -1,4 +1,4 @@
-"""The memo's five charts as 200 dpi RGB rasters (matplotlib, Agg canvas, DejaVu Sans).
+"""The memo's charts as 200 dpi RGB rasters (matplotlib, Agg canvas, DejaVu Sans).
 
 The Agg pixel buffer goes straight to the PDF (reportlab compresses it once); encoding a PNG first and
 decoding it again in reportlab cost ~0.5 s per memo for nothing.
@@ -108,7 +108,8 @@ def volume_chart(data: ChartData) -> Image.Image:
             y = np.asarray(series.usd_per_month, dtype=float)
             y = np.where(np.isfinite(y), y, np.nan)
             bold = series.name == data.recommendation
-            ax.plot(x, y, color=color[series.name], linewidth=2.2 if bold else 1.2,
+            # The recommendation on top: a 0-replica hybrid draws the same line as its API and would hide it.
+            ax.plot(x, y, color=color[series.name], linewidth=2.2 if bold else 1.2, zorder=3 if bold else 2,
                     linestyle="-" if series.meets_slo else "--",
                     label=label(series.name) + (" (recommended)" if bold else "")
                     + ("" if series.meets_slo else " (misses SLO)"))
@@ -139,22 +140,58 @@ def volume_chart(data: ChartData) -> Image.Image:
         return _png(fig)
 
 
+def provisioned_by_hour(data: ChartData) -> list[tuple[str, list[float], list[int] | None]]:
+    """(option, requests/s provisioned in each hour, replicas in each hour) from the fleet's replicas by
+    hour when the decision has them, else the flat provisioned rate of TrafficCurves."""
+    if data.fleet is not None and data.fleet.fleets:
+        return [(f.name, list(f.requests_per_second_by_hour), list(f.replicas_by_hour)) for f in data.fleet.fleets]
+    return [(name, [provisioned] * 24, None) for name, provisioned in data.traffic.provisioned]
+
+
 def traffic_chart(data: ChartData) -> Image.Image:
     traffic = data.traffic
     color = option_colors(data)
+    lines = provisioned_by_hour(data)
     with _figure(0.36) as (fig, axes):
         ax = axes[0]
         # One stepped patch, not 24 bars: fewer artists, same picture.
         ax.stairs(traffic.requests_per_second, np.arange(25) - 0.5, fill=True, color="#9bb7d4",
                   label="demand (requests/s)")
-        for name, provisioned in traffic.provisioned:
-            ax.step(np.arange(25) - 0.5, [provisioned] * 25, where="post", color=color[name],
-                    linewidth=1.5, label=f"{label(name)}: {provisioned:.2f} req/s provisioned")
+        for name, by_hour, replicas in lines:
+            peak = f", {max(replicas)} replica(s) at peak" if replicas else ""
+            ax.stairs(by_hour, np.arange(25) - 0.5, baseline=None, color=color.get(name, PALETTE[-1]), linewidth=1.5,
+                      label=f"{label(name)}: up to {max(by_hour):.2f} req/s{peak}")
+            counts = replicas or []
+            for hour, count in enumerate(counts):
+                if hour == 0 or count != counts[hour - 1]:  # the replica count where it changes
+                    ax.annotate(str(count), (hour, by_hour[hour]), xytext=(0, 2), textcoords="offset points",
+                                fontsize=6, ha="center", color=color.get(name, PALETTE[-1]))
         ax.set_xticks(range(0, 24, 2))
         ax.set_xlim(-0.6, 23.6)
         ax.set_xlabel("hour of day")
         ax.set_ylabel("requests/s")
-        ax.set_ylim(0, max([*traffic.requests_per_second, *(p for _, p in traffic.provisioned)]) * 1.6)
+        ax.set_ylim(0, max([*traffic.requests_per_second, *(max(b) for _, b, _ in lines)]) * 1.6)
+        ax.legend(loc="upper left", frameon=False, fontsize=6.5)
+        return _png(fig)
+
+
+def months_chart(data: ChartData) -> Image.Image:
+    """USD paid per month over the horizon (drawn only when the decision computed it)."""
+    months = data.months
+    assert months is not None and months.computed
+    color = option_colors(data)
+    with _figure(0.36) as (fig, axes):
+        ax = axes[0]
+        for series in months.series:
+            ax.plot(range(len(series.usd_by_month)), series.usd_by_month, color=color.get(series.name, PALETTE[-1]),
+                    linewidth=2.2 if series.name == data.recommendation else 1.2, marker="o", markersize=2.5,
+                    label=label(series.name))
+        if months.ranking_change_month is not None:
+            ax.axvline(months.ranking_change_month, color="#b0303a", linewidth=1.0, linestyle=":")
+        ax.yaxis.set_major_formatter(FuncFormatter(_usd_axis))
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("month (0 = as of the memo's date)")
+        ax.set_ylabel("USD per month")
         ax.legend(loc="upper left", frameon=False, fontsize=6.5)
         return _png(fig)
 
@@ -258,6 +295,7 @@ def tornado_chart(data: ChartData) -> Image.Image:
 CHARTS: dict[str, Callable[[ChartData], Image.Image]] = {
     "volume": volume_chart,
     "traffic": traffic_chart,
+    "months": months_chart,
     "interactivity": interactivity_chart,
     "kv": kv_chart,
     "tornado": tornado_chart,

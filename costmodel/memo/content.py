@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from costmodel.charts.fleet import FleetChart, MonthsChart, fleet_chart, months_chart
 from costmodel.decision.rank import CapacityCache, decide
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
@@ -37,6 +38,7 @@ from costmodel.memo.risks import (
     risk_items,
     sources_table,
 )
+from costmodel.memo.rollout import rollout_plan, totals_blocks
 from costmodel.memo.text import (
     decision_blocks,
     option_notes,
@@ -63,6 +65,8 @@ class ChartData:
     kv: tuple[KvPanel, ...]
     sensitivity: Sensitivity
     search: SearchResult | None = None  # the deployment search behind "Configurations considered"
+    fleet: FleetChart | None = None  # replicas by hour (Figure 2 steps with it; flat lines without)
+    months: MonthsChart | None = None  # cost by month, when the horizon was computed
 
 
 @dataclass(frozen=True)
@@ -86,9 +90,17 @@ def _chart_blocks(charts: ChartData) -> list[Block]:
                "flips; diamonds mark each self-host option's break-even volume against its reference API. Dashed "
                "lines: options that miss the SLO."),
         Figure("traffic", "Figure 2. Requests/s in each hour of the day (bars, month 0) against the requests/s each "
-               "self-hosted or hybrid option provisions at the SLO (replicas x capacity per replica). The gap "
-               "between the bars and a line is idle capacity you pay for.", height_fraction=0.36),
+               "self-hosted or hybrid option provisions at the SLO in that hour (replicas paid in the hour x "
+               "capacity per replica; the replica count is labelled where it changes). The gap between the bars "
+               "and a line is idle capacity you pay for.", height_fraction=0.36),
     ]
+    if charts.months is not None and charts.months.computed:
+        blocks.append(Figure(
+            "months", f"Figure 2b. USD paid in each month of the {charts.months.horizon_months}-month horizon "
+            "(growth applied, fleets re-sized each month), one line per option; the dotted line marks the month "
+            "the ranking changes, if it does.", height_fraction=0.36))
+    elif charts.months is not None:
+        blocks.append(Para(f"Cost by month: {charts.months.note}."))
     if charts.interactivity:
         blocks.append(Figure(
             "interactivity", "Figure 3. Throughput vs interactivity from the serving simulator: output tokens/s per "
@@ -138,6 +150,7 @@ def memo_content(
         recommendation=decision.chosen_name(), tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
         volume=volume_curves(decision, model, sens), interactivity=interactivity,
         traffic=traffic_curves(decision), kv=kv, sensitivity=sens, search=search_result,
+        fleet=fleet_chart(decision), months=months_chart(decision),
     )
     blocks: list[Block] = [Heading("Context"), *context_blocks(decision, scenario),
                            Heading("Goals and non-goals"), *goals_blocks(scenario)]
@@ -146,7 +159,7 @@ def memo_content(
     blocks += [Heading("3. Options compared"), options_table(decision), option_notes(decision)]
     if search_result is not None:
         blocks += search_blocks(search_result, top_k=search_top_k)
-    blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts)]
+    blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts), *totals_blocks(decision)]
     blocks += [
         Heading("5. Sensitivity"),
         Figure("tornado", f"Figure 5. How {short(decision.recommendation or 'no option')}'s $/month advantage over its best alternative "
@@ -160,7 +173,8 @@ def memo_content(
                assumption_items(sens, decision)]
     blocks += [Heading("8. Reliability"), *reliability_blocks(decision)]
     blocks += [Heading("9. Open questions"), open_questions(decision, sens)]
-    blocks += [Heading("10. Sign-off"), signoff_table(scenario, date=today)]
+    blocks += [Heading("10. Rollout plan"), rollout_plan(decision, scenario)]
+    blocks += [Heading("11. Sign-off"), signoff_table(scenario, date=today)]
     blocks += [Heading("Appendix A. Formulas"), *formula_blocks()]
     return MemoContent(title=TITLE, scenario_name=scenario.name, date=today, description=scenario.description.strip(),
                        blocks=tuple(blocks), charts=charts, decision=decision)

@@ -8,7 +8,7 @@ import math
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import Sensitivity
-from costmodel.memo.blocks import Block, Bullets, Para, cut_names, times, tokens
+from costmodel.memo.blocks import Block, Bullets, Para, cut_names, short, times, tokens
 from costmodel.scenario import Scenario
 
 
@@ -30,15 +30,15 @@ def revisit_trigger(decision: Decision, scenario: Scenario, sensitivity: Sensiti
     months = months_to_reach(volume_scale=flip.volume_scale, growth_per_month=growth)
     when = (f", ~{months:.0f} months at {growth:.0%}/month growth" if months is not None
             else "" if flip.direction == "below" else ", not reached without growth")
-    who = flip.new_choice or "another option"
+    who = short(flip.new_choice) if flip.new_choice else "another option"
     return (f"Revisit trigger: re-evaluate at {times(flip.volume_scale)} volume ({tokens(flip.tokens_per_month)} "
             f"tokens/month{when}), where {who} becomes the better choice.")
 
 
 def latency_owed(decision: Decision) -> str:
     """Which usable APIs' latency is unverified or only published (not the scenario's traffic)."""
-    unverified = [o.name for o in decision.usable_options if o.slo_status == "unverified"]
-    published = [o.name for o in decision.usable_options if o.latency_source == "published"]
+    unverified = [short(o.name) for o in decision.usable_options if o.slo_status == "unverified"]
+    published = [short(o.name) for o in decision.usable_options if o.latency_source == "published"]
     if not unverified and not published:
         return "Latency: every option's verdict is measured or simulated; nothing is owed."
     parts = []
@@ -52,9 +52,9 @@ def latency_owed(decision: Decision) -> str:
 
 def retirements(decision: Decision) -> list[str]:
     """Retirements coming up (within 90 days of the as-of date) and options excluded as retired."""
-    lines = [f"{name} retires on {day.isoformat()}, within 90 days: plan the migration."
+    lines = [f"{short(name)} retires on {day.isoformat()}, within 90 days: plan the migration."
              for name, day in decision.retiring_soon]
-    lines += [f"{o.name} is excluded: {o.excluded_reason}" for o in decision.options if o.excluded_kind == "retired"]
+    lines += [f"{short(o.name)} is excluded: {o.excluded_reason}" for o in decision.options if o.excluded_kind == "retired"]
     return lines
 
 

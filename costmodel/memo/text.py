@@ -193,12 +193,24 @@ def _break_even_cell(result: OptionResult) -> str:
     return f"u* {pct(result.break_even_utilization)}, {at} vs {short(result.break_even_against or '')}"
 
 
+def rank_cells(decision: Decision) -> tuple[str, ...]:
+    """'1', '2', ... in ranked order; '-' for a 0-replica hybrid (its API's plan, already ranked as that API)."""
+    cells, rank = [], 0
+    for option in decision.options:
+        if option.all_traffic_to_api and option.name != decision.recommendation:
+            cells.append("-")
+            continue
+        rank += 1
+        cells.append(str(rank))
+    return tuple(cells)
+
+
 def options_table(decision: Decision) -> Table:
     """Every option, ranked: cost, SLO verdict with p90 TTFT/TPOT, GPUs, utilization, break-even."""
     rows = tuple(
-        (str(rank), o.name, o.kind, money(o.usd_per_month), per_mtok(o.usd_per_mtok), _slo_cell(o),
-         str(o.gpus), pct(o.utilization), _break_even_cell(o))
-        for rank, o in enumerate(decision.options, start=1)
+        (rank, o.name, "hybrid, 0 replicas (= its API)" if o.all_traffic_to_api else o.kind, money(o.usd_per_month),
+         per_mtok(o.usd_per_mtok), _slo_cell(o), str(o.gpus), pct(o.utilization), _break_even_cell(o))
+        for rank, o in zip(rank_cells(decision), decision.options, strict=True)
     )
     highlight = next((i for i, o in enumerate(decision.options) if o.name == decision.recommendation), None)
     return Table(
@@ -206,7 +218,8 @@ def options_table(decision: Decision) -> Table:
         rows=rows, widths=(0.03, 0.21, 0.10, 0.09, 0.08, 0.16, 0.065, 0.06, 0.205),
         align=("r", "l", "l", "r", "r", "l", "r", "r", "l"), highlight_row=highlight,
         caption=("Ranked as the decision ranks them: options that meet the SLO without throttling first (unverified "
-                 "latency after verified unless the scenario accepts it), then by $/month; excluded options last. $/M tok is blended over prompt + output tokens. Util. = mean demand / provisioned "
+                 "latency after verified unless the scenario accepts it), then by $/month; excluded options last; a "
+                 "hybrid with 0 base replicas is its API's plan and gets no rank of its own (-). $/M tok is blended over prompt + output tokens. Util. = mean demand / provisioned "
                  "capacity at the SLO. u* = break-even utilization against the reference API (> 100%: never); "
                  "the volume is where self-host $/month equals that API's."),
     )

@@ -11,6 +11,7 @@ whole run's percentile with half-width t(0.975, BATCHES - 1) x sd(batch percenti
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,6 +69,17 @@ def batch_means_interval(
         return Interval(max(float(np.nanmin(batch_estimates)), lower_bound), math.inf)
     half = T_975_9_DOF * float(np.std(batch_estimates, ddof=1)) / math.sqrt(BATCHES)
     return Interval(max(estimate - half, lower_bound), estimate + half)
+
+
+def percentile_intervals(values: np.ndarray, percentiles: Sequence[float], *,
+                         estimates: Sequence[float]) -> tuple[Interval, ...]:
+    """`percentile_interval` for several percentiles at once: one np.percentile call per batch instead of one
+    per batch and percentile (the same numbers; a simulation summary needs p50, p90 and p99 of each metric)."""
+    if values.size < BATCHES * MIN_PER_BATCH:
+        return tuple(Interval.unknown() for _ in percentiles)
+    batches = np.array([np.percentile(batch, list(percentiles)) for batch in np.array_split(values, BATCHES)])
+    return tuple(batch_means_interval(float(estimate), batches[:, column], lower_bound=0.0)
+                 for column, estimate in enumerate(estimates))
 
 
 def percentile_interval(values: np.ndarray, percentile: float, *, estimate: float | None = None) -> Interval:

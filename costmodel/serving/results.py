@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from costmodel.scenario.slo import SloLimit, SloMetric
-from costmodel.serving.confidence import Interval, percentile_interval
+from costmodel.serving.confidence import Interval, percentile_intervals
 from costmodel.serving.itl import itl_mean_seconds, itl_percentiles
 
 if TYPE_CHECKING:
@@ -43,11 +43,8 @@ class LatencySummary:
         if values.size == 0:
             return cls(float("nan"), float("nan"), float("nan"), float("nan"))
         p50, p90, p99 = (float(v) for v in np.percentile(values, [50, 90, 99]))
-        return cls(
-            p50, p90, p99, float(values.mean()),
-            p50_ci=percentile_interval(values, 50, estimate=p50), p90_ci=percentile_interval(values, 90, estimate=p90),
-            p99_ci=percentile_interval(values, 99, estimate=p99),
-        )
+        ci50, ci90, ci99 = percentile_intervals(values, (50, 90, 99), estimates=(p50, p90, p99))
+        return cls(p50, p90, p99, float(values.mean()), p50_ci=ci50, p90_ci=ci90, p99_ci=ci99)
 
     @classmethod
     def of_gaps(cls, groups: np.ndarray) -> LatencySummary:
