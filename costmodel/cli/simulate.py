@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from costmodel.catalog import load_model
-from costmodel.cli.catalog import add_config_flags
+from costmodel.cli.catalog import add_config_flags, hardware_from_args
 from costmodel.cli.output import bounded_float, bounded_int, emit, finite_float
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config
@@ -114,7 +114,7 @@ def _replica(args: argparse.Namespace) -> Replica:
     check_config(load_model(args.model), gpus=args.gpus, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
                  batch=1, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens)
     settings = _settings(args)
-    return build_replica(args.model, args.hardware, gpus=args.gpus, weight_dtype=args.weight_dtype,
+    return build_replica(args.model, hardware_from_args(args), gpus=args.gpus, weight_dtype=args.weight_dtype,
                          kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens,
                          engine=settings)
 
