@@ -15,9 +15,9 @@ from costmodel.catalog.loader import load_accelerator
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import SelfHostOption, Slo, SloLimit, Workload
+from costmodel.serving.breakdown import latency_owner
 from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE as DECISION_RATE_TOLERANCE
 from costmodel.serving.capacity import CONVERGE_START_REQUESTS as DECISION_REQUESTS
-from costmodel.serving.breakdown import latency_owner
 from costmodel.serving.capacity import capacity_for_replica
 from costmodel.serving.curve import DEFAULT_CONCURRENCY, CurvePoint, throughput_interactivity_curve
 from costmodel.serving.profile import engine_settings
