@@ -110,7 +110,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     max_batched_tokens, max_num_seqs = limits.max_batched_tokens, limits.max_num_seqs
     kv_capacity_bytes, reserve = limits.kv_capacity_bytes, limits.kv_policy == "reserve"
     kv_bytes_per_token, kv_bytes_per_sequence = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence
-    max_events = limits.max_events
+    max_events, scheduler_steps = limits.max_events, limits.scheduler_steps
     window_tokens = timer.window_tokens
     sliding = window_tokens < NO_WINDOW  # without a window no context ever crosses it: no crossing events
     static_seconds, seconds_per_flop, seconds_per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
@@ -119,6 +119,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     chunk_cache, chunk_cost = timer.chunk_cache, timer.chunk_cost
 
     now, step, events, preemptions, busy_seconds, sequence_seconds = 0.0, 0, 0, 0, 0.0, 0.0
+    window_left = 0  # multi-step: decode steps left before the scheduler runs again (0: it runs now)
     n_arrived = n_taken = n_done = 0
     requeued: deque[int] = deque()
     prefilling: list[int] = []
@@ -211,7 +212,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         # Prefill chunks from the budget left after one token per decoding sequence: running prefills
         # first, then admissions FCFS (preempted requests first) while KV and the sequence cap allow.
         chunks: list[tuple[int, int]] = []
-        if prefilling or n_waiting:
+        if n_decoding == 0:
+            window_left = 0
+        if (prefilling or n_waiting) and window_left == 0:
             budget = max_batched_tokens - n_decoding
             for rid in prefilling:
                 if budget <= 0:
@@ -335,6 +338,11 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             if not reserve and kv_base_bytes + kv_bytes_per_token * n_decoding * (step + steps) > kv_capacity_bytes:
                 steps = int((kv_capacity_bytes - kv_base_bytes) / (kv_bytes_per_token * n_decoding)) - step
                 steps = steps if steps > 1 else 1
+            if scheduler_steps > 1:  # multi-step: the segment ends by the window's end, where the scheduler runs
+                if window_left == 0:
+                    window_left = scheduler_steps
+                if steps > window_left:
+                    steps = window_left
             a = static_by_batch[n_decoding]
             b = 0.0
             for (
@@ -362,7 +370,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             seconds = steps * (a + 0.5 * b * (steps - 1))  # sum of a + b * j over j < steps
             # Stop once the next arrival can be admitted: at the first k steps that end at or after it. The end
             # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arrival[n] is inf).
-            if seconds >= arrival[n_arrived] - now and n_waiting == 0 and n_decoding < max_num_seqs:
+            if (seconds >= arrival[n_arrived] - now and n_waiting == 0 and n_decoding < max_num_seqs
+                    and scheduler_steps == 1):  # multi-step: an arrival waits for the window's end
                 # The fewest steps k >= 1 ending at or after the gap: k * (a + b * (k - 1) / 2) >= gap, the positive
                 # root of (b/2) k^2 + (a - b/2) k - gap = 0 rounded up, then whole-step fixes (float rounding).
                 gap = arrival[n_arrived] - now
@@ -384,6 +393,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             now += seconds
             busy_seconds += seconds
             step += steps
+            if scheduler_steps > 1:
+                window_left -= steps
 
         while finish_heap[0] >> shift <= step:  # finishes due at this step count
             entry = pop(finish_heap)

@@ -117,8 +117,13 @@ def simulate_requests(
     kv_policy: KvPolicy = "preempt",
     max_num_seqs: int = MAX_NUM_SEQS,
     rate_per_second: float | None = None,
+    scheduler_steps: int = 1,
 ) -> SimulationResult:
-    """Run given requests (arrival-sorted arrays) through the engine and summarize."""
+    """Run given requests (arrival-sorted arrays) through the engine and summarize.
+
+    `scheduler_steps` > 1 models multi-step scheduling (vLLM v0.6 `--num-scheduler-steps`): the scheduler
+    runs once per that many decode steps (`serving.engine_io.EngineLimits`).
+    """
     if not replica.fits:
         raise CostmodelError(replica.memory.message)
     if np.any(prompt_tokens < 1) or np.any(output_tokens < 1):
@@ -131,6 +136,8 @@ def simulate_requests(
         )
     if kv_policy not in ("preempt", "reserve"):
         raise CostmodelError(f"kv_policy must be 'preempt' or 'reserve' (got {kv_policy!r})")
+    if isinstance(scheduler_steps, bool) or not isinstance(scheduler_steps, int) or not 1 <= scheduler_steps <= 1024:
+        raise CostmodelError(f"scheduler_steps must be an integer in 1..1024 (got {scheduler_steps!r})")
     # At least the last prompt token is computed, as engines do to get the first token's logits.
     cached = np.minimum(np.floor(prefix_cached_fraction * prompt_tokens).astype(np.int64), prompt_tokens - 1)
     pool_bytes = replica.kv_bytes_per_token_per_gpu * float(cached.max(initial=0))
@@ -156,6 +163,7 @@ def simulate_requests(
         kv_bytes_per_sequence=replica.kv_bytes_per_sequence_per_gpu,
         kv_policy=kv_policy,
         max_events=max(1_000_000, EVENTS_PER_REQUEST_LIMIT * int(keep.sum())),
+        scheduler_steps=scheduler_steps,
     )
     # The engine profile's per-request CPU cost (tokenize, HTTP, schedule) runs before the scheduler sees it.
     engine = run_engine(
