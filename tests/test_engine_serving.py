@@ -134,6 +134,8 @@ def test_scenario_engine_changes_the_simulated_capacity() -> None:
             "workload": {"requests_per_day": 100_000, "prompt_tokens": {"kind": "fixed", "tokens": 512},
                          "output_tokens": {"kind": "fixed", "tokens": 64}, "peak_to_mean_ratio": 2.0},
             "slo": {"ttft_p90_seconds": 2.0, "tpot_p90_seconds": 0.1},
+            # One replica floor: the default N+1 floor (2) would hide the capacity difference at this volume.
+            "fleet": {"min_replicas": 1},
             "options": [{"kind": "self-host", "name": "h", "model": "llama-3.1-8b", "hardware": "h100-sxm",
                          "usd_per_gpu_hour": 2.0, "engine": engine}],
         }

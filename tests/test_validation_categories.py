@@ -97,6 +97,10 @@ def test_vllm_rows_run_the_multi_step_scheduling_their_source_states() -> None:
     vllm = [r for r in rows if "vLLM v0.6.0" in r["scenario"]]
     assert len(vllm) == 8 and {cats.scheduler_steps_of(r) for r in vllm} == {10}
     assert {cats.scheduler_steps_of(r) for r in rows if r not in vllm} == {1}
+    # SGLang rows run prefill-only steps, as the sglang profile says; the other engines mix.
+    sglang = [r for r in rows if "SGLang" in r["scenario"]]
+    assert len(sglang) == 8 and not any(cats.mixed_prefill_decode_of(r) for r in sglang)
+    assert all(cats.mixed_prefill_decode_of(r) for r in rows if r not in sglang)
 
 
 def test_doc_prints_the_category_medians() -> None:
