@@ -236,9 +236,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         # Prefill chunks from the budget left after one token per decoding sequence: running prefills
         # first, then admissions FCFS (preempted requests first) while KV and the sequence cap allow.
         chunks: list[tuple[int, int]] = []
-        if n_decoding == 0:
+        if window_left and n_decoding == 0:
             window_left = 0
-        if (prefilling or n_waiting) and window_left == 0:
+        if (prefilling or n_waiting) and not window_left:
             budget = max_batched_tokens - n_decoding if mixed else max_batched_tokens
             for rid in prefilling:
                 if budget <= 0:
@@ -271,11 +271,11 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         n_above = n_decoding - n_below
         context_below = offset_sum_below + n_below * step
         context_above = offset_sum - offset_sum_below + n_above * step if n_above else 0
-        if chunks and not mixed:  # a prefill-only step: the decoding sequences wait (SGLang)
-            n_below_step = n_above = context_below = context_above = 0
-        else:
-            n_below_step = n_below
         if chunks:  # one mixed step: prefill chunks + one token per decoding sequence (or prefill only)
+            if mixed:
+                n_below_step = n_below
+            else:  # a prefill-only step: the decoding sequences wait (SGLang)
+                n_below_step = n_above = context_below = context_above = 0
             step_tokens = max_batched_tokens - budget
             # A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token).
             if len(chunks) == 1:
