@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from costmodel.catalog.engines import GENERIC_ENGINE_ID, EngineProfile, load_engine
+from costmodel.catalog.links import tp_link
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
@@ -35,6 +36,8 @@ class Estimate:
     efficiency: Efficiency
     engine_id: str = "generic"  # engine profile (catalog/engines)
     request_overhead_seconds: float = 0.0  # the profile's per-request CPU cost, part of TTFT
+    tp_link: str = ""  # what the all-reduces run over (catalog/links.py), e.g. NVLink or the network across nodes
+    tp_nodes: int = 1  # nodes the replica spans
 
     @property
     def prefill_seconds(self) -> float:
@@ -89,6 +92,10 @@ class Estimate:
             "efficiency_source": self.efficiency.source,
             "engine": self.engine_id,
             "request_overhead_seconds": self.request_overhead_seconds,
+            "prefill_comm_seconds": self.prefill.comm_seconds,
+            "decode_comm_seconds": self.decode.comm_seconds,
+            "tp_link": self.tp_link,
+            "tp_nodes": self.tp_nodes,
         }
 
 
@@ -189,6 +196,7 @@ def estimate(
     # Step time is linear in context while memory-bound, so the mean context gives the mean TPOT.
     decode = config.step(batch=batch, new_tokens=1, context_tokens=prompt_tokens + output_tokens // 2)
     memory = plan_replica_memory(config, context_tokens=prompt_tokens + output_tokens)
+    link = tp_link(hw, gpus=gpus)
     return Estimate(
         model_id=spec.id,
         hardware_id=hw.id,
@@ -204,4 +212,6 @@ def estimate(
         efficiency=eff,
         engine_id=profile.id,
         request_overhead_seconds=profile.request_overhead_seconds,
+        tp_link=link.description,
+        tp_nodes=link.nodes,
     )

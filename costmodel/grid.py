@@ -11,9 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from costmodel.catalog.links import tp_link
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
+from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
+from costmodel.errors import CostmodelError
 from costmodel.memory import memory_arrays
 from costmodel.roofline import step_arrays, uniform_work
 
@@ -45,6 +48,26 @@ class GridResult:
         return np.where(self.fits, batch / self.decode_step_seconds, 0.0)
 
 
+def link_axes(hws: Sequence[AcceleratorSpec], gpus: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Bus bytes/s and latency of each (accelerator, TP size), shaped for the grid's hardware and gpus axes.
+
+    A size that spans nodes without cited network figures gets an infinite latency: its step never fits
+    an SLO, so the grid screens it out instead of failing the whole grid (`catalog.links.tp_link` raises).
+    """
+    bytes_per_s = np.ones((len(hws), len(gpus)))
+    latency = np.zeros((len(hws), len(gpus)))
+    for i, hw in enumerate(hws):
+        for j, n in enumerate(gpus):
+            try:
+                link = tp_link(hw, gpus=int(n))
+            except CostmodelError:
+                latency[i, j] = np.inf
+                continue
+            bytes_per_s[i, j], latency[i, j] = link.bytes_per_s, link.latency_seconds
+    shape = (1, len(hws), len(gpus), 1, 1, 1)
+    return bytes_per_s.reshape(shape), latency.reshape(shape)
+
+
 def evaluate_grid(
     *,
     model_ids: Sequence[str],
@@ -72,6 +95,7 @@ def evaluate_grid(
     b = np.asarray(batch, dtype=np.float64).reshape(1, 1, 1, 1, -1, 1)
     c = np.asarray(context_tokens, dtype=np.float64).reshape(1, 1, 1, 1, 1, -1)
     hbm = hw_axis([hw.memory_bytes for hw in hws])
+    links = link_axes(hws, gpus)
     steps, max_batches = [], []
     for model_id in model_ids:
         shape = derive_shape(load_model(model_id))
@@ -84,8 +108,8 @@ def evaluate_grid(
             gpus=g,
             peak_flops_per_s=peak,
             hbm_bytes_per_s=hw_axis([hw.hbm_bytes_per_s for hw in hws]),
-            link_bytes_per_s=hw_axis([hw.interconnect_bytes_per_s for hw in hws]),
-            link_latency_seconds=hw_axis([hw.link_latency_seconds for hw in hws]),
+            link_bytes_per_s=links[0],
+            link_latency_seconds=links[1],
             eff_compute=hw_axis([hw.eff_compute for hw in hws]),
             eff_memory=hw_axis([hw.eff_memory for hw in hws]),
             overhead_seconds_per_step=hw_axis([hw.overhead_seconds_per_step for hw in hws]),

@@ -20,6 +20,7 @@ from typing import Literal, TypeAlias
 
 import numpy as np
 
+from costmodel.catalog.links import tp_link
 from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
@@ -370,6 +371,7 @@ def step_from_work(
     """A step of any mix (uniform or prefill chunks + decode tokens), with its per-op breakdown."""
     eff = efficiency or Efficiency.from_accelerator(hardware)
     peak = hardware.peak_for(weight_dtype)
+    link = tp_link(hardware, gpus=gpus)
     raw = step_arrays(
         shape,
         work,
@@ -378,8 +380,8 @@ def step_from_work(
         gpus=float(gpus),
         peak_flops_per_s=peak,
         hbm_bytes_per_s=hardware.hbm_bytes_per_s,
-        link_bytes_per_s=hardware.interconnect_bytes_per_s,
-        link_latency_seconds=hardware.link_latency_seconds,
+        link_bytes_per_s=link.bytes_per_s,
+        link_latency_seconds=link.latency_seconds,
         eff_compute=eff.eff_compute,
         eff_memory=eff.eff_memory,
         overhead_seconds_per_step=eff.overhead_seconds_per_step,

@@ -77,3 +77,16 @@ def test_interactivity_floor_and_option_filter() -> None:
     apis = [o for o in scenario.options if o.kind == "api"]
     with pytest.raises(CostmodelError, match="no self-host option"):
         self_host_options(apis)
+
+
+def test_latency_owner_is_the_one_compare_prints() -> None:
+    # The Latency page's owner comes from the same capacity search `decide` runs (seed 0, its request
+    # count and tolerance), so the page and `compare` name the same owner and lever for the option.
+    from costmodel.decision.rank import decide
+
+    option, scenario = _chat_l40s()
+    result = option_latency(option, scenario.workload, scenario.slo, requests=REQUESTS,
+                            load_fractions=(0.5, 1.0), concurrency=(1,))
+    decided = next(o for o in decide(scenario).options if o.name == option.name)
+    assert decided.latency_owner and result.latency_owner == decided.latency_owner
+    assert result.latency_owner.startswith("p90 TTFT is ")

@@ -51,6 +51,7 @@ def test_renders_the_ranked_decision(name: str) -> None:
     table = at.dataframe[0].value
     assert list(table["option"]) == [o.name for o in decision.options]
     assert list(table["$/month"]) == pytest.approx([o.usd_per_month for o in decision.options])
+    assert list(table["latency owner"]) == [o.latency_owner or "" for o in decision.options]
     assert f"**{decision.recommendation}**" in at.success[0].value
     months = any(o.usd_by_month for o in decision.usable_options)
     assert len(at.get("plotly_chart")) == 4 + months  # volume, utilization, breakdown, fleet (+ months)

@@ -89,6 +89,10 @@ def test_options_and_figures_match_costmodel_compare(path, capsys):
     # The decision's reasons are quoted verbatim.
     for reason in contract["reasons"]:
         assert squeeze(reason) in text
+    # Each option's latency owner and its lever, as `compare --json` names them (issue 17, item 5).
+    for option in contract["options"]:
+        if option["latency_owner"]:
+            assert squeeze(f"Latency owner: {option['latency_owner']}") in text
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

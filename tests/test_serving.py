@@ -183,6 +183,10 @@ def test_zero_tokens_and_impossible_memory_are_refused(replica) -> None:
     with pytest.raises(CostmodelError, match="no request fits"):
         simulate(replica, prompt_tokens=FixedTokens(tokens=120_000), output_tokens=FixedTokens(tokens=20_000),
                  rate_per_second=1.0, requests=3)
+    for bad in (0, 2000, 2.5, True):
+        with pytest.raises(CostmodelError, match="scheduler_steps must be an integer"):
+            simulate_requests(replica, arrival_seconds=np.zeros(2), prompt_tokens=np.array([5, 5]),
+                              output_tokens=np.array([5, 5]), scheduler_steps=bad)
 
 
 def test_some_requests_too_long_are_rejected_and_counted(replica) -> None:

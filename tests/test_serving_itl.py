@@ -37,6 +37,24 @@ def test_gaps_add_up_to_each_requests_decode_time(replica) -> None:
     assert float(np.dot(seconds, sequences)) == pytest.approx(float(decode_seconds.sum()), rel=1e-9)
 
 
+def test_prefill_only_steps_keep_the_gaps_adding_up() -> None:
+    # SGLang's default (no mixed prefill/decode): a decoder's gap spans the prefill-only steps it waited
+    # through, so the gaps still sum to sum(E2E - TTFT); and those stalls lengthen the slowest gaps.
+    from costmodel.serving.profile import engine_settings
+
+    sglang = build_replica("llama-3.1-8b", "h100-sxm", engine=engine_settings("sglang", longest_prompt_tokens=4000))
+    assert not sglang.mixed_prefill_decode
+    result = simulate(sglang, rate_per_second=8.0, requests=2000, seed=2, **CHAT)
+    assert result.preemptions == 0
+    seconds, sequences = step_gaps(result.itl_groups)
+    outputs = result.trace.output_tokens[result.trace.completed]
+    assert int(sequences.sum()) == int((outputs - 1).sum())
+    decode_seconds = result.trace.values("e2e") - result.trace.values("ttft")
+    assert float(np.dot(seconds, sequences)) == pytest.approx(float(decode_seconds.sum()), rel=1e-9)
+    mixed = simulate(sglang, rate_per_second=8.0, requests=2000, seed=2, mixed_prefill_decode=True, **CHAT)
+    assert result.tpot.p90_seconds > mixed.tpot.p90_seconds
+
+
 def test_itl_percentiles_are_the_per_token_gap_percentiles(replica) -> None:
     result = simulate(replica, rate_per_second=8.0, requests=800, seed=4, **CHAT)
     seconds, sequences = step_gaps(result.itl_groups)

@@ -43,6 +43,7 @@ def reference(replica: Replica, *, arrival, prompt, cached, output, limits: Engi
     kvt, kvs, cap = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence, limits.kv_capacity_bytes
     reserve = limits.kv_policy == "reserve"
     charge: dict[int, float] = {}
+    window_left = 0  # multi-step scheduling: decode steps before the scheduler runs again
 
     def kv_in_use() -> float:
         if reserve:
@@ -65,7 +66,11 @@ def reference(replica: Replica, *, arrival, prompt, cached, output, limits: Engi
             waiting.insert(0, victim.rid)
             preemptions += 1
             decoders = [s for s in running if s.decoding]
-        budget = limits.max_batched_tokens - len(decoders)
+        budget = limits.max_batched_tokens - (len(decoders) if limits.mixed_prefill_decode else 0)
+        if not decoders:
+            window_left = 0
+        if window_left > 0:  # mid-window: no prefill, no admission; one token per decoder
+            budget = 0
         chunks = []
         for s in running:
             if not s.decoding and budget > 0:
@@ -87,6 +92,8 @@ def reference(replica: Replica, *, arrival, prompt, cached, output, limits: Engi
             size = min(seq.pre, budget)
             chunks.append((seq, size))
             budget -= size
+        if chunks and not limits.mixed_prefill_decode:
+            decoders = []  # a prefill-only step: the decoding sequences wait and emit nothing
         parts = [uniform_work(replica.shape, batch=1.0, new_tokens=1.0, context_tokens=float(s.context)) for s in decoders]
         totals = {f: sum(float(getattr(p, f)) for p in parts) for f in FIELDS}
         for seq, size in chunks:
@@ -100,6 +107,8 @@ def reference(replica: Replica, *, arrival, prompt, cached, output, limits: Engi
             kv_dtype=replica.kv_dtype, gpus=replica.gpus, efficiency=replica.efficiency,
         ).step_seconds
         now += seconds
+        if not chunks and limits.scheduler_steps > 1:  # a decode-only step uses up one step of the window
+            window_left = (window_left or limits.scheduler_steps) - 1
         for s in decoders:
             s.context += 1
             s.left -= 1
@@ -165,3 +174,76 @@ def test_engine_matches_step_by_step_reference(name: str) -> None:
         assert preemptions > 0  # the case exercises preemption and recompute
     # The engine jumps over decode-only stretches: far fewer loop iterations than steps.
     assert fast.events < fast.steps or name != "dense-roomy"
+
+
+@pytest.mark.parametrize("name", ["dense-roomy", "dense-chunked-tight-kv", "moe-sliding-window"])
+def test_multi_step_scheduling_matches_the_reference(name: str) -> None:
+    # vLLM v0.6 `--num-scheduler-steps 10`: admissions and prefill chunks only at the end of a 10-step
+    # decode window (or when nothing decodes). The fast loop must agree with the step-by-step rule.
+    model, hardware, budget, kv_share, policy, prefix = CASES[name]
+    replica = build_replica(model, hardware, max_batched_tokens=budget)
+    rng = np.random.default_rng(11)
+    n = 50
+    arrival = np.sort(rng.uniform(0.0, 1.0, size=n))
+    prompt = rng.integers(20, 400, size=n)
+    output = rng.integers(1, 90, size=n)
+    cached = np.minimum(np.floor(prefix * prompt).astype(np.int64), prompt - 1)
+    need = replica.kv_bytes_per_sequence_per_gpu + replica.kv_bytes_per_token_per_gpu * (prompt - cached + output)
+    cap = max(replica.kv_budget_bytes_per_gpu * kv_share, float(need.max()))
+    results = {}
+    for steps in (1, 10):
+        limits = EngineLimits(
+            max_batched_tokens=budget, max_num_seqs=min(32, budget), kv_capacity_bytes=cap,
+            kv_bytes_per_token=replica.kv_bytes_per_token_per_gpu,
+            kv_bytes_per_sequence=replica.kv_bytes_per_sequence_per_gpu, kv_policy=policy, max_events=10**6,
+            scheduler_steps=steps,
+        )
+        fast = run_engine(replica.timer, arrival_seconds=arrival, prompt_tokens=prompt, cached_tokens=cached,
+                          output_tokens=output, limits=limits)
+        admitted, first, finish, preemptions = reference(replica, arrival=arrival, prompt=prompt, cached=cached,
+                                                         output=output, limits=limits)
+        np.testing.assert_allclose(fast.admitted_seconds, admitted, rtol=1e-9)
+        np.testing.assert_allclose(fast.first_token_seconds, first, rtol=1e-9)
+        np.testing.assert_allclose(fast.finish_seconds, finish, rtol=1e-9)
+        assert fast.preemptions == preemptions
+        results[steps] = fast
+    # Waiting for the window's end delays first tokens on average (TTFT grows).
+    one, ten = results[1], results[10]
+    assert np.nanmean(ten.first_token_seconds - arrival) > np.nanmean(one.first_token_seconds - arrival)
+
+
+@pytest.mark.parametrize("name", ["dense-roomy", "dense-chunked-tight-kv", "dense-reserve-tight-kv", "moe-sliding-window"])
+def test_prefill_only_steps_match_the_reference(name: str) -> None:
+    # SGLang's default (mixed_prefill_decode false): a step with prefill work runs only prefill, and the
+    # decoding sequences wait for it. The fast loop must agree with the step-by-step rule.
+    model, hardware, budget, kv_share, policy, prefix = CASES[name]
+    replica = build_replica(model, hardware, max_batched_tokens=budget)
+    rng = np.random.default_rng(5)
+    n = 50
+    arrival = np.sort(rng.uniform(0.0, 1.0, size=n))
+    prompt = rng.integers(20, 400, size=n)
+    output = rng.integers(1, 90, size=n)
+    cached = np.minimum(np.floor(prefix * prompt).astype(np.int64), prompt - 1)
+    need = replica.kv_bytes_per_sequence_per_gpu + replica.kv_bytes_per_token_per_gpu * (prompt - cached + output)
+    cap = max(replica.kv_budget_bytes_per_gpu * kv_share, float(need.max()))
+    results = {}
+    for mixed in (True, False):
+        limits = EngineLimits(
+            max_batched_tokens=budget, max_num_seqs=min(32, budget), kv_capacity_bytes=cap,
+            kv_bytes_per_token=replica.kv_bytes_per_token_per_gpu,
+            kv_bytes_per_sequence=replica.kv_bytes_per_sequence_per_gpu, kv_policy=policy, max_events=10**6,
+            mixed_prefill_decode=mixed,
+        )
+        fast = run_engine(replica.timer, arrival_seconds=arrival, prompt_tokens=prompt, cached_tokens=cached,
+                          output_tokens=output, limits=limits)
+        admitted, first, finish, preemptions = reference(replica, arrival=arrival, prompt=prompt, cached=cached,
+                                                         output=output, limits=limits)
+        np.testing.assert_allclose(fast.admitted_seconds, admitted, rtol=1e-9)
+        np.testing.assert_allclose(fast.first_token_seconds, first, rtol=1e-9)
+        np.testing.assert_allclose(fast.finish_seconds, finish, rtol=1e-9)
+        assert fast.preemptions == preemptions
+        results[mixed] = fast
+    # Decoders pausing for every prefill: output takes longer after the first token (TPOT grows).
+    def decode_seconds(trace):
+        return np.nanmean(trace.finish_seconds - trace.first_token_seconds)
+    assert decode_seconds(results[False]) > decode_seconds(results[True])

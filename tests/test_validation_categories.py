@@ -91,6 +91,18 @@ def test_online_rows_read_rate_count_and_lengths() -> None:
     assert round(4_281.51 / 22.03) == cats.SHAREGPT_OUTPUT_TOKENS
 
 
+def test_vllm_rows_run_the_multi_step_scheduling_their_source_states() -> None:
+    # The SGLang README started vLLM v0.6.0 with `--num-scheduler-steps 10`; the rows' scenario says so.
+    rows = [r for r in read_reference_rows() if cats.category_of(r) in ("online_ttft", "online_tpot")]
+    vllm = [r for r in rows if "vLLM v0.6.0" in r["scenario"]]
+    assert len(vllm) == 8 and {cats.scheduler_steps_of(r) for r in vllm} == {10}
+    assert {cats.scheduler_steps_of(r) for r in rows if r not in vllm} == {1}
+    # SGLang rows run prefill-only steps, as the sglang profile says; the other engines mix.
+    sglang = [r for r in rows if "SGLang" in r["scenario"]]
+    assert len(sglang) == 8 and not any(cats.mixed_prefill_decode_of(r) for r in sglang)
+    assert all(cats.mixed_prefill_decode_of(r) for r in rows if r not in sglang)
+
+
 def test_doc_prints_the_category_medians() -> None:
     text = DOC.read_text(encoding="utf-8")
     rows = cats.category_rows()

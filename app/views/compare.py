@@ -45,6 +45,8 @@ TABLE_CONFIG = {
     "SLO": st.column_config.TextColumn(help=glossary.tip("SLO")),
     "TTFT p90": st.column_config.TextColumn(help=glossary.tip("TTFT") + " " + glossary.tip("p90")),
     "TPOT p90": st.column_config.TextColumn(help=glossary.tip("TPOT")),
+    "latency owner": st.column_config.TextColumn(
+        help="Which part owns p90 TTFT and TPOT at the simulated capacity, and the lever that moves it."),
     "utilization": st.column_config.TextColumn(help=glossary.tip("utilization")),
     "break-even utilization": st.column_config.TextColumn(help=glossary.tip("break-even utilization")),
     "break-even volume": st.column_config.TextColumn(help=glossary.tip("break-even volume")),
@@ -226,6 +228,7 @@ def _table(view: CompareView) -> pd.DataFrame:
             "SLO": _slo_cell(o),
             "why": o.excluded_reason or o.slo_reason,
             "latency source": o.latency_source,
+            "latency owner": o.latency_owner or "",
             "quality score": fmt.count(o.quality_score) if o.quality_score is not None else "",
             "TTFT p90": fmt.ms(o.ttft_p90_seconds),
             "TPOT p90": fmt.ms(o.tpot_p90_seconds),

@@ -143,6 +143,7 @@ def _summary(results: list[OptionLatency]) -> None:
             "meets SLO at some load": r.feasible,
             "capacity at SLO (req/s per replica)": r.capacity_requests_per_second,
             "saturation (req/s)": r.saturation_requests_per_second,
+            "latency owner (at capacity)": r.latency_owner,
             "why not": r.reason,
         }
         for r in results

@@ -169,6 +169,21 @@ class AcceleratorSpec(StrictModel):
     )
     interconnect: str = Field(description="what the link is, e.g. 'NVLink 4 (18 links)'")
     link_latency_seconds: float = Field(ge=0, description="latency of one small all-reduce over that link, s")
+    gpus_per_node: int | None = Field(
+        default=None, ge=1, le=1024, strict=True,
+        description="GPUs that share the intra-node link (8 on an HGX/DGX board); None = not stated (every TP "
+        "size priced on the intra-node link)",
+    )
+    inter_node_bytes_per_s: float | None = Field(
+        default=None, gt=0, description="network bandwidth per GPU between nodes, one direction, bytes/s (the NIC "
+        "per GPU: InfiniBand or RoCE)",
+    )
+    inter_node: str | None = Field(default=None, description="what the network is, e.g. '8x ConnectX-7 400 Gb/s'")
+    inter_node_latency_seconds: float | None = Field(
+        default=None, ge=0, description="latency of one small all-reduce across nodes, s; None = no cited figure "
+        "(the intra-node latency is used, a lower bound)",
+    )
+    inter_node_source: str | None = Field(default=None, description="URL and date of the network figures")
     tdp_watts: float = Field(gt=0, description="board power, W")
     eff_compute: float = Field(gt=0, le=1, description="default fraction of peak FLOP/s achieved on large GEMMs")
     eff_memory: float = Field(gt=0, le=1, description="default fraction of peak bytes/s achieved (MBU)")
@@ -186,6 +201,10 @@ class AcceleratorSpec(StrictModel):
             raise ValueError(f"peak_flops_per_s has unknown dtype(s) {sorted(unknown)}; use fp32, bf16, fp16, fp8, int8, fp4")
         if any(v <= 0 for v in self.peak_flops_per_s.values()):
             raise ValueError("every peak_flops_per_s value must be > 0 FLOP/s")
+        network = (self.inter_node_bytes_per_s, self.inter_node, self.inter_node_source)
+        if any(v is not None for v in network) and (self.gpus_per_node is None or any(v is None for v in network)):
+            raise ValueError("inter-node figures need gpus_per_node, inter_node_bytes_per_s, inter_node and "
+                             "inter_node_source together (cite the datasheet)")
         return self
 
     def check_dtypes(self, *, weight_dtype: str, kv_dtype: str = "bf16") -> None:

@@ -15,12 +15,14 @@ from costmodel.catalog.loader import load_accelerator
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import SelfHostOption, Slo, SloLimit, Workload
+from costmodel.serving.breakdown import latency_owner
 from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE as DECISION_RATE_TOLERANCE
 from costmodel.serving.capacity import CONVERGE_START_REQUESTS as DECISION_REQUESTS
 from costmodel.serving.capacity import capacity_for_replica
 from costmodel.serving.curve import DEFAULT_CONCURRENCY, CurvePoint, throughput_interactivity_curve
 from costmodel.serving.profile import engine_settings
 from costmodel.serving.replica import build_replica
+from costmodel.serving.results import SimulationResult
 from costmodel.serving.simulation import simulate
 
 # Arrival rates as fractions of the saturation rate (all requests at once), 10% .. 100%.
@@ -69,6 +71,7 @@ class OptionLatency:
     slo_limits: tuple[SloLimit, ...]
     requests_per_simulation: int
     efficiency_source: str
+    latency_owner: str = ""  # who owns p90 TTFT/TPOT at the capacity, with the lever (the figure compare prints)
 
 
 def option_latency(
@@ -127,7 +130,15 @@ def option_latency(
         capacity_requests_per_second=capacity.max_rate_requests_per_second,
         saturation_requests_per_second=saturation, load=tuple(load), curve=curve, slo_limits=slo.limits(),
         requests_per_simulation=requests, efficiency_source=replica.efficiency.source,
+        latency_owner=_owner(capacity.at_capacity),
     )
+
+
+def _owner(run: SimulationResult | None) -> str:
+    """`serving.breakdown.latency_owner` of the run at capacity, as `decide` computes it ("" without one)."""
+    if run is None:
+        return ""
+    return latency_owner(run.breakdown("ttft", 90.0), run.breakdown("tpot", 90.0)) or ""
 
 
 def self_host_options(options: Sequence[object]) -> tuple[SelfHostOption, ...]:

@@ -17,7 +17,12 @@ from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.measurements.calibration_files import CalibrationFile, load_calibration_file
-from costmodel.measurements.collectives_result import CollectivesResult, tp_link
+from costmodel.measurements.collectives_result import (
+    CollectivesResult,
+    apply_collectives,
+    load_collectives,
+    tp_link,
+)
 from costmodel.measurements.endpoint_calibration import EndpointCalibration
 from costmodel.scenario import ApiOption, Scenario, SelfHostOption
 from costmodel.scenario.options import Option
@@ -98,17 +103,16 @@ def serving_calibration_file(args: argparse.Namespace) -> CalibrationFile | None
 
 
 def calibrated_hardware(args: argparse.Namespace, file: CalibrationFile | None) -> AcceleratorSpec:
-    """The accelerator, with the tensor-parallel link of a collectives fit over --gpus ranks."""
+    """The accelerator, with the tensor-parallel link of a collectives fit over --gpus ranks (given as
+    --calibration or --collectives; `collectives_result.apply_collectives` makes the one update)."""
     hardware = load_accelerator(args.hardware)
+    collectives = getattr(args, "collectives", None)
+    if collectives is not None:
+        hardware = apply_collectives(hardware, load_collectives(collectives))
     if not isinstance(file, CollectivesResult):
         return hardware
-    link = tp_link(file, gpus=args.gpus)
-    if link is None:
+    if tp_link(file, gpus=args.gpus) is None:
         raise CostmodelError(f"--calibration {args.calibration}: the collectives probe ran over {file.processes} "
                              f"ranks, so it cannot set the all-reduce of --gpus {args.gpus}; probe with --processes "
                              f"{args.gpus}")
-    bandwidth, latency = link
-    update: dict[str, float] = {"link_latency_seconds": latency}
-    if bandwidth is not None:
-        update["interconnect_bytes_per_s"] = bandwidth
-    return hardware.model_copy(update=update)
+    return apply_collectives(hardware, file)

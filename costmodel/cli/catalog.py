@@ -11,12 +11,14 @@ from costmodel.catalog import loader
 from costmodel.catalog.engines import GENERIC_ENGINE_ID, engine_ids
 from costmodel.catalog.hf_import import import_hf_config_file
 from costmodel.catalog.params import derive_shape
+from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.estimate import Estimate, estimate
 from costmodel.fileio import atomic_create_text, atomic_write_text
 from costmodel.measurements.calibration import load_calibration
+from costmodel.measurements.collectives_result import apply_collectives, load_collectives
 from costmodel.scenario.limits import MAX_GPUS_PER_REPLICA, MAX_TOKENS_PER_REQUEST
 from costmodel.units import fmt_bytes, fmt_seconds
 
@@ -40,6 +42,8 @@ def add_config_flags(parser: argparse.ArgumentParser, *, with_batch: bool = True
                         help="calibration JSON from `costmodel calibrate`; simulate and capacity also take a "
                              "`calibrate-endpoint` CAL.json (the measured step-time model runs instead of the "
                              "roofline) or a `probe --collectives` result (the TP all-reduce over --gpus ranks)")
+    parser.add_argument("--collectives", type=Path,
+                        help="collectives probe JSON (`costmodel probe --collectives`): its all-reduce fit prices TP")
     parser.add_argument("--engine", choices=engine_ids(), default=GENERIC_ENGINE_ID,
                         help="serving engine profile (catalog/engines): scheduler defaults and CPU overheads")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -72,11 +76,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     hlist.set_defaults(handler=run_hardware_list)
 
 
+def hardware_from_args(args: argparse.Namespace) -> AcceleratorSpec | str:
+    """--hardware, with the --collectives file's measured all-reduce in place of the datasheet link."""
+    path = getattr(args, "collectives", None)
+    if path is None:
+        return str(args.hardware)
+    return apply_collectives(loader.load_accelerator(args.hardware), load_collectives(path))
+
+
 def estimate_from_args(args: argparse.Namespace) -> Estimate:
     """Run `estimate` from parsed flags (shared with other commands)."""
     calibration = load_calibration(args.calibration) if args.calibration else None
     return estimate(
-        args.model, args.hardware, gpus=args.gpus, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
+        args.model, hardware_from_args(args), gpus=args.gpus, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
         batch=args.batch, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens,
         calibration=calibration, engine=getattr(args, "engine", GENERIC_ENGINE_ID),
     )

@@ -26,7 +26,7 @@ from costmodel.measurements.calibration_files import (
     is_forced,
     load_calibration_file,
 )
-from costmodel.measurements.collectives_result import CollectivesResult, tp_link
+from costmodel.measurements.collectives_result import CollectivesResult, apply_collectives, tp_link
 from costmodel.measurements.endpoint_calibration import EndpointCalibration
 from costmodel.measurements.endpoint_result import EndpointProbeResult
 from costmodel.roofline import Efficiency
@@ -132,13 +132,10 @@ def with_collectives(hardware: AcceleratorSpec, efficiency: Efficiency, attached
         note = f"collectives probe over {probe.processes} ranks not used for {gpus} GPUs per replica"
         return hardware, replace(efficiency, source=f"{efficiency.source}; {note}")
     bandwidth, latency = link
-    update: dict[str, float] = {"link_latency_seconds": latency}
-    if bandwidth is not None:
-        update["interconnect_bytes_per_s"] = bandwidth
     note = (f"TP all-reduce from the collectives probe ({probe.processes} ranks, {probe.backend}): latency "
             f"{latency * 1e6:.1f} us, link {bandwidth / 1e9:.2f} GB/s" if bandwidth is not None else
             f"TP all-reduce latency {latency * 1e6:.1f} us from the collectives probe (no size dependence seen)")
-    return hardware.model_copy(update=update), replace(efficiency, source=f"{efficiency.source}; {note}")
+    return apply_collectives(hardware, probe), replace(efficiency, source=f"{efficiency.source}; {note}")
 
 
 def annotate(result: OptionResult, attached: Attached | None) -> OptionResult:

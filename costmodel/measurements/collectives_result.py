@@ -7,11 +7,15 @@ fitted per op by least squares on the measured medians, both coefficients kept n
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
+from costmodel.catalog.schema import AcceleratorSpec
+from costmodel.errors import CostmodelError
+from costmodel.fileio import load_json_model
 from costmodel.strict import StrictModel
 
 
@@ -60,18 +64,60 @@ def fit_alpha_beta(message_bytes: list[int], seconds: list[float]) -> AlphaBetaF
     return AlphaBetaFit(latency_seconds=float(intercept), bytes_per_second=float(1.0 / slope))
 
 
+def load_collectives(path: str | Path) -> CollectivesResult:
+    """Read and validate a collectives probe file (`costmodel probe --collectives --out FILE`)."""
+    return load_json_model(path, CollectivesResult, what="collectives file")
+
+
+def bus_bytes_per_s(fit: AlphaBetaFit, *, processes: int) -> float | None:
+    """The fit's bandwidth as the bus bandwidth the TP model charges (None when time did not grow with size).
+
+    The fit's bytes/s is message bytes over time (nccl-tests' "algbw"); a ring all-reduce moves
+    2(n-1)/n of the message over each GPU's link, so the link carries algbw * 2(n-1)/n ("busbw", NVIDIA
+    nccl-tests doc/PERFORMANCE.md). `roofline.allreduce_seconds` charges 2(n-1)/n * bytes / link, so
+    busbw is the link figure that reproduces the measured time at the measured size.
+    """
+    if fit.bytes_per_second is None:
+        return None
+    return fit.bytes_per_second * 2.0 * (processes - 1) / processes
+
+
+def apply_collectives(hardware: AcceleratorSpec, result: CollectivesResult) -> AcceleratorSpec:
+    """`hardware` with its measured all-reduce (latency, bus bandwidth) in place of the datasheet link.
+
+    The probe runs its ranks inside one node, so the fit replaces the intra-node link; a file measured on
+    more ranks than the row's `gpus_per_node` replaces the cross-node figures instead. A fit whose time
+    did not grow with size keeps the datasheet bandwidth and takes the measured latency.
+    """
+    if "all_reduce" not in result.ops:
+        raise CostmodelError("the collectives file has no 'all_reduce' fit; rerun `costmodel probe --collectives`")
+    if result.processes < 2:
+        raise CostmodelError(f"the collectives file was measured on {result.processes} rank(s); it needs >= 2")
+    fit = result.ops["all_reduce"].fit
+    bandwidth = bus_bytes_per_s(fit, processes=result.processes)
+    per_node = hardware.gpus_per_node
+    label = f"measured all-reduce ({result.backend}, {result.processes} ranks, {result.device})"
+    if per_node is not None and result.processes > per_node:
+        return hardware.model_copy(update={
+            "inter_node_bytes_per_s": bandwidth or hardware.inter_node_bytes_per_s or hardware.interconnect_bytes_per_s,
+            "inter_node_latency_seconds": fit.latency_seconds,
+            "inter_node": label,
+            "inter_node_source": hardware.inter_node_source or label,
+        })
+    return hardware.model_copy(update={
+        "interconnect_bytes_per_s": bandwidth or hardware.interconnect_bytes_per_s,
+        "link_latency_seconds": fit.latency_seconds,
+        "interconnect": label,
+    })
+
+
 def tp_link(result: CollectivesResult, *, gpus: int) -> tuple[float | None, float] | None:
     """(link_bytes_per_s, link_latency_seconds) that make `roofline.allreduce_seconds` reproduce the measured
     all-reduce fit on `gpus` ranks, or None when the probe ran over another number of ranks (the fit does not
-    transfer: the ring's step count and the links used change) or has no all-reduce.
-
-    The roofline charges each all-reduce ring_bytes / link + latency with ring_bytes = 2(N-1)/N * message;
-    the fit is latency + message / bytes_per_second, so link = bytes_per_second * 2(N-1)/N. A fit without
-    size dependence (bytes_per_second None) gives only the latency; the datasheet link stays.
+    transfer: the ring's step count and the links used change) or has no all-reduce. The bandwidth is
+    `bus_bytes_per_s` (one formula); None when the fit has no size dependence (the datasheet link stays).
     """
     fitted = result.ops.get("all_reduce")
     if fitted is None or result.processes != gpus or gpus < 2:
         return None
-    bandwidth = fitted.fit.bytes_per_second
-    link = None if bandwidth is None else bandwidth * 2.0 * (gpus - 1) / gpus
-    return link, fitted.fit.latency_seconds
+    return bus_bytes_per_s(fitted.fit, processes=gpus), fitted.fit.latency_seconds

@@ -226,11 +226,13 @@ def options_table(decision: Decision) -> Table:
 
 
 def option_notes(decision: Decision) -> Bullets:
-    """Per option: why it meets or misses the SLO, and the decision's notes."""
+    """Per option: why it meets or misses the SLO, which part owns its latency (with the lever), and the
+    decision's notes."""
     items = []
     for o in decision.options:
         extra = "; ".join(o.notes)
-        items.append(cut_names(f"{short(o.name)}: {o.slo_reason}" + (f". {extra}" if extra else ""),
+        owner = f". Latency owner: {o.latency_owner}" if o.latency_owner else ""
+        items.append(cut_names(f"{short(o.name)}: {o.slo_reason}{owner}" + (f". {extra}" if extra else ""),
                                (r.name for r in decision.options)))
     return Bullets(tuple(items), style="small")
 

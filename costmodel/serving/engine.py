@@ -39,6 +39,26 @@ __all__ = ["EngineLimits", "EngineTrace", "KvPolicy", "run_engine"]
 _IDLE, _PREFILL, _DECODE = 0, 1, 2  # request states: waiting or finished, prefilling, decoding
 
 
+def append_stalled_gaps(groups: list[tuple[float, float, int, int]], stalls: list[tuple[float, int]], *,
+                        first_step_seconds: float, decoding: int) -> None:
+    """The first decode step after prefill-only steps, one group per cohort of decoders.
+
+    `stalls` holds (seconds, decoders present) per prefill-only step in order; decoders present from stall
+    i on (a prefill ending joins the decoders after its step) sat through stalls i..end, so their gap is
+    the decode step plus those. Without preemption the cohorts add up to `decoding` exactly.
+    """
+    remaining = sum(seconds for seconds, _ in stalls)
+    counted = 0
+    for seconds, present in stalls:
+        cohort = min(present, decoding) - counted
+        if cohort > 0:
+            groups.append((first_step_seconds + remaining, 0.0, 1, cohort))
+            counted += cohort
+        remaining -= seconds
+    if decoding > counted:  # joined at the end of the last stall: no stall in their gap
+        groups.append((first_step_seconds, 0.0, 1, decoding - counted))
+
+
 # One event loop over local variables on purpose (a few hundred thousand iterations per simulation): the
 # scheduling rules read top to bottom in one place, and every further call per event costs ~1-2% of the
 # run (callgrind). What is called per finish or rarer has left: `retire`, `preempt_newest`.
@@ -110,7 +130,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     max_batched_tokens, max_num_seqs = limits.max_batched_tokens, limits.max_num_seqs
     kv_capacity_bytes, reserve = limits.kv_capacity_bytes, limits.kv_policy == "reserve"
     kv_bytes_per_token, kv_bytes_per_sequence = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence
-    max_events = limits.max_events
+    max_events, scheduler_steps = limits.max_events, limits.scheduler_steps
+    mixed = limits.mixed_prefill_decode
     window_tokens = timer.window_tokens
     sliding = window_tokens < NO_WINDOW  # without a window no context ever crosses it: no crossing events
     static_seconds, seconds_per_flop, seconds_per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
@@ -119,6 +140,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     chunk_cache, chunk_cost = timer.chunk_cache, timer.chunk_cost
 
     now, step, events, preemptions, busy_seconds, sequence_seconds = 0.0, 0, 0, 0, 0.0, 0.0
+    window_left = 0  # multi-step: decode steps left before the scheduler runs again (0: it runs now)
     n_arrived = n_taken = n_done = 0
     requeued: deque[int] = deque()
     prefilling: list[int] = []
@@ -139,6 +161,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     # Per step group with decoding sequences: (a, b, steps, sequences): `steps` steps, step j lasting
     # a + b * j, each giving every one of `sequences` decoding sequences its next token (the ITL samples).
     itl_groups: list[tuple[float, float, int, int]] = []
+    # Prefill-only steps (mixed_prefill_decode false) stall the decoders: each stall joins the gap before
+    # their next token. Per prefill-only step since the last decode step: (seconds, decoders it stalled).
+    stalls: list[tuple[float, int]] = []
 
     # The per-request lists are bound as default arguments (local to each helper), not read from the
     # enclosing scope: a name a closure reads becomes a cell, and every read of it in the loop below would
@@ -211,8 +236,10 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         # Prefill chunks from the budget left after one token per decoding sequence: running prefills
         # first, then admissions FCFS (preempted requests first) while KV and the sequence cap allow.
         chunks: list[tuple[int, int]] = []
-        if prefilling or n_waiting:
-            budget = max_batched_tokens - n_decoding
+        if window_left and n_decoding == 0:
+            window_left = 0
+        if (prefilling or n_waiting) and not window_left:
+            budget = max_batched_tokens - n_decoding if mixed else max_batched_tokens
             for rid in prefilling:
                 if budget <= 0:
                     break
@@ -244,7 +271,11 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         n_above = n_decoding - n_below
         context_below = offset_sum_below + n_below * step
         context_above = offset_sum - offset_sum_below + n_above * step if n_above else 0
-        if chunks:  # one mixed step: prefill chunks + one token per decoding sequence
+        if chunks:  # one mixed step: prefill chunks + one token per decoding sequence (or prefill only)
+            if mixed:
+                n_below_step = n_below
+            else:  # a prefill-only step: the decoding sequences wait (SGLang)
+                n_below_step = n_above = context_below = context_above = 0
             step_tokens = max_batched_tokens - budget
             # A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token).
             if len(chunks) == 1:
@@ -268,9 +299,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 flops_seq_below, flops_ctx_below, flops_seq_above, flops_ctx_above,
                 bytes_seq_below, bytes_ctx_below, bytes_seq_above, bytes_ctx_above,
             ) in mix_ops:
-                flops = (flops_by_tokens[step_tokens] + chunk_work[flops_slot] + flops_seq_below * n_below
+                flops = (flops_by_tokens[step_tokens] + chunk_work[flops_slot] + flops_seq_below * n_below_step
                          + flops_ctx_below * context_below)
-                bytes_ = (bytes_by_tokens[step_tokens] + chunk_work[bytes_slot] + bytes_seq_below * n_below
+                bytes_ = (bytes_by_tokens[step_tokens] + chunk_work[bytes_slot] + bytes_seq_below * n_below_step
                           + bytes_ctx_below * context_below)
                 if n_above:
                     flops += flops_seq_above * n_above + flops_ctx_above * context_above
@@ -279,11 +310,14 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 memory_seconds = bytes_ * seconds_per_byte
                 seconds += compute_seconds if compute_seconds >= memory_seconds else memory_seconds
             sequence_seconds += n_running * seconds
-            if n_decoding:
-                itl_groups.append((seconds, 0.0, 1, n_decoding))
             now += seconds
             busy_seconds += seconds
-            step += 1
+            if mixed:
+                if n_decoding:
+                    itl_groups.append((seconds, 0.0, 1, n_decoding))
+                step += 1  # decoders advance one token; a prefill-only step leaves their step count alone
+            elif n_decoding:
+                stalls.append((seconds, n_decoding))
             n_ended = 0  # prefills completed in this step
             for rid, size in chunks:
                 prefilled[rid] += size
@@ -335,6 +369,11 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             if not reserve and kv_base_bytes + kv_bytes_per_token * n_decoding * (step + steps) > kv_capacity_bytes:
                 steps = int((kv_capacity_bytes - kv_base_bytes) / (kv_bytes_per_token * n_decoding)) - step
                 steps = steps if steps > 1 else 1
+            if scheduler_steps > 1:  # multi-step: the segment ends by the window's end, where the scheduler runs
+                if window_left == 0:
+                    window_left = scheduler_steps
+                if steps > window_left:
+                    steps = window_left
             a = static_by_batch[n_decoding]
             b = 0.0
             for (
@@ -362,7 +401,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             seconds = steps * (a + 0.5 * b * (steps - 1))  # sum of a + b * j over j < steps
             # Stop once the next arrival can be admitted: at the first k steps that end at or after it. The end
             # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arrival[n] is inf).
-            if seconds >= arrival[n_arrived] - now and n_waiting == 0 and n_decoding < max_num_seqs:
+            if (seconds >= arrival[n_arrived] - now and n_waiting == 0 and n_decoding < max_num_seqs
+                    and scheduler_steps == 1):  # multi-step: an arrival waits for the window's end
                 # The fewest steps k >= 1 ending at or after the gap: k * (a + b * (k - 1) / 2) >= gap, the positive
                 # root of (b/2) k^2 + (a - b/2) k - gap = 0 rounded up, then whole-step fixes (float rounding).
                 gap = arrival[n_arrived] - now
@@ -380,10 +420,18 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     steps = k
                     seconds = steps * (a + 0.5 * b * (steps - 1))
             sequence_seconds += n_decoding * seconds
-            itl_groups.append((a, b, steps, n_decoding))
+            if stalls:  # the first token after prefill-only steps: each decoder's gap holds the stalls it sat through
+                append_stalled_gaps(itl_groups, stalls, first_step_seconds=a, decoding=n_decoding)
+                if steps > 1:
+                    itl_groups.append((a + b, b, steps - 1, n_decoding))
+                stalls = []
+            else:
+                itl_groups.append((a, b, steps, n_decoding))
             now += seconds
             busy_seconds += seconds
             step += steps
+            if scheduler_steps > 1:
+                window_left -= steps
 
         while finish_heap[0] >> shift <= step:  # finishes due at this step count
             entry = pop(finish_heap)

@@ -25,6 +25,13 @@ class EngineLimits:
     kv_bytes_per_sequence: float  # per GPU, charged once per running sequence (sliding-window layers)
     kv_policy: KvPolicy
     max_events: int  # loop iterations before giving up
+    # Multi-step scheduling (vLLM v0.6 `--num-scheduler-steps K`): once decoding starts, the scheduler runs
+    # again only after K decode steps, so a request arriving mid-window waits for the window's end. 1 =
+    # a scheduling decision every step (every engine profile today).
+    scheduler_steps: int = 1
+    # False (SGLang's default): a step with prefill work runs only prefill; decoding sequences wait for it
+    # and emit no token that step. True: prefill chunks and one token per decoding sequence share a step.
+    mixed_prefill_decode: bool = True
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ class EngineSettings:
     request_overhead_seconds: float
     step_overhead_seconds: float | None  # None = the accelerator row's (or a calibration's) overhead
     comm_overlap_fraction: float  # share of TP all-reduce time hidden (profile tp_comm_overlap_fraction)
+    mixed_prefill_decode: bool = True  # False: prefill-only steps, decoders wait (profile mixed_prefill_decode)
 
 
 def engine_settings(
@@ -58,4 +59,5 @@ def engine_settings(
         request_overhead_seconds=profile.request_overhead_seconds,
         step_overhead_seconds=profile.step_overhead_seconds,
         comm_overlap_fraction=profile.tp_comm_overlap_fraction,
+        mixed_prefill_decode=profile.mixed_prefill_decode,
     )

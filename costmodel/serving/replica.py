@@ -46,6 +46,7 @@ class Replica:
     timer: StepTimer
     engine_id: str = "generic"  # the engine profile (catalog/engines) the replica runs under
     request_overhead_seconds: float = 0.0  # the profile's per-request CPU cost, before scheduling (TTFT floor)
+    mixed_prefill_decode: bool = True  # the profile's: False = prefill runs in its own steps, decoders wait
 
     @property
     def fits(self) -> bool:
@@ -141,4 +142,5 @@ def build_replica(
         timer=timer,
         engine_id="generic" if engine is None else engine.engine_id,
         request_overhead_seconds=0.0 if engine is None else engine.request_overhead_seconds,
+        mixed_prefill_decode=True if engine is None else engine.mixed_prefill_decode,
     )

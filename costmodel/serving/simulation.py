@@ -88,8 +88,10 @@ def simulate(
     slo: Slo | Sequence[SloLimit] | None = None,
     kv_policy: KvPolicy = "preempt",
     max_num_seqs: int = MAX_NUM_SEQS,
+    mixed_prefill_decode: bool | None = None,
 ) -> SimulationResult:
-    """Serve `requests` requests arriving at `rate_per_second` (or at `replay_seconds`) on one replica."""
+    """Serve `requests` requests arriving at `rate_per_second` (or at `replay_seconds`) on one replica
+    (`mixed_prefill_decode`: see `simulate_requests`; default the replica's engine profile)."""
     if replay_seconds is not None:
         requests = len(replay_seconds)
     if not 1 <= requests <= MAX_REQUESTS:
@@ -103,6 +105,7 @@ def simulate(
         replica, arrival_seconds=arrivals, prompt_tokens=prompts, output_tokens=outputs,
         prefix_cached_fraction=prefix_cached_fraction, slo=slo, kv_policy=kv_policy, max_num_seqs=max_num_seqs,
         rate_per_second=None if replay_seconds is not None else rate_per_second,
+        mixed_prefill_decode=mixed_prefill_decode,
     )
 
 
@@ -117,8 +120,15 @@ def simulate_requests(
     kv_policy: KvPolicy = "preempt",
     max_num_seqs: int = MAX_NUM_SEQS,
     rate_per_second: float | None = None,
+    scheduler_steps: int = 1,
+    mixed_prefill_decode: bool | None = None,
 ) -> SimulationResult:
-    """Run given requests (arrival-sorted arrays) through the engine and summarize."""
+    """Run given requests (arrival-sorted arrays) through the engine and summarize.
+
+    `scheduler_steps` > 1 models multi-step scheduling (vLLM v0.6 `--num-scheduler-steps`): the scheduler
+    runs once per that many decode steps (`serving.engine_io.EngineLimits`). `mixed_prefill_decode`
+    (default: the replica's engine profile) False runs prefill in steps of its own while decoders wait.
+    """
     if not replica.fits:
         raise CostmodelError(replica.memory.message)
     if np.any(prompt_tokens < 1) or np.any(output_tokens < 1):
@@ -131,6 +141,8 @@ def simulate_requests(
         )
     if kv_policy not in ("preempt", "reserve"):
         raise CostmodelError(f"kv_policy must be 'preempt' or 'reserve' (got {kv_policy!r})")
+    if isinstance(scheduler_steps, bool) or not isinstance(scheduler_steps, int) or not 1 <= scheduler_steps <= 1024:
+        raise CostmodelError(f"scheduler_steps must be an integer in 1..1024 (got {scheduler_steps!r})")
     # At least the last prompt token is computed, as engines do to get the first token's logits.
     cached = np.minimum(np.floor(prefix_cached_fraction * prompt_tokens).astype(np.int64), prompt_tokens - 1)
     pool_bytes = replica.kv_bytes_per_token_per_gpu * float(cached.max(initial=0))
@@ -156,6 +168,8 @@ def simulate_requests(
         kv_bytes_per_sequence=replica.kv_bytes_per_sequence_per_gpu,
         kv_policy=kv_policy,
         max_events=max(1_000_000, EVENTS_PER_REQUEST_LIMIT * int(keep.sum())),
+        scheduler_steps=scheduler_steps,
+        mixed_prefill_decode=replica.mixed_prefill_decode if mixed_prefill_decode is None else mixed_prefill_decode,
     )
     # The engine profile's per-request CPU cost (tokenize, HTTP, schedule) runs before the scheduler sees it.
     engine = run_engine(

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from costmodel.catalog.links import tp_link
 from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
@@ -79,12 +80,13 @@ class StepTimer:
             "kv_bytes_per_element": BYTES_PER_ELEMENT[kv_dtype],
             "gpus": float(gpus),
         }
+        link = tp_link(hardware, gpus=gpus)
         self._step_kwargs = {
             **self._kwargs,
             "peak_flops_per_s": hardware.peak_for(weight_dtype),
             "hbm_bytes_per_s": hardware.hbm_bytes_per_s,
-            "link_bytes_per_s": hardware.interconnect_bytes_per_s,
-            "link_latency_seconds": hardware.link_latency_seconds,
+            "link_bytes_per_s": link.bytes_per_s,
+            "link_latency_seconds": link.latency_seconds,
             "eff_compute": efficiency.eff_compute,
             "eff_memory": efficiency.eff_memory,
             "overhead_seconds_per_step": efficiency.overhead_seconds_per_step,

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from costmodel import dtypes
+from costmodel.catalog.engines import load_engine
 from costmodel.errors import CostmodelError
 from costmodel.serving import build_replica, simulate_requests
 from costmodel.serving.simulation import arrival_times
@@ -166,9 +167,29 @@ def _throughput(model_id: str, hardware_id: str, gpus: int, precision: str, isl:
     return run.output_tokens_per_second
 
 
+def scheduler_steps_of(row: dict[str, str]) -> int:
+    """The multi-step scheduling the row's server ran: `--num-scheduler-steps K` in its scenario, else 1.
+
+    The SGLang README's vLLM v0.6.0 rows state it ("added the `--num-scheduler-steps 10` parameter when
+    starting the vLLM server", benchmark/benchmark_vllm_060/README.md, commit 120affb9): a configuration
+    the source gives, not a fitted value.
+    """
+    flag = "--num-scheduler-steps "
+    scenario = row["scenario"]
+    return int(scenario.split(flag, 1)[1].split()[0]) if flag in scenario else 1
+
+
+def mixed_prefill_decode_of(row: dict[str, str]) -> bool:
+    """Whether the row's engine mixes prefill chunks and decode tokens in one step: the measured engine's
+    bundled profile says (catalog/engines: sglang `mixed_prefill_decode: false`, SGLang's
+    enable_mixed_chunk default; vllm and trtllm true). The profiles were read at today's commits, not at
+    the benchmarked versions; the note in docs/validation.md says so."""
+    return load_engine("sglang").mixed_prefill_decode if "SGLang" in row["scenario"] else True
+
+
 @functools.cache
 def _online(model_id: str, hardware_id: str, gpus: int, *, rate: float, requests: int, isl: int, osl: int,
-            ) -> dict[str, float]:
+            scheduler_steps: int = 1, mixed_prefill_decode: bool = True) -> dict[str, float]:
     """Poisson arrivals at `rate` with fixed lengths, bf16 weights and KV, simulator defaults (seed 0).
 
     sglang.bench_serving draws exponential gaps (python/sglang/bench_serving.py, get_request:
@@ -178,7 +199,8 @@ def _online(model_id: str, hardware_id: str, gpus: int, *, rate: float, requests
     replica = build_replica(model_id, hardware_id, gpus=gpus, weight_dtype="bf16", kv_dtype="bf16")
     arrivals = arrival_times(requests=requests, rate_per_second=rate, burstiness=1.0, seed=0)
     run = simulate_requests(replica, arrival_seconds=arrivals, prompt_tokens=np.full(requests, isl),
-                            output_tokens=np.full(requests, osl), rate_per_second=rate)
+                            output_tokens=np.full(requests, osl), rate_per_second=rate,
+                            scheduler_steps=scheduler_steps, mixed_prefill_decode=mixed_prefill_decode)
     return {"ttft_p50": run.ttft.p50_seconds, "ttft_mean": run.ttft.mean_seconds,
             "tpot_p50": run.tpot.p50_seconds, "tpot_mean": run.tpot.mean_seconds}
 
@@ -201,7 +223,8 @@ def _predict(row: dict[str, str], category: str) -> tuple[float | None, str | No
         if category.startswith("online"):
             _, latency, stat = ONLINE_METRICS[row["metric"]]
             rate, requests, isl, osl = _online_shape(row)
-            run = _online(model_id, hardware_id, gpus, rate=rate, requests=requests, isl=isl, osl=osl)
+            run = _online(model_id, hardware_id, gpus, rate=rate, requests=requests, isl=isl, osl=osl,
+                          scheduler_steps=scheduler_steps_of(row), mixed_prefill_decode=mixed_prefill_decode_of(row))
             return run[f"{latency}_{stat}"] * 1e3, None
         if row["precision"] not in THROUGHPUT_DTYPES:
             return None, f"weight format '{row['precision']}' has no catalog equivalent"

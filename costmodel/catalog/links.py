@@ -1,0 +1,50 @@
+"""The link a tensor-parallel all-reduce runs over: inside one node, or across nodes.
+
+A replica of `gpus` GPUs fits in one node when gpus <= the accelerator row's `gpus_per_node` (8 on an
+HGX/DGX board): its ring runs over NVLink/NVSwitch, Infinity Fabric or PCIe at `interconnect_bytes_per_s`.
+Beyond that the ring crosses the network, and a ring all-reduce runs at the speed of its slowest hop
+(Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters of workstations", JPDC 69(2)):
+the per-GPU NIC (`inter_node_bytes_per_s`, e.g. one 400 Gb/s ConnectX-7 per GPU on a DGX H100).
+A row without `gpus_per_node` states no topology, so every size is priced on the intra-node link (the
+behaviour before topology existed). A row that names its node size but no cited network figure cannot
+price a replica that spans nodes: that raises, naming the row and the way out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from costmodel.catalog.schema import AcceleratorSpec
+from costmodel.errors import CostmodelError
+
+
+@dataclass(frozen=True, kw_only=True)
+class TensorParallelLink:
+    """What one all-reduce of a `gpus`-GPU replica pays: bus bandwidth per GPU and a fixed latency."""
+
+    bytes_per_s: float  # one direction, per GPU (the ring's slowest hop)
+    latency_seconds: float  # one small all-reduce
+    nodes: int  # nodes the replica spans (1 = inside one node)
+    description: str  # what the link is, for reports
+
+
+def tp_link(hardware: AcceleratorSpec, *, gpus: int) -> TensorParallelLink:
+    """The link a `gpus`-way tensor-parallel replica of `hardware` all-reduces over."""
+    per_node = hardware.gpus_per_node
+    if per_node is None or gpus <= per_node:
+        return TensorParallelLink(bytes_per_s=hardware.interconnect_bytes_per_s,
+                                  latency_seconds=hardware.link_latency_seconds, nodes=1,
+                                  description=hardware.interconnect)
+    nodes = math.ceil(gpus / per_node)
+    if hardware.inter_node_bytes_per_s is None:
+        raise CostmodelError(
+            f"gpus {gpus}: a replica of {gpus} {hardware.id} spans {nodes} nodes of {per_node}, but the catalog row "
+            f"'{hardware.id}' has no cited inter-node bandwidth; use at most {per_node} GPUs per replica, or pass "
+            "--collectives with a measured cross-node all-reduce"
+        )
+    latency = hardware.inter_node_latency_seconds
+    if latency is None:
+        latency = hardware.link_latency_seconds  # no cited cross-node figure: the in-node one, a lower bound
+    return TensorParallelLink(bytes_per_s=hardware.inter_node_bytes_per_s, latency_seconds=latency, nodes=nodes,
+                              description=f"{hardware.inter_node} across {nodes} nodes of {per_node}")
