@@ -45,7 +45,7 @@ READY_TIMEOUT_SECONDS = 90.0
 CLIENTS = "1,2,4"
 REQUESTS_PER_LEVEL = 12
 PROMPT_TOKENS = 48
-MAX_TOKENS = 24
+MAX_TOKENS = 24  # ~24 x 20-50 ms per request: the 36 requests take ~30-80 s on a 2-core host
 # The held-out bound this test checks (our choice, justified): the relative part is the calibration's
 # own 35% (HOLDOUT_RELATIVE_ERROR_BOUND; the CLI writes nothing above it). For a one-at-a-time server
 # the model's queueing is exact up to the server's per-request work between two streams (template,
@@ -138,7 +138,10 @@ def test_sweep_and_calibration_against_llama_cpp_server(llama_server: str, tmp_p
     assert alone.tpot_p50_seconds is not None and alone.ttft_p50_seconds is not None
     one_request = alone.ttft_p50_seconds + (MAX_TOKENS - 1) * alone.tpot_p50_seconds
     assert held["ttft_p50_measured_seconds"] > 2 * one_request
-    # capacity of a one-at-a-time server without an SLO: at most one request per request time
-    assert 0 < cal["capacity_p10"] <= cal["capacity_requests_per_second"] * 1.5
-    assert cal["capacity_requests_per_second"] <= 1.2 / one_request
-    assert cal["binding_limit"] in ("max_num_seqs", "throughput")
+    # capacity without an SLO: a one-at-a-time server completes requests at its saturated throughput
+    # divided by the tokens per request, whatever the load, so the capacity is the 2-client level's
+    # tokens/s / 24 (within the same 35%), and the limit that binds is the one sequence at a time
+    saturated = sweep.levels[1].output_tokens_per_second / MAX_TOKENS
+    assert cal["capacity_requests_per_second"] == pytest.approx(saturated, rel=RELATIVE_BOUND)
+    assert 0 < cal["capacity_p10"] <= cal["capacity_p90"]
+    assert cal["binding_limit"] == "max_num_seqs"

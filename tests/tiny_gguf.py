@@ -1,18 +1,23 @@
-"""Write a tiny random-weight Llama GGUF that llama.cpp loads, for the real-server endpoint test.
+"""Write a small random-weight Llama GGUF that llama.cpp loads, for the real-server endpoint test.
 
-Shapes: 2 layers, model width 64, 4 attention heads of 16 (2 KV heads), SwiGLU width 128, f32 weights.
+Shapes: 4 layers, model width 512, 8 attention heads of 64 (2 KV heads), SwiGLU width 1408, f32
+weights: 12M parameters, a 48 MB file. Small enough to write in a second, large enough that a decode
+step (reading 48 MB) takes ~20 ms on one core, well above the ~1 ms of Python work per streamed token
+and the few-ms scheduling gaps of a shared host (a 64-wide model streamed tokens in bursts, its TPOT
+was scheduler noise).
 Tokenizer: a SentencePiece ("llama") vocabulary written into the GGUF metadata, as llama.cpp reads it
 (`tokenizer.ggml.*`, see gguf-py's `GGUFWriter.add_token_list/add_token_scores/add_token_types`): <unk>,
-<s>, </s>, the 256 byte-fallback pieces <0x00>..<0xFF>, every word of the probe's synthetic prompt with
-its leading "▁" (so N prompt words are N prompt tokens, as the probe assumes), and single characters.
+<s>, </s>, the 256 byte-fallback pieces <0x00>..<0xFF>, single characters, and every word of the
+probe's synthetic prompt with its leading "▁" (so N prompt words are N prompt tokens, as the probe
+assumes).
 
 Generation never ends early and every token streams text: the output matrix gives every token except
-the word pieces a logit of about -800, through one residual dimension that is always large. Every
+the "▁..." pieces a very negative logit, through one residual dimension that is always large. Every
 token embedding has 1.0 in dimension 0 (the rest ~ N(0, 0.02)), and the attention output and MLP down
 projections write nothing into dimension 0, so after the final RMSNorm that dimension is about
-1 / rms = 1 / sqrt((1 + 63 x 0.02^2) / 64), about 7.9, at every position. Word-piece rows of the
-output matrix have 0 there, the other rows -100. The random model then samples only words, and
-never </s>, so each request streams exactly max_tokens content chunks.
+1 / rms = 1 / sqrt((1 + 511 x 0.02^2) / 512), about 20.6, at every position. "▁..." rows of the output
+matrix have 0 there, the other rows -100 (logit about -2,000). The random model then samples only
+word pieces, never </s>, so each request streams exactly max_tokens content chunks.
 """
 
 from __future__ import annotations

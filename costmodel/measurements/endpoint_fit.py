@@ -14,7 +14,7 @@ requests were decoding, and with how much context, while it ran):
   ADMIT_i = overhead + prefill_token * prompt_i + decode_sequence * B1_i + context_token * K1_i
       Only on a server that runs one sequence at a time (limit 1), for a request that waited for it:
       ADMIT_i is the time from the previous stream's last token to i's first token, all of it server
-      time (both are timestamps of the same server's stream, so client and network time cancel). Without
+      time (two arrival times at the same client from the same server: the network delay cancels). Without
       these rows a one-at-a-time server's prefill lands in the per-request fixed cost, which the
       simulator books as client time, so queueing and throughput were predicted too optimistic
       (found against llama-cpp-python's server, tests/test_endpoint_real_server.py).
