@@ -155,3 +155,27 @@ def test_calibration_becomes_an_api_options_measured_latency(tmp_path: Path) -> 
     forced = cal.model_copy(update={"forced": True, "problems": ["held-out level 4: TTFT p50 off"]})
     with pytest.raises(CostmodelError, match="forced past its held-out check"):
         with_measured_latency(option, forced)
+
+
+def test_one_at_a_time_server_keeps_its_prefill_on_the_server() -> None:
+    # A server that runs one sequence at a time (llama-cpp-python's, tests/test_endpoint_real_server.py),
+    # one prompt length, prefill 32 tokens x 3 ms = 96 ms. A request sent while another is served waits
+    # for it, so its TTFT is not the no-wait equation's, and the time from the previous stream's last
+    # token to its first token is one prefill step: 4 + 96 = 100 ms of server time. Before the ADMIT
+    # rows the prefill landed in the per-request fixed cost (client time in the simulator) and the
+    # held-out 4 clients were predicted with overlapping prefills: throughput far too high.
+    serial = StepModel(overhead_seconds=0.004, prefill_token_seconds=0.003, decode_sequence_seconds=0.002,
+                       context_token_seconds=0.0, request_fixed_seconds=0.003, max_num_seqs=1)
+    sweep = _sweep([_level(serial, n) for n in (1, 2, 4)])
+    cal = calibrate(sweep, slo_ttft_p90_seconds=None, slo_tpot_p90_seconds=None, what_if={}, bootstrap_samples=0)
+    assert cal.concurrency_limit == 1 and cal.problems == []
+    prefill_step = cal.overhead_seconds + 32 * cal.prefill_token_seconds
+    assert prefill_step == pytest.approx(0.100, rel=0.1)
+    assert cal.request_fixed_seconds < 0.01  # the 3 ms client time, not the 96 ms prefill
+    # one request alone: 100 ms prefill step + 15 decode steps of 6 ms + 3 ms = 193 ms; a one-at-a-time
+    # server then completes 16 / (0.100 + 15 x 0.006) = 84 output tokens/s at any load
+    held = cal.held_out[0]
+    assert held.throughput_measured_tokens_per_second == pytest.approx(16 / 0.190, rel=0.05)
+    assert held.throughput_predicted_tokens_per_second == pytest.approx(
+        held.throughput_measured_tokens_per_second, rel=0.05)
+    assert held.ttft_p50_predicted_seconds == pytest.approx(held.ttft_p50_measured_seconds, rel=0.1)

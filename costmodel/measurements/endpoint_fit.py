@@ -9,20 +9,28 @@ requests were decoding, and with how much context, while it ran):
       window, per step of it.
   TTFT_i = fixed + 1.5 * (overhead + decode_sequence * B0_i + context_token * K0_i) + prefill_token * prompt_i
       B0_i, K0_i: sequences decoding when i was sent; 1.5 steps = half a step waiting for the running one
-      to end, then i's prefill step. Only requests sent while fewer than the server's limit were decoding.
+      to end, then i's prefill step. Only requests sent while the server held fewer than its limit
+      (decoding, prefilling or queued: a request in prefill blocks a one-at-a-time server too).
+  ADMIT_i = overhead + prefill_token * prompt_i + decode_sequence * B1_i + context_token * K1_i
+      Only on a server that runs one sequence at a time (limit 1), for a request that waited for it:
+      ADMIT_i is the time from the previous stream's last token to i's first token, all of it server
+      time (two arrival times at the same client from the same server: the network delay cancels). Without
+      these rows a one-at-a-time server's prefill lands in the per-request fixed cost, which the
+      simulator books as client time, so queueing and throughput were predicted too optimistic
+      (found against llama-cpp-python's server, tests/test_endpoint_real_server.py).
 
 Rows are scaled by the median of their target (so TTFT and TPOT weigh alike) and solved by least squares
 with non-negative coefficients (negative ones are dropped and the rest refitted until none is negative).
 The cost per prefill token is only separable from the fixed costs when prompt lengths vary (longest at
-least PROMPT_SPREAD_FACTOR x the shortest); with one prompt length it is left at 0 and the prefill time
-lands in the per-request fixed cost and the per-step overhead.
+least PROMPT_SPREAD_FACTOR x the shortest) or ADMIT rows exist; otherwise it is left at 0 and the
+prefill time lands in the per-request fixed cost and the per-step overhead.
 The server's concurrency limit is the most sequences ever seen decoding at once, when the client had
 more in flight than that; otherwise no limit was seen.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -119,6 +127,21 @@ def _ttft_row(i: Measured, rows: list[Measured]) -> tuple[list[float], int]:
     return [1.5, float(i.prompt), 1.5 * len(decoding), 1.5 * ctx, 1.0], len(decoding)
 
 
+def _admit_row(i: Measured, rows: list[Measured]) -> tuple[list[float], float] | None:
+    """ADMIT row and target of a request that waited on a one-at-a-time server (another stream ended
+    between its send and its first token); None if it did not wait."""
+    freed = max((j.last for j in rows if j is not i and i.sent < j.last < i.first), default=None)
+    if freed is None:
+        return None
+    return [1.0, float(i.prompt), 0.0, 0.0, 0.0], i.first - freed
+
+
+def _in_flight(i: Measured, rows: list[Measured]) -> int:
+    """Requests the server held (decoding, prefilling or queued) when i was sent: a request sent while
+    the server was at its limit waited, and its TTFT is not the no-wait TTFT equation's."""
+    return sum(1 for j in rows if j is not i and j.sent <= i.sent < j.last)
+
+
 def _nonnegative_lstsq(matrix: np.ndarray, target: np.ndarray) -> np.ndarray:
     free = list(range(matrix.shape[1]))
     coef = np.zeros(matrix.shape[1])
@@ -141,28 +164,36 @@ class Design:
     ttft_seconds: np.ndarray
     max_num_seqs: int | None
     one_prompt_length: bool
+    admit_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 5)))
+    admit_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def resampled(self, rng: np.random.Generator) -> Design:
         """The same equations drawn with replacement (a bootstrap sample of requests)."""
         a = rng.integers(0, len(self.tpot_seconds), len(self.tpot_seconds))
         b = rng.integers(0, len(self.ttft_seconds), len(self.ttft_seconds))
+        c = rng.integers(0, len(self.admit_seconds), len(self.admit_seconds))
         return Design(tpot_rows=self.tpot_rows[a], tpot_seconds=self.tpot_seconds[a], ttft_rows=self.ttft_rows[b],
                       ttft_seconds=self.ttft_seconds[b], max_num_seqs=self.max_num_seqs,
-                      one_prompt_length=self.one_prompt_length)
+                      one_prompt_length=self.one_prompt_length, admit_rows=self.admit_rows[c],
+                      admit_seconds=self.admit_seconds[c])
 
 
 def design(levels: list[list[Measured]], *, client_peak: int) -> Design:
     """Regressors of every request of `levels` (each a list from `usable`), computed within its level."""
     peak = max(peak_decoding(rows) for rows in levels)
     limit = peak if client_peak > peak else None
-    tpot_rows, tpot_y, ttft_rows, ttft_y = [], [], [], []
+    tpot_rows, tpot_y, ttft_rows, ttft_y, admit_rows, admit_y = [], [], [], [], [], []
     for rows in levels:
         for m in rows:
+            admit = _admit_row(m, rows) if limit == 1 else None
+            if admit is not None:
+                admit_rows.append(admit[0])
+                admit_y.append(admit[1])
             if m.output >= 2 and m.last > m.first:
                 tpot_rows.append(_tpot_row(m, rows))
                 tpot_y.append((m.last - m.first) / (m.output - 1))
-            row, decoding = _ttft_row(m, rows)
-            if limit is None or decoding < limit:
+            row, _ = _ttft_row(m, rows)
+            if limit is None or _in_flight(m, rows) < limit:
                 ttft_rows.append(row)
                 ttft_y.append(m.first - m.sent)
     if not tpot_rows or not ttft_rows:
@@ -170,16 +201,21 @@ def design(levels: list[list[Measured]], *, client_peak: int) -> Design:
     prompts = [m.prompt for rows in levels for m in rows]
     return Design(tpot_rows=np.asarray(tpot_rows), tpot_seconds=np.asarray(tpot_y), ttft_rows=np.asarray(ttft_rows),
                   ttft_seconds=np.asarray(ttft_y), max_num_seqs=limit,
-                  one_prompt_length=max(prompts) < PROMPT_SPREAD_FACTOR * min(prompts))
+                  one_prompt_length=max(prompts) < PROMPT_SPREAD_FACTOR * min(prompts),
+                  admit_rows=np.asarray(admit_rows).reshape(-1, 5), admit_seconds=np.asarray(admit_y))
 
 
 def solve(equations: Design) -> StepModel:
     """Non-negative least squares on the equations, each kind scaled by its median target."""
     tpot_scale = float(np.median(equations.tpot_seconds)) or 1.0
     ttft_scale = float(np.median(equations.ttft_seconds)) or 1.0
-    matrix = np.vstack([equations.tpot_rows / tpot_scale, equations.ttft_rows / ttft_scale])
-    target = np.concatenate([equations.tpot_seconds / tpot_scale, equations.ttft_seconds / ttft_scale])
-    if equations.one_prompt_length:  # prefill cost not separable from the fixed costs
+    admitted = len(equations.admit_seconds) > 0
+    admit_scale = (float(np.median(equations.admit_seconds)) or 1.0) if admitted else 1.0
+    matrix = np.vstack([equations.tpot_rows / tpot_scale, equations.ttft_rows / ttft_scale,
+                        equations.admit_rows / admit_scale])
+    target = np.concatenate([equations.tpot_seconds / tpot_scale, equations.ttft_seconds / ttft_scale,
+                             equations.admit_seconds / admit_scale])
+    if equations.one_prompt_length and not admitted:  # prefill cost not separable from the fixed costs
         matrix[:, 1] = 0.0
     coef = _nonnegative_lstsq(matrix, target)
     return StepModel(overhead_seconds=float(coef[0]), prefill_token_seconds=float(coef[1]),
