@@ -13,6 +13,7 @@ from costmodel.decision.economics import (
 )
 from costmodel.decision.fleet import autoscaled_result, fleet_policy
 from costmodel.decision.latency import api_slo
+from costmodel.decision.mixed import BurstPrices, burst_rows, check_mixed_base, mixed_result
 from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.pricing.api_cost import api_option_cost, token_rates
@@ -153,7 +154,23 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         return fixed
     profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
     kind = sheet.get(option.offering).offering if option.offering is not None else None
+    if option.scaling.mode == "mixed":
+        check_mixed_base(option, kind)
+        return mixed_result(fixed, option, scenario, hourly_profile=profile,
+                            burst=_burst_prices(option, sheet, today=today, scale=gpu_price_scale))
     return autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind)
+
+
+def _burst_prices(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *, today: dt.date,
+                  scale: float) -> BurstPrices:
+    """The mixed fleet's burst prices (on-demand, spot), scaled like the base price, with their sources."""
+    on_demand, spot = burst_rows(option, sheet)
+    sources = [_source(f"burst GPU offering {on_demand.id}", on_demand.source, on_demand, today)]
+    if spot is not None:
+        sources.append(_source(f"burst spot GPU offering {spot.id}", spot.source, spot, today))
+    return BurstPrices(on_demand_usd_per_gpu_hour=on_demand.all_in_usd_per_gpu_hour() * scale,
+                       spot_usd_per_gpu_hour=spot.all_in_usd_per_gpu_hour() * scale if spot is not None else None,
+                       sources=tuple(sources))
 
 
 def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[float, ...], self_host: OptionResult,

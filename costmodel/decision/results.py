@@ -97,6 +97,9 @@ class OptionResult:
     # Horizon (decision/horizon.py): USD paid in each month 0..horizon_months-1, growth applied, re-sized monthly.
     usd_by_month: tuple[float, ...] | None = None
     usd_horizon_total: float | None = None
+    # Mixed fleets (decision/mixed.py): replicas of the fixed base and the burst's replicas in each hour.
+    base_replicas: int | None = None
+    burst_replicas_by_hour: tuple[int, ...] | None = None
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
@@ -139,6 +142,9 @@ class OptionResult:
             "gpu_hours_per_month": self.gpu_hours_per_month,
             "usd_by_month": list(self.usd_by_month) if self.usd_by_month is not None else None,
             "usd_horizon_total": self.usd_horizon_total,
+            "base_replicas": self.base_replicas,
+            "burst_replicas_by_hour": (list(self.burst_replicas_by_hour)
+                                       if self.burst_replicas_by_hour is not None else None),
         }
 
 

@@ -34,11 +34,14 @@ _MIN_REPLICAS = Field(
 
 
 class ScalingPolicy(StrictModel):
-    """How a self-host option's replicas follow the day: `fixed` (paid 24/7 at the peak size) or `autoscale`
-    (replicas follow the hourly demand; each replica started pays its warm-up). Mixed fleets are not built yet."""
+    """How a self-host option's replicas follow the day: `fixed` (paid 24/7 at the peak size), `autoscale`
+    (replicas follow the hourly demand; each replica started pays its warm-up) or `mixed` (a fixed base on the
+    option's reserved or owned offering plus an autoscaled on-demand burst, part of it on spot).
+    docs/economics.md "Autoscaling" and "Mixed fleets" give the formulas."""
 
-    mode: Literal["fixed", "autoscale"] = Field(
-        default="fixed", description="fixed: N replicas paid 24/7; autoscale: replicas follow the hourly demand")
+    mode: Literal["fixed", "autoscale", "mixed"] = Field(
+        default="fixed", description="fixed: N replicas paid 24/7; autoscale: replicas follow the hourly demand; "
+        "mixed: a fixed base plus an autoscaled on-demand (and spot) burst")
     min_replicas: int | None = Field(
         default=None, ge=0, le=MAX_MIN_REPLICAS,
         description="autoscale floor (0 lets zero-demand hours cost nothing); default: the fleet policy's min_replicas")
@@ -46,15 +49,45 @@ class ScalingPolicy(StrictModel):
                                      description="autoscale ceiling; hours that need more miss the SLO")
     warmup_minutes: float | None = Field(
         default=None, ge=0, le=60,
-        description="model load and warm-up per started replica, paid and not serving (required for autoscale; "
-        "billed per hour: the price sheet records no finer granularity)")
+        description="model load and warm-up per started replica, paid and not serving (required for autoscale "
+        "and mixed; billed per hour: the price sheet records no finer granularity)")
+    base_replicas: int | None = Field(
+        default=None, ge=0, le=MAX_MIN_REPLICAS,
+        description="mixed: replicas of the fixed base (the option's offering); default: the count, between the "
+        "trough and the peak hour's need, that minimizes $/month")
+    burst_offering: str | None = Field(
+        default=None, min_length=1,
+        description="mixed: on-demand GPU sheet row of the burst (same accelerator); default: the cheapest "
+        "on-demand row of the option's hardware")
+    spot_share: float = Field(default=0.0, ge=0, le=1, description="mixed: share of the burst's replica-hours on spot")
+    spot_offering: str | None = Field(
+        default=None, min_length=1,
+        description="mixed: spot GPU sheet row of the burst's spot share; default: the cheapest spot row of the "
+        "option's hardware")
+    interruption_rate_per_hour: float | None = Field(
+        default=None, ge=0, le=1,
+        description="mixed: spot interruptions per spot replica-hour (required with spot_share > 0: the sheets "
+        "publish no rate; measure it or take your provider's figure)")
 
     @model_validator(mode="after")
     def _check(self) -> ScalingPolicy:
         if self.min_replicas is not None and self.max_replicas is not None and self.min_replicas > self.max_replicas:
             raise ValueError(f"min_replicas ({self.min_replicas}) must be <= max_replicas ({self.max_replicas})")
-        if self.mode == "autoscale" and self.warmup_minutes is None:
-            raise ValueError("autoscale needs warmup_minutes (model load + warm-up of one replica, measured; 0..60)")
+        if self.mode in ("autoscale", "mixed") and self.warmup_minutes is None:
+            raise ValueError(f"{self.mode} needs warmup_minutes (model load + warm-up of one replica, measured; 0..60)")
+        mixed_only = {"base_replicas": self.base_replicas, "burst_offering": self.burst_offering,
+                      "spot_offering": self.spot_offering,
+                      "interruption_rate_per_hour": self.interruption_rate_per_hour,
+                      "spot_share": self.spot_share or None}
+        given = [name for name, value in mixed_only.items() if value is not None]
+        if self.mode != "mixed" and given:
+            raise ValueError(f"{', '.join(given)} apply only to mode mixed (mode is {self.mode})")
+        if self.spot_share > 0 and self.interruption_rate_per_hour is None:
+            raise ValueError("spot_share > 0 needs interruption_rate_per_hour (spot interruptions per replica-hour; "
+                             "no public default is bundled)")
+        if (self.max_replicas is not None and self.base_replicas is not None
+                and self.base_replicas > self.max_replicas):
+            raise ValueError(f"base_replicas ({self.base_replicas}) must be <= max_replicas ({self.max_replicas})")
         return self
 
 
@@ -119,7 +152,7 @@ class SelfHostOption(StrictModel):
     target_peak_utilization: float | None = _TARGET
     min_replicas: int | None = _MIN_REPLICAS
     scaling: ScalingPolicy = Field(default_factory=ScalingPolicy,
-                                   description="fixed (default) or autoscale; see docs/economics.md")
+                                   description="fixed (default), autoscale or mixed; see docs/economics.md")
 
     @model_validator(mode="after")
     def _needs_a_price(self) -> SelfHostOption:
