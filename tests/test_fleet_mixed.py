@@ -176,3 +176,103 @@ def test_nightly_window_still_costs_7_of_24_plus_warmups():
     assert day.replicas_by_hour == (n,) * 7 + (0,) * 17
     assert day.usd_per_gpu_per_day == pytest.approx((7 * n + n) * ON_DEMAND)
     assert day.usd_per_gpu_per_day / (24 * n * ON_DEMAND) == pytest.approx(8 / 24)
+
+
+# ---- ops and hosts (issue 12 item 4) -------------------------------------------------------------------
+def test_ops_scales_with_gpus_fixed_and_autoscaled():
+    fields = {"ops_usd_per_month": 500.0, "ops_usd_per_gpu_month": 100.0}
+    small = decided(scenario_dict(option_fields=fields)).option("h100")
+    large = decided(scenario_dict(requests_per_day=3_000_000, option_fields=fields)).option("h100")
+    # Fixed fleets: ops = 500 + 100 x GPUs.
+    assert small.breakdown.ops_usd_per_month == pytest.approx(500 + 100 * small.gpus)
+    assert large.breakdown.ops_usd_per_month == pytest.approx(500 + 100 * large.gpus)
+    assert large.gpus > small.gpus and large.breakdown.ops_usd_per_month > small.breakdown.ops_usd_per_month
+    assert large.usd_per_month == pytest.approx(large.gpus * 2.0 * 730.5 + 500 + 100 * large.gpus)
+    # An autoscaled fleet pays the per-GPU part for the GPU-hours it runs: 500 + 100 x GPU-hours / 730.5 h.
+    auto_fields = {**fields, "usd_per_gpu_hour": None, "offering": "lambda/h100-sxm/on-demand",
+                   "scaling": {"mode": "autoscale", "min_replicas": 0, "warmup_minutes": 10}}
+    data = scenario_dict(requests_per_day=3_000_000, batch_allowed=True, hourly_traffic_weights=NIGHT,
+                         option_fields=auto_fields)
+    data["workload"].pop("peak_to_mean_ratio")
+    data["options"][1].pop("usd_per_gpu_hour")
+    auto = decided(data).option("h100")
+    assert auto.gpu_hours_per_month is not None
+    assert auto.breakdown.ops_usd_per_month == pytest.approx(500 + 100 * auto.gpu_hours_per_month / 730.5)
+
+
+def test_per_gpu_ops_moves_the_break_even_as_a_dearer_gpu_hour():
+    plain = decided(scenario_dict(option_fields={"min_replicas": 1})).option("h100")
+    with_ops = decided(scenario_dict(option_fields={"min_replicas": 1, "ops_usd_per_gpu_month": 730.5})).option("h100")
+    # $730.5 per GPU-month is $1.00 per GPU-hour on top of $2.00: u* grows by 3 / 2.
+    assert plain.break_even_utilization is not None and with_ops.break_even_utilization is not None
+    assert with_ops.break_even_utilization == pytest.approx(plain.break_even_utilization * 3.0 / 2.0)
+
+
+def test_hybrid_pays_per_gpu_ops_only_for_its_base_replicas():
+    fields = {"ops_usd_per_month": 50.0, "ops_usd_per_gpu_month": 20.0}
+    hybrid = decided(scenario_dict(requests_per_day=1_000_000, option_fields=fields)).option("hybrid")
+    k = hybrid.replicas
+    expected_ops = (50.0 + 20.0 * k) if k else 0.0
+    assert hybrid.breakdown.ops_usd_per_month == pytest.approx(expected_ops)
+    assert hybrid.breakdown.gpu_usd_per_month == pytest.approx(k * 2.0 * 730.5)
+
+
+# Owned H100 (pricing_data/gpu_prices.csv owned/h100-sxm/owned: $30,000, 4 years, 0.7 kW, PUE 1.2, $0.08/kWh,
+# $140/month colocation = $200/kW-month x 0.7 kW) and its host (pricing_data/host_servers.csv: an 8-GPU node at
+# $325,000, the midpoint of $300,000-$350,000, drawing 10.2 kW at most; v2-pseo-ai.pages.dev/tools/gpu-tco-analysis).
+HOST_CAPEX = 325_000 / 8 - 30_000  # $10,625 per GPU beyond the GPU
+HOST_KW = 10.2 / 8 - 0.7  # 0.575 kW per GPU beyond the GPU
+GPU_ONLY = 30_000 / (4 * 8_766) + 0.7 * 1.2 * 0.08 + 140 / 730.5  # $1.1144/GPU-h
+HOST_USD = HOST_CAPEX / (4 * 8_766) + HOST_KW * 1.2 * 0.08 + HOST_KW * (140 / 0.7) / 730.5
+
+
+def test_owned_host_capex_and_power_arithmetic_written_out():
+    assert math.isclose(HOST_CAPEX, 10_625.0) and math.isclose(HOST_KW, 0.575)
+    assert abs(GPU_ONLY - 1.1144) < 5e-5
+    # 10,625 / 35,064 + 0.575 x 1.2 x 0.08 + 0.575 x 200 / 730.5 = 0.3030 + 0.0552 + 0.1574 = 0.5156
+    assert abs(HOST_USD - (0.3030 + 0.0552 + 0.1574)) < 2e-4
+    assert abs(GPU_ONLY + HOST_USD - 1.6301) < 5e-5  # the issue's "~$1.6 with the server counted"
+    owned = {"usd_per_gpu_hour": None, "offering": "owned/h100-sxm/owned"}
+    data = scenario_dict(option_fields=owned)
+    data["options"][1].pop("usd_per_gpu_hour")
+    option = decided(data).option("h100")
+    assert option.usd_per_gpu_hour == pytest.approx(GPU_ONLY + HOST_USD)
+    assert any(s.what == "host server of owned/h100-sxm/owned" for s in option.price_sources)
+    assert any("host server counted" in n for n in option.notes)
+    assert option.breakdown.gpu_usd_per_month == pytest.approx(option.gpus * (GPU_ONLY + HOST_USD) * 730.5)
+
+
+def test_owned_host_overrides_and_missing_rows():
+    data = scenario_dict(option_fields={"usd_per_gpu_hour": None, "offering": "owned/h100-sxm/owned",
+                                        "host_capex_usd_per_gpu": 0.0, "host_power_kw_per_gpu": 0.0})
+    data["options"][1].pop("usd_per_gpu_hour")
+    assert decided(data).option("h100").usd_per_gpu_hour == pytest.approx(GPU_ONLY)  # 0 leaves the host out
+    data = scenario_dict(option_fields={"usd_per_gpu_hour": None, "offering": "owned/h100-sxm/owned",
+                                        "host_capex_usd_per_gpu": 20_000.0})
+    data["options"][1].pop("usd_per_gpu_hour")
+    with_capex = 20_000 / (4 * 8_766) + HOST_KW * 1.2 * 0.08 + HOST_KW * 200 / 730.5  # power from the sheet
+    assert decided(data).option("h100").usd_per_gpu_hour == pytest.approx(GPU_ONLY + with_capex)
+    # No sourced host row for L4: the GPU alone, and the notes say so.
+    data = scenario_dict(option_fields={"usd_per_gpu_hour": None, "offering": "owned/l4/owned", "hardware": "l4"})
+    data["options"][1].pop("usd_per_gpu_hour")
+    l4 = decided(data).option("h100")
+    assert any("host server not counted" in n for n in l4.notes)
+    # Rented GPUs include their host: nothing added.
+    data = scenario_dict(option_fields={"usd_per_gpu_hour": None, "offering": "lambda/h100-sxm/on-demand"})
+    data["options"][1].pop("usd_per_gpu_hour")
+    assert decided(data).option("h100").usd_per_gpu_hour == pytest.approx(3.99)
+
+
+@pytest.mark.parametrize(("change", "fragment"), [
+    ({"ops_usd_per_gpu_month": -1}, "options[1].ops_usd_per_gpu_month"),
+    ({"ops_usd_per_gpu_month": "inf"}, "options[1].ops_usd_per_gpu_month"),
+    ({"host_capex_usd_per_gpu": -5}, "options[1].host_capex_usd_per_gpu"),
+    ({"host_power_kw_per_gpu": "nan"}, "options[1].host_power_kw_per_gpu"),
+    ({"host_power_kw_per_gpu": 50}, "options[1].host_power_kw_per_gpu"),
+])
+def test_bad_ops_and_host_exit_2_naming_the_field(tmp_path, capsys, change, fragment):
+    data = scenario_dict(option_fields=change)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data).replace('"nan"', "NaN").replace('"inf"', "Infinity"), encoding="utf-8")
+    assert main(["compare", str(path)]) == 2
+    assert fragment in capsys.readouterr().err

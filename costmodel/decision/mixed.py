@@ -21,7 +21,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from costmodel.decision.fleet import BILLING_SECONDS, MAX_AUTOSCALE_REPLICAS, replicas_by_hour
+from costmodel.decision.fleet import (
+    BILLING_SECONDS,
+    MAX_AUTOSCALE_REPLICAS,
+    fleet_ops_usd_per_month,
+    replicas_by_hour,
+)
 from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.errors import CostmodelError
 from costmodel.pricing import GpuPriceRow, PriceSheet
@@ -176,7 +181,7 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
     n = result.gpus_per_replica
     gpu_hours = day.replica_hours_per_day * n * DAYS_PER_MONTH
     gpu_usd = day.usd_per_gpu_per_day * n * DAYS_PER_MONTH
-    ops = result.breakdown.ops_usd_per_month
+    ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)
     total = gpu_usd + ops
     scale = total / result.usd_per_month if result.usd_per_month > 0 else 1.0
     mean_paid = sum(day.replicas_by_hour) / 24.0

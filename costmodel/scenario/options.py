@@ -10,10 +10,13 @@ from costmodel.catalog.engines import engine_ids
 from costmodel.dtypes import KvDtype, WeightDtype
 from costmodel.scenario.limits import (
     MAX_GPUS_PER_REPLICA,
+    MAX_HOST_CAPEX_USD_PER_GPU,
+    MAX_HOST_POWER_KW_PER_GPU,
     MAX_LATENCY_SECONDS,
     MAX_MIN_REPLICAS,
     MAX_RATE_LIMIT_PER_MINUTE,
     MAX_USD_PER_GPU_HOUR,
+    MAX_USD_PER_GPU_MONTH,
     MAX_USD_PER_MONTH,
     MIN_LATENCY_SECONDS,
     MIN_TARGET_PEAK_UTILIZATION,
@@ -135,7 +138,18 @@ class SelfHostOption(StrictModel):
         description="your own price per GPU-hour; overrides the offering's price"
     )
     ops_usd_per_month: float = Field(default=0.0, ge=0, le=MAX_USD_PER_MONTH,
-                                     description="operations (people, monitoring), USD/month")
+                                     description="operations (people, monitoring), USD/month, whatever the fleet size")
+    ops_usd_per_gpu_month: float = Field(
+        default=0.0, ge=0, le=MAX_USD_PER_GPU_MONTH,
+        description="operations that grow with the fleet, USD per GPU-month paid (default 0: no public "
+        "per-GPU figure is bundled); ops = ops_usd_per_month + this x GPU-hours / 730.5 h")
+    host_capex_usd_per_gpu: float | None = Field(
+        default=None, ge=0, le=MAX_HOST_CAPEX_USD_PER_GPU,
+        description="owned GPUs: the host server's purchase price per GPU, beyond the GPU (default: "
+        "pricing_data/host_servers.csv; 0 leaves the host out)")
+    host_power_kw_per_gpu: float | None = Field(
+        default=None, ge=0, le=MAX_HOST_POWER_KW_PER_GPU,
+        description="owned GPUs: the host server's power per GPU, beyond the GPU's, kW (default: the host sheet)")
     engine: str = Field(
         default="generic", pattern=_ID,
         description="serving engine profile id in catalog/engines (generic, vllm, sglang, trtllm, naive): "
