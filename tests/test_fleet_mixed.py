@@ -276,3 +276,20 @@ def test_bad_ops_and_host_exit_2_naming_the_field(tmp_path, capsys, change, frag
     path.write_text(json.dumps(data).replace('"nan"', "NaN").replace('"inf"', "Infinity"), encoding="utf-8")
     assert main(["compare", str(path)]) == 2
     assert fragment in capsys.readouterr().err
+
+
+def test_volume_model_scales_per_gpu_ops_with_the_fleet():
+    """The volume sweep (decision/volume.py) re-sizes the fleet: its per-GPU ops must follow the replicas, as
+    decide's do at that volume."""
+    from costmodel.decision.volume import Scaling, cost_model, usd_per_month
+    from costmodel.scenario import parse_scenario
+
+    fields = {"ops_usd_per_month": 500.0, "ops_usd_per_gpu_month": 100.0}
+    data = scenario_dict(option_fields=fields)
+    model = cost_model(decided(data), parse_scenario(data))
+    base = decided(data).option("h100")
+    assert usd_per_month(model, "h100") == pytest.approx(base.usd_per_month)
+    grown = decided(scenario_dict(requests_per_day=3_000_000, option_fields=fields))  # 30x
+    assert grown.option("h100").gpus > base.gpus  # the fleet grows, and its per-GPU ops with it
+    assert usd_per_month(model, "h100", Scaling(volume=30.0)) == pytest.approx(grown.option("h100").usd_per_month)
+    assert usd_per_month(model, "hybrid", Scaling(volume=30.0)) == pytest.approx(grown.option("hybrid").usd_per_month)

@@ -133,7 +133,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
             breakdown=CostBreakdown(gpu_usd_per_month=replica_usd,
                                     ops_usd_per_month=ops_fixed + ops_per_gpu * option.gpus_per_replica),
             min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
-            fleet_reason=policy.reason, scaling="fixed", notes=host_note,
+            fleet_reason=policy.reason, scaling="fixed", notes=host_note, ops_usd_per_gpu_month=ops_per_gpu,
         )
     cost = size_self_host(
         mean_requests_per_second=workload.mean_requests_per_second(),
@@ -181,7 +181,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         capacity_method=capacity.method,
         replicas_by_hour=(cost.replicas,) * 24, gpu_hours_per_month=cost.gpus * HOURS_PER_MONTH,
         min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
-        fleet_reason=policy.reason, scaling="fixed",
+        fleet_reason=policy.reason, scaling="fixed", ops_usd_per_gpu_month=ops_per_gpu,
     )
     if option.scaling.mode == "fixed":
         return fixed
@@ -255,4 +255,5 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         min_replicas=self_host.min_replicas, target_peak_utilization=self_host.target_peak_utilization,
         fleet_reason=self_host.fleet_reason, scaling="fixed", replicas_by_hour=(plan.base_replicas,) * 24,
         gpu_hours_per_month=plan.base_replicas * self_host.gpus_per_replica * HOURS_PER_MONTH,
+        ops_usd_per_gpu_month=ops_per_gpu,
     )

@@ -100,6 +100,7 @@ class OptionResult:
     # Mixed fleets (decision/mixed.py): replicas of the fixed base and the burst's replicas in each hour.
     base_replicas: int | None = None
     burst_replicas_by_hour: tuple[int, ...] | None = None
+    ops_usd_per_gpu_month: float = 0.0  # the per-GPU part of ops (self-host, hybrid); the rest is fixed
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
@@ -145,6 +146,7 @@ class OptionResult:
             "base_replicas": self.base_replicas,
             "burst_replicas_by_hour": (list(self.burst_replicas_by_hour)
                                        if self.burst_replicas_by_hour is not None else None),
+            "ops_usd_per_gpu_month": self.ops_usd_per_gpu_month,
         }
 
 
