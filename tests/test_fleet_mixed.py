@@ -17,6 +17,7 @@ import pytest
 from costmodel.cli import main
 from costmodel.decision.fleet import autoscaled_day
 from costmodel.decision.mixed import cyclic_starts, mixed_day
+from costmodel.pricing import load_gpu_prices
 from costmodel.units import DAYS_PER_MONTH
 from tests.test_fleet import NIGHT, decided, scenario_dict
 
@@ -293,3 +294,15 @@ def test_volume_model_scales_per_gpu_ops_with_the_fleet():
     assert grown.option("h100").gpus > base.gpus  # the fleet grows, and its per-GPU ops with it
     assert usd_per_month(model, "h100", Scaling(volume=30.0)) == pytest.approx(grown.option("h100").usd_per_month)
     assert usd_per_month(model, "hybrid", Scaling(volume=30.0)) == pytest.approx(grown.option("hybrid").usd_per_month)
+
+
+def test_compare_table_states_the_mixed_split(tmp_path, capsys):
+    scaling = {"mode": "mixed", "warmup_minutes": 10, "base_replicas": 1}
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(mixed_scenario(scaling)), encoding="utf-8")
+    assert main(["compare", str(path)]) == 0
+    out = capsys.readouterr().out
+    # No burst_offering: the cheapest on-demand row of the option's hardware.
+    rows = [r for r in load_gpu_prices().rows if r.accelerator_id == "h100-sxm" and r.offering == "on-demand"]
+    cheapest = min(rows, key=lambda r: r.all_in_usd_per_gpu_hour())
+    assert "mixed: 1 base + on-demand burst, " in out and f"burst GPU offering {cheapest.id}:" in out
