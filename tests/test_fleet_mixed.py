@@ -247,7 +247,10 @@ def test_owned_host_overrides_and_missing_rows():
     data = scenario_dict(option_fields={"usd_per_gpu_hour": None, "offering": "owned/h100-sxm/owned",
                                         "host_capex_usd_per_gpu": 0.0, "host_power_kw_per_gpu": 0.0})
     data["options"][1].pop("usd_per_gpu_hour")
-    assert decided(data).option("h100").usd_per_gpu_hour == pytest.approx(GPU_ONLY)  # 0 leaves the host out
+    left_out = decided(data).option("h100")
+    assert left_out.usd_per_gpu_hour == pytest.approx(GPU_ONLY)  # 0 leaves the host out
+    assert any("host server left out" in n for n in left_out.notes)
+    assert not any(s.what.startswith("host server") for s in left_out.price_sources)
     data = scenario_dict(option_fields={"usd_per_gpu_hour": None, "offering": "owned/h100-sxm/owned",
                                         "host_capex_usd_per_gpu": 20_000.0})
     data["options"][1].pop("usd_per_gpu_hour")
