@@ -143,8 +143,7 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
                       eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
     workload = scenario.workload
     pricing_only = {"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month", "min_replicas",
-                    "target_peak_utilization", "scaling", "ops_usd_per_gpu_month", "host_capex_usd_per_gpu",
-                    "host_power_kw_per_gpu"}  # fields that do not change the capacity per replica
+                    "target_peak_utilization", "scaling"}  # fields that do not change the capacity per replica
     key = "|".join([method, option.model_dump_json(exclude=pricing_only),
                     workload.model_dump_json(include={"prompt_tokens", "output_tokens", "cached_prompt_fraction"}),
                     scenario.slo.model_dump_json(), repr(eff), hardware.model_dump_json()])
