@@ -10,7 +10,7 @@ PORT ?= 8501
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[probes,app,memo,dev]'
+	$(BIN)/python -m pip install -q -e '.[probes,app,memo,dev,cluster]'
 	touch $(STAMP)
 
 install: $(STAMP)

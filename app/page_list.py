@@ -26,6 +26,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("views/compare.py", "Compare", "compare", charts=4),
     PageSpec("views/roofline.py", "Roofline", "roofline", charts=3),
     PageSpec("views/latency.py", "Latency", "latency", charts=3),
+    PageSpec("views/search.py", "Search", "search", charts=0, ready='[data-testid="stButton"]'),
     PageSpec("views/probes.py", "Probes", "probes", charts=0, ready='[data-testid="stFileUploader"]'),
     PageSpec("views/prices.py", "Prices", "prices", charts=0, ready='[data-testid="stDataFrame"]'),
     PageSpec("views/memo.py", "Memo", "memo", charts=0, ready='[data-testid="stDownloadButton"]'),

@@ -43,7 +43,6 @@ from costmodel.decision import rank as decision_module
 from costmodel.decision.economics import (
     HOURS_PER_MONTH,
     SECONDS_PER_MONTH,
-    break_even_tokens_per_month,
     break_even_utilization,
     diurnal_profile,
     plan_hybrid,
@@ -58,6 +57,7 @@ from costmodel.decision.fleet import (
     fleet_ops_usd_per_month,
     fleet_policy,
 )
+from costmodel.decision.horizon import committed_replicas
 from costmodel.decision.mixed import cyclic_starts, mixed_day
 from costmodel.decision.rank import (
     SIMULATED_REQUESTS,
@@ -70,6 +70,7 @@ from costmodel.decision.reasons import decision_reasons
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.warnings import scenario_warnings
 from costmodel.dtypes import BYTES_PER_ELEMENT
+from costmodel.errors import CostmodelError
 from costmodel.memory import plan_memory
 from costmodel.pricing import load_api_prices, load_gpu_prices
 from costmodel.pricing import refresh as refresh_module
@@ -227,7 +228,7 @@ REPLICA_MONTH = 1 * USD_PER_GPU_HOUR * H
 SELF_MONTH = REPLICAS * REPLICA_MONTH + 0.0
 U = LAM / (REPLICAS * MU)
 U_STAR = USD_PER_GPU_HOUR * 1 * 1e6 / (3_600 * X * API_PER_M)
-V_REP = X * S / PEAK_TO_MEAN
+FLEET_C = REPLICAS * X * S  # the month-0 fleet's tokens/month at the SLO (docs: C = n x X x S)
 V_STAR = (1 * REPLICA_MONTH + 0) * 1e6 / API_PER_M
 
 
@@ -610,14 +611,21 @@ def build_break_even() -> None:
          mixed.option("qwen").usd_per_mtok < API.usd_per_mtok and mixed.option("h100-8b").break_even_against == "cerebras-8b")
     claim("Since u <= 1 / r when replicas are sized for the peak")
     fact("u <= 1 / r", (SELF.utilization or 0) <= 1 / PEAK_TO_MEAN)
-    claim("k x R + O and carry volumes in ((k - 1) V_rep, k V_rep]; on that step the API costs V x p_api / 1e6,",
-          ("Mtok", 1e6, e_notation))
-    claim("V_k = (k x R + O) x 1e6 / p_api", ("Mtok", 1e6, e_notation))
-    claim("If it is not on step 1 and R >= V_rep x p_api / 1e6, each replica costs more than the API would charge")
-    fact("never: each replica costs more than the API charges for the volume it adds",
-         break_even_tokens_per_month(replica_usd_per_month=1461.0, ops_usd_per_month=0.0,
-                                     tokens_per_month_per_replica_at_peak=5e9, api_usd_per_mtok=0.1) is None)
-    claim("On step 1 with O = 0, V* = R x 1e6 / p_api = u* x X x S: the volume at which one replica runs at u*.")
+    claim("F = n x R + O a month (an autoscaled fleet: its own $/month) and carries at most C = sum_h R_h x D x 3,600 x X",
+          ("hour", 3600, n0))
+    claim("V* = F x 1e6 / p_api and u* = V* / C", ("Mtok", 1e6, e_notation))
+    claim("which is the break-even utilization above (ops included). V* = u* x C by construction. u* > 1 means this fleet "
+          "never breaks even")
+    # The pair with operations cost, on a 2-replica fleet: V* = (2 R + O) 1e6 / p and u* = V* / (2 X S) is the
+    # library's u* x (1 + O / (n R)) above.
+    pair_volume = (n * REPLICA_MONTH + ops) * 1e6 / API_PER_M
+    fact("u* = V* / C is the break-even utilization with ops", math.isclose(
+        pair_volume / (n * X_LIB * SECONDS_PER_MONTH),
+        break_even_utilization(usd_per_gpu_hour=USD_PER_GPU_HOUR, gpus_per_replica=1, tokens_per_second_per_replica=X_LIB,
+                               api_usd_per_mtok=API_PER_M, ops_usd_per_month=ops, replicas=n), rel_tol=1e-9))
+    fact("the library's pair is on one fleet: V* = u* x C",
+         math.isclose(SELF.break_even_tokens_per_month or 0,
+                      (SELF.break_even_utilization or 0) * SELF.replicas * X_LIB * SECONDS_PER_MONTH, rel_tol=1e-9))
 
 
 def build_profile() -> None:
@@ -706,6 +714,84 @@ def build_ranking() -> None:
     claim("| Growth | growth per month > 0: shows the volume factor 6 months ahead |", ("months", 6, n0))
     fact("growth warning names 6 months", any("in 6 months" in w for w in warns(growth_per_month=0.05)))
     fact("no growth warning at 0", not has(warns(growth_per_month=0.0), "Growth"))
+
+
+GROWTH = 0.15  # the horizon paragraph of the worked example: growth_per_month 0.15, as_of 2026-12-01
+SCENARIO_GROWTH = SCENARIO.model_copy(
+    update={"workload": SCENARIO.workload.model_copy(update={"growth_per_month": GROWTH})})
+DECISION_GROWTH: Decision = decide(SCENARIO_GROWTH, today=dt.date(2026, 12, 1), capacity_cache=CACHE)
+
+
+def _rejected(data: dict[str, object]) -> bool:
+    try:
+        parse_scenario(data)
+    except CostmodelError:
+        return True
+    return False
+
+
+def build_horizon() -> None:
+    claim("`horizon_months` (a scenario field, 1..120, default 12; `compare --horizon-months` overrides it)",
+          ("min", 1, n0), ("max", 120, n0), ("default", Scenario.model_fields["horizon_months"].default, n0))
+    data = yaml.safe_load(YAML_BLOCK)
+    fact("horizon_months is 1..120", all(_rejected({**data, "horizon_months": h}) for h in (0, 121))
+         and parse_scenario({**data, "horizon_months": 120}).horizon_months == 120)
+    claim("month m's volume is month 0's times (1 + g)^m, g = `growth_per_month`.", ("one", 1, n0), ("zero", 0, n0))
+    fact("month 0 of usd_by_month is usd_per_month",
+         all(o.usd_by_month is not None and o.usd_by_month[0] == o.usd_per_month for o in DECISION_GROWTH.options))
+    claim("API: usd_m = $/request x Q x (1 + g)^m self-host: n_m = max(m_floor, ceil(λ_peak x (1 + g)^m / (t x μ))), "
+          "usd_m = n_m x N x c x H + O hybrid: the base count k re-chosen on month m's load-duration curve, at most n_m "
+          "total: usd_horizon_total = usd_0 + ... + usd_(horizon - 1)", ("one", 1, n0), ("zero", 0, n0))
+    claim("(`commitment` \"1 year ...\" = 12 months, \"3 years ...\" = 36) are paid over the whole term: replicas added "
+          "in month k stay paid for months k to k + T - 1,",
+          ("1y", next(r.term_months for r in GPU_SHEET.rows if (r.commitment or "").startswith("1 year")), n0),
+          ("3y", next(r.term_months for r in GPU_SHEET.rows if (r.commitment or "").startswith("3 years")), n0),
+          ("one", 1, n0), ("three", 3, n0))
+    paid, _ = committed_replicas([4, 4, 3, 2, 2], term_months=3)
+    claim("With a 3-month term and needs of 4, 4, 3, 2, 2 replicas the fleet pays 4, 4, 4, 2, 2: the first 4 run out "
+          "after month 2, and month 3 commits 2 more.",
+          ("term", 3, n0), ("paid", ", ".join(str(p) for p in paid), text), ("first", paid[0], n0),
+          ("out", 2, n0), ("month", 3, n0), ("more", paid[3], n0))
+    claim("`compare --json` carries `usd_by_month` (horizon_months numbers, month 0 = `usd_per_month`)",
+          ("zero", 0, n0))
+    api, self_host, hybrid = (DECISION_GROWTH.option(n) for n in ("cerebras-8b", "h100-8b", "h100-base-plus-cerebras"))
+    assert api.usd_by_month and self_host.usd_by_month and hybrid.usd_by_month
+    api_written = [API_MONTH * (1 + GROWTH) ** m for m in range(12)]
+    fact("the API's months are $/request x Q x 1.15^m",
+         all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(api.usd_by_month, api_written, strict=True)))
+    peak_11 = LAM_PEAK * (1 + GROWTH) ** 11
+    claim("**Over a 12-month horizon** with the volume growing 15% a month (add `growth_per_month: 0.15` under "
+          "`workload:`, `as_of` 2026-12-01): the API costs 365.25 x 1.15^m, $1,284.90 in month 9 and $1,477.64 in "
+          "month 10, while h100-8b stays at one replica ($1,461.00 a month: month 11's peak, 2.315 x 1.15^11 = 10.77 "
+          "requests/s, is still under μ = 21.922).",
+          ("horizon", DECISION_GROWTH.horizon_months, n0), ("g", GROWTH, pct(0)), ("g2", GROWTH, fixed(2)),
+          ("api0", API_MONTH, fixed(2)), ("factor", 1 + GROWTH, fixed(2)), ("m9", api_written[9], usd(2)),
+          ("m9 lib", api.usd_by_month[9], usd(2)), ("m10", api_written[10], usd(2)), ("m10 lib", api.usd_by_month[10], usd(2)),
+          ("nine", 9, n0), ("ten", 10, n0), ("eleven", 11, n0), ("replica", self_host.usd_by_month[11], usd(2)),
+          ("R", REPLICA_MONTH, usd(2)), ("peak", LAM_PEAK, fixed(3)), ("peak 11", peak_11, fixed(2)), ("mu", MU, fixed(3)),
+          ("as_of", "2026-12-01", text), ("one", 1, n0))
+    fact("one replica through month 11", peak_11 < MU and set(self_host.usd_by_month) == {REPLICA_MONTH})
+    claim("So **ranking_change_month = 10** (2027-10): h100-8b becomes the cheapest (the hybrid costs the same "
+          "$1,461.00 with k = 1 and no overflow; the simpler option ranks first).",
+          ("month", DECISION_GROWTH.ranking_change_month or 0, n0), ("k", 1, n0),
+          ("hybrid 10", hybrid.usd_by_month[10], usd(2)), ("date", "2027-10", text))
+    fact("the ranking change is stated in the reasons",
+         any("month 10 (2027-10): h100-8b becomes cheaper than cerebras-8b" in r for r in DECISION_GROWTH.reasons))
+    volume_10 = V * (1 + GROWTH) ** 10
+    claim("Month 10 is where the volume passes the break-even pair of the one-replica fleet: 3.65B x 1.15^10 = 14.78B "
+          "> V* = 14.61B.",
+          ("V", V, billions(2)), ("factor", 1 + GROWTH, fixed(2)), ("V10", volume_10, billions(2)),
+          ("V*", self_host.break_even_tokens_per_month or 0, billions(2)), ("ten", 10, n0), ("one", 1, n0))
+    fact("month 9 is below V*, month 10 above", V * (1 + GROWTH) ** 9 < V_STAR < volume_10)
+    hybrid_written = sum(api_written[:10]) + 2 * REPLICA_MONTH
+    claim("Over the 12 months the API costs $10,592.86, h100-8b $17,532.00 and the hybrid, which sends everything to "
+          "the API through month 9 and keeps one base replica from month 10, $10,337.93: the cheapest total.",
+          ("months", 12, n0), ("api", sum(api_written), usd(2)), ("api lib", api.usd_horizon_total or 0, usd(2)),
+          ("self", 12 * REPLICA_MONTH, usd(2)), ("self lib", self_host.usd_horizon_total or 0, usd(2)),
+          ("nine", 9, n0), ("one", 1, n0), ("ten", 10, n0),
+          ("hybrid", hybrid_written, usd(2)), ("hybrid lib", hybrid.usd_horizon_total or 0, usd(2)))
+    fact("the hybrid has the cheapest total", min(DECISION_GROWTH.usable_options, key=lambda o: o.usd_horizon_total or 0)
+         is hybrid)
 
 
 def build_worked_example() -> None:
@@ -836,15 +922,16 @@ def build_worked_example() -> None:
     fact("u* / u is the same with the roofline's μ", ROOF.replicas == 1 and math.isclose(
         (ROOF.break_even_utilization or 0) / (ROOF.utilization or 1), U_STAR / U, rel_tol=1e-9))
     fact("break-even against the cheapest API", SELF.break_even_against == "cerebras-8b")
-    claim("One replica sized for the peak carries V_rep = 26,307 x 2,629,800 / 2 = 34.59B tokens/month.",
-          ("V_rep", V_REP, billions(2)), ("S", S, n0), ("X", X, n0))
-    claim("The first step crosses at V_1 = (1 x 1,461.00 + 0) x 1e6 / 0.100 = 14.61B <= 34.59B, so "
-          "**V* = 14.61B tokens/month**, 4.00x today's 3.65B, or 400,000 requests/day.",
-          ("V_1", V_STAR, billions(2)), ("V_rep", V_REP, billions(2)), ("V* lib", SELF.break_even_tokens_per_month or 0, billions(2)),
-          ("times", V_STAR / V, times(2)), ("V", V, billions(2)), ("per day", V_STAR / (PROMPT + OUTPUT) / D, n0))
-    fact("V* is on the first step", V_STAR <= V_REP)
-    claim("Check: 14.61B / (26,307 x 2,629,800) = 21.1% = u*.",
-          ("check", V_STAR / (X * S), pct(1)), ("V*", V_STAR, billions(2)), ("X", X, n0), ("S", S, n0))
+    claim("On the same one-replica fleet, V* = (1 x 1,461.00 + 0) x 1e6 / 0.100 = **14.61B tokens/month**, 4.00x "
+          "today's 3.65B, or 400,000 requests/day; the fleet carries at most C = 1 x 26,307 x 2,629,800 = 69.18B "
+          "tokens/month.",
+          ("n", SELF.replicas, n0), ("R", REPLICA_MONTH, fixed(2)), ("V*", V_STAR, billions(2)),
+          ("V* lib", SELF.break_even_tokens_per_month or 0, billions(2)), ("p", API_PER_M, fixed(3)),
+          ("times", V_STAR / V, times(2)), ("V", V, billions(2)), ("per day", V_STAR / (PROMPT + OUTPUT) / D, n0),
+          ("X", X, n0), ("S", S, n0), ("C", FLEET_C, billions(2)))
+    claim("Check: 14.61B / 69.18B = 21.1% = u*.",
+          ("V*", V_STAR, billions(2)), ("C", FLEET_C, billions(2)), ("check", V_STAR / FLEET_C, pct(1)),
+          ("u* lib", SELF.break_even_utilization or 0, pct(1)))
 
     # Hybrid
     claim("With no base replica the hybrid costs the API's $365.25.", ("hybrid", HYBRID.usd_per_month, usd(2)))
@@ -1038,7 +1125,7 @@ def build_sources() -> None:
 
 
 for _build in (build_intro, build_time, build_api_request, build_api_month, build_self_host, build_break_even,
-               build_profile, build_hybrid_formulas, build_ranking, build_worked_example, build_sources):
+               build_profile, build_hybrid_formulas, build_ranking, build_horizon, build_worked_example, build_sources):
     _build()
 
 

@@ -134,12 +134,15 @@ def test_scenario_engine_changes_the_simulated_capacity() -> None:
             "workload": {"requests_per_day": 100_000, "prompt_tokens": {"kind": "fixed", "tokens": 512},
                          "output_tokens": {"kind": "fixed", "tokens": 64}, "peak_to_mean_ratio": 2.0},
             "slo": {"ttft_p90_seconds": 2.0, "tpot_p90_seconds": 0.1},
+            # One replica allowed, so the engine's capacity (not the N+1 floor) sets the fleet.
+            "fleet": {"min_replicas": 1},
             "options": [{"kind": "self-host", "name": "h", "model": "llama-3.1-8b", "hardware": "h100-sxm",
                          "usd_per_gpu_hour": 2.0, "engine": engine}],
         }
 
     generic = decide(parse_scenario(scenario("generic"))).option("h")
     naive = decide(parse_scenario(scenario("naive"))).option("h")
+    assert naive.capacity_requests_per_second < generic.capacity_requests_per_second
     assert naive.replicas > generic.replicas
     assert np.isfinite(generic.usd_per_month) and naive.usd_per_month > generic.usd_per_month
 

@@ -69,7 +69,7 @@ ALLOWED: dict[str, set[str]] = {
     "decision": CORE | {"scenario", "pricing", "serving", "measurements"},
     "search": CORE | {"scenario", "pricing", "serving", "measurements", "decision"},
     "charts": CORE | {"scenario", "pricing", "serving", "measurements", "decision"},
-    "memo": CORE | {"scenario", "pricing", "serving", "measurements", "decision", "charts"},
+    "memo": CORE | {"scenario", "pricing", "serving", "measurements", "decision", "search", "charts"},
     "cli": CORE | {"scenario", "pricing", "serving", "measurements", "decision", "search", "charts", "memo"},
 }
 

@@ -17,6 +17,7 @@ pytest.importorskip("reportlab")
 pytest.importorskip("matplotlib")
 
 from costmodel.cli import main
+from costmodel.decision.results import exclusion_label
 from costmodel.memo import Memo, build_memo
 from costmodel.scenario import load_scenario
 
@@ -61,7 +62,11 @@ def test_options_and_figures_match_costmodel_compare(path, capsys):
         assert (name, kind) == (option["name"], option["kind"])
         util = "-" if option["utilization"] is None else f"{option['utilization']:.0%}"
         verdict = {"yes": "yes", "?": "unverified"}.get(slo, "NO") + (", throttled" if option["throttled"] else "")
-        if option["slo_status"] == "unverified":  # issue 13: unmeasured APIs are unverified, never "yes"
+        if option["excluded_kind"] not in (None, "misses_slo", "throttled"):  # issue 13: the state, in words
+            verdict = f"excluded: {exclusion_label(option['excluded_kind'])}" + (
+                f", retires {option['retires_on']}" if option["retires_on"] else "")
+            latency = ""
+        elif option["slo_status"] == "unverified":  # issue 13: unmeasured APIs are unverified, never "yes"
             assert option["kind"] != "self-host" and not option["meets_slo"] and slo == "?"
             latency = (" (published, not your traffic)" if option["latency_source"] == "published"
                        else " (not measured)")

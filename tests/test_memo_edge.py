@@ -58,14 +58,17 @@ def test_api_only_scenario_has_no_self_host_charts_and_no_flip():
     assert memo.pages >= 3
 
 
-def test_nothing_meets_the_slo_opens_with_a_warning():
+def test_nothing_meets_the_slo_says_no_option_is_feasible():
+    # Issue 13: an option that misses the SLO is infeasible; with none left the memo recommends nothing.
     data = chat_data()
     data["slo"] = {"ttft_p90_seconds": 0.001, "tpot_p90_seconds": 0.001}  # 1 ms: no GPU, no API
     for option in data["options"]:
         if option["kind"] == "api":
             option["ttft_p90_seconds"], option["tpot_p90_seconds"] = 0.4, 0.02
     memo = build_memo(parse_scenario(data), today=TODAY)
-    assert not memo.content.decision.recommendation_meets_slo
+    decision = memo.content.decision
+    assert decision.recommendation is None and not decision.recommendation_meets_slo
+    assert all(o.excluded_kind for o in decision.options)
     text = text_of(memo.pdf)
-    assert "Warning. No option meets the SLO without throttling." in text
-    assert memo.pages >= 3
+    assert "No option is feasible." in text and "misses the SLO" in text
+    assert "Recommendation:" not in text and memo.pages >= 2

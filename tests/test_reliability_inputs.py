@@ -158,7 +158,10 @@ def test_self_host_context_window_excludes_only_that_option():
     data["options"].append({"kind": "api", "name": "flash-lite", "price_id": "google/gemini-2.5-flash-lite"})
     decision = decide(parse_scenario(data))
     assert decision.option("llama-3.1-8b-l40s").excluded_kind == "cannot_serve_lengths"
-    assert decision.option("flash-lite").excluded_reason is None  # a 1M-token window serves it
+    # A 1M-token window serves it; at 200k-token prompts its Tier 1 4M tokens/min throttle it instead (issue 13:
+    # throttled is an exclusion of its own kind).
+    flash_lite = decision.option("flash-lite")
+    assert "cannot_serve_lengths" not in flash_lite.excluded_kinds and flash_lite.excluded_kind == "throttled"
     assert decision.option("llama-3.3-70b-h100-tp4").excluded_kind == "cannot_serve_lengths"
     assert decision.option(decision.recommendation).excluded_reason is None  # 1M-token APIs remain
 

@@ -21,7 +21,7 @@ from app.colors import LIMIT_COLOR, option_colors
 from app.widgets import md, show_error
 from costmodel.charts.compare import CompareView, TrafficChart, compare_view
 from costmodel.decision.reasons import quality_statement
-from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import Scenario, parse_scenario
@@ -201,10 +201,13 @@ def _apply_volume(field: str) -> None:
 
 
 def _slo_cell(o: OptionResult) -> str:
-    """The tri-state verdict as such: meets / misses / unverified (assumed), throttled or excluded noted."""
+    """The tri-state verdict as such: meets / misses / unverified, throttled noted; an excluded option says
+    why in words (below the quality floor, not a substitute, retired, misses the SLO, throttled, ...)."""
     if o.excluded_reason:
-        return "excluded"
-    verdict = "misses" if not o.meets_slo else ("unverified (assumed)" if o.slo_status == "unverified" else "meets")
+        return "excluded: " + exclusion_label(o.excluded_kind)
+    verdict = {"meets": "meets", "misses": "misses", "unverified": "unverified"}[o.slo_status]
+    if o.slo_status == "unverified" and o.latency_source == "published":
+        verdict += " (published, not your traffic)"
     return verdict + (", throttled" if o.throttled else "")
 
 
@@ -310,14 +313,18 @@ def render() -> None:
         st.info(f"API price overrides from the Prices page are in effect (this session only): {keys[2]}")
     try:
         view = cached_compare_view(*keys)
-        figures = cached_compare_figures(*keys)
+        # Nothing feasible: no chart (it would only compare options that cannot be chosen).
+        figures = cached_compare_figures(*keys) if view.decision.recommendation is not None else None
     except CostmodelError as exc:
         show_error("Scenario", exc)
         st.stop()
     _recommendation(view.decision)
     st.subheader("Ranked options")
     st.dataframe(_table(view), hide_index=True, column_config=TABLE_CONFIG, key="cmp_table")
-    _charts(figures)
+    if figures is not None:
+        _charts(figures)
+    else:
+        st.info("No charts: no option is feasible, so there is nothing to compare on cost or volume.")
     _sources(view.decision)
 
 

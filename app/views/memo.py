@@ -39,7 +39,7 @@ class MemoFile:
 
     pdf: bytes
     pages: int
-    recommendation: str
+    recommendation: str | None  # None: no option is feasible, and the memo says so
     blocks: tuple[Block, ...]
 
 
@@ -47,7 +47,7 @@ def build_memo_file(scenario: Scenario, *, calibration: Calibration | None, toda
                     capacity_cache: CapacityCache | None = None) -> MemoFile:
     """One library call: build_memo for the scenario as of `today` (same date, same bytes)."""
     memo = build_memo(scenario, calibration=calibration, today=today, capacity_cache=capacity_cache)
-    return MemoFile(pdf=memo.pdf, pages=memo.pages, recommendation=memo.content.decision.chosen_name(),
+    return MemoFile(pdf=memo.pdf, pages=memo.pages, recommendation=memo.content.decision.recommendation,
                     blocks=memo.content.blocks)
 
 
@@ -141,7 +141,8 @@ def render() -> None:
     st.download_button(f"Download the memo (PDF, {memo.pages} pages)", memo.pdf,
                        file_name=f"memo-{file_stem(scenario)}.pdf", mime="application/pdf", key="memo_download",
                        type="primary")
-    st.caption(f"Recommendation in the memo: **{md(memo.recommendation)}**.")
+    st.caption(f"Recommendation in the memo: **{md(memo.recommendation)}**." if memo.recommendation else
+               "The memo recommends no option: none is feasible (its page 1 says why).")
 
     st.subheader("Preview")
     if can_render_pages():

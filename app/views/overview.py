@@ -10,6 +10,7 @@ import streamlit as st
 
 from app import glossary, state
 from app.widgets import md, show_error
+from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.errors import CostmodelError
 
@@ -32,15 +33,22 @@ def _changes(decision: Decision, chosen: OptionResult) -> list[str]:
         if volume is None or not math.isfinite(volume) or option.break_even_against is None:
             continue
         direction = "rises" if volume > current else "falls"
-        lines.append(f"**{option.name}** costs the same as **{option.break_even_against}** at "
-                     f"{volume / BILLION:,.2f}B tokens/month (now {current / BILLION:,.2f}B): the order flips if "
-                     f"the volume {direction} past it.")
+        # The pair is on the option's month-0 fleet: past u* = 100% that fleet cannot carry the volume.
+        carried = option.break_even_utilization is not None and option.break_even_utilization <= 1
+        tail = (f"the order flips if the volume {direction} past it" if carried
+                else "more than that fleet carries at the SLO, so a larger fleet would be needed")
+        lines.append(f"**{option.name}**'s current fleet costs what **{option.break_even_against}** bills at "
+                     f"{volume / BILLION:,.2f}B tokens/month (now {current / BILLION:,.2f}B): {tail}.")
     if not lines:
         lines.append("No break-even volume in range: changing the volume alone does not change the order.")
     return lines
 
 
 def _answer(decision: Decision) -> None:
+    if decision.recommendation is None:  # every option is infeasible: say so, with each typed reason
+        st.error(md("No recommendation: " + " ".join(decision.reasons)))
+        st.info(md(quality_statement(decision)))
+        return
     chosen = decision.option(decision.recommendation)
     box = st.success if decision.recommendation_meets_slo else st.error
     box(md(f"Recommendation: **{chosen.name}** ({chosen.kind})"))
@@ -54,6 +62,7 @@ def _answer(decision: Decision) -> None:
     st.subheader("What would change it")
     for line in _changes(decision, chosen):
         st.markdown(f"- {md(line)}")
+    st.markdown(f"- {md(quality_statement(decision))}")
     for warning in decision.warnings:
         st.warning(md(warning))
 

@@ -114,7 +114,8 @@ def volume_curves(
 
 def break_even_points(decision: Decision, scenario: Scenario, *,
                       api_sheet: PriceSheet[ApiPriceRow] | None = None) -> tuple[BreakEvenPoint, ...]:
-    """Each self-host option's break-even volume against its reference API, placed on the API's curve."""
+    """Each self-host option's break-even volume against its reference API (where the API bills what the
+    option's month-0 fleet costs, decision/breakeven.py), placed on the API's curve."""
     model = cost_model(decision, scenario, api_sheet=api_sheet)
     points = []
     for result in decision.usable_options:
@@ -185,6 +186,9 @@ def compare_view(
     """One call for the Compare page: `decide` plus the chart data derived from it."""
     decision = decide(scenario, calibration=calibration, api_sheet=api_sheet, gpu_sheet=gpu_sheet,
                       capacity_cache=capacity_cache)
+    if decision.recommendation is None:  # nothing feasible: no option to chart (the table says why)
+        return CompareView(decision=decision, tokens_per_month=decision.tokens_per_month, volume_curves=(),
+                           break_evens=(), utilization_curves=(), api_usd_per_mtok=(), traffic=traffic_chart(decision))
     tokens_per_request = decision.mean_prompt_tokens + decision.mean_output_tokens
     curves = (utilization_curve(r, tokens_per_request=tokens_per_request) for r in decision.usable_options)
     return CompareView(

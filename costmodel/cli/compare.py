@@ -59,6 +59,7 @@ def render_table(decision: Decision) -> str:
     policies = [f"  - {o.name}: {o.fleet_reason}{_scaling_text(o)}" for o in decision.options if o.fleet_reason]
     if policies:
         lines += ["", "Fleet policy (fleet column: replica floor / target peak utilization):"] + policies
+    lines += _horizon_lines(decision)
     lines += ["", f"Recommendation: {decision.recommendation or 'none (no option is feasible)'}"]
     lines += [f"  - {reason}" for reason in decision.reasons]
     lines += [f"  - {quality_statement(decision)}"]
@@ -74,6 +75,24 @@ def render_table(decision: Decision) -> str:
                 lines.append(f"  - {ps.what}: {ps.source} ({dated}checked {ps.checked}, {ps.age_days} days old)")
     lines.append(f"  - efficiencies: {decision.efficiency_source}")
     return "\n".join(lines)
+
+
+def _horizon_lines(decision: Decision) -> list[str]:
+    """'Cost over the horizon': month 0, month 12 (or the last month) and the total per option, and the
+    sentence on the ranking."""
+    priced = [o for o in decision.options if o.usd_by_month]
+    if not priced:
+        return []
+    later = min(12, decision.horizon_months - 1)
+    lines = ["", f"Cost over the horizon ({decision.horizon_months} months, growth applied month by month):"]
+    for o in priced:
+        assert o.usd_by_month is not None
+        tail = f", month {later} {fmt_money(o.usd_by_month[later])}" if later > 0 else ""
+        lines.append(f"  - {o.name}: month 0 {fmt_money(o.usd_by_month[0])}{tail}, "
+                     f"total {fmt_money(o.usd_horizon_total)}")
+    if decision.ranking_change_reason:
+        lines.append(f"  {decision.ranking_change_reason}")
+    return lines
 
 
 def _fleet_cell(option: OptionResult) -> str:
@@ -99,7 +118,8 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.horizon_months is not None:
         scenarios = [s.model_copy(update={"horizon_months": args.horizon_months}) for s in scenarios]
     if args.search is not None:
-        scenarios = [with_searched_options(s, search(s, top_k=args.search, calibration=calibration, today=args.date),
+        scenarios = [with_searched_options(s, search(s, top_k=args.search, calibration=calibration, today=args.date,
+                                                     cache=cache),  # decide reuses the searched capacities
                                            top_k=args.search) for s in scenarios]
     decisions = [decide(scenario, calibration=calibration, today=args.date, capacity_cache=cache)
                  for scenario in scenarios]

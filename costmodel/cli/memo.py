@@ -10,11 +10,15 @@ import argparse
 import time
 from pathlib import Path
 
-from costmodel.cli.output import emit, parse_date
+from costmodel.cli.output import bounded_int, emit, parse_date
+from costmodel.decision.rank import CapacityCache
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_bytes
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
+from costmodel.search import search, with_searched_options
+
+SCENARIO_SEARCH_TOP_K = 3  # configurations added when the scenario's `search:` section asks for a search
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,6 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching self-host hardware")
     parser.add_argument("--date", type=parse_date, default=None,
                         help="evaluation date YYYY-MM-DD (price ages, PDF date); default today. Same date, same PDF")
+    parser.add_argument("--search", type=bounded_int(1, 20), default=None, metavar="K",
+                        help="search the deployment space, add its K cheapest configurations to the options and a "
+                             "'Configurations considered' section (default K=3 when the scenario has a `search:` "
+                             "section)")
     parser.add_argument("--json", action="store_true", help='print {"path", "pages", "seconds"}')
     parser.set_defaults(handler=run_memo)
 
@@ -37,11 +45,19 @@ def run_memo(args: argparse.Namespace) -> int:
     calibration = load_calibration(args.calibration) if args.calibration else None
     from costmodel.memo import build_memo  # lazy: reportlab + matplotlib
 
-    memo = build_memo(scenario, calibration=calibration, today=args.date)
+    top_k = args.search if args.search is not None else (SCENARIO_SEARCH_TOP_K if scenario.search else None)
+    cache = CapacityCache()
+    result = None
+    if top_k is not None:
+        result = search(scenario, top_k=top_k, calibration=calibration, today=args.date, cache=cache)
+        scenario = with_searched_options(scenario, result, top_k=top_k)
+    memo = build_memo(scenario, calibration=calibration, today=args.date, capacity_cache=cache,
+                      search_result=result, search_top_k=top_k or 0)
     atomic_write_bytes(args.out, memo.pdf)
     seconds = time.perf_counter() - started
     payload = {"path": str(args.out), "pages": memo.pages, "seconds": round(seconds, 3),
                "recommendation": memo.content.decision.recommendation}
     emit(payload, as_json=args.json,
-         text=f"wrote {args.out}: {memo.pages} pages, recommendation {payload['recommendation']} ({seconds:.1f} s)")
+         text=f"wrote {args.out}: {memo.pages} pages, recommendation "
+              f"{payload['recommendation'] or 'none (no option is feasible)'} ({seconds:.1f} s)")
     return 0

@@ -31,10 +31,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def render_search(result: SearchResult) -> str:
     """Human-readable search summary."""
     lines = [f"{result.candidates_enumerated:,} configurations enumerated, {result.candidates_pruned:,} pruned, "
-             f"{result.candidates_simulated:,} simulated in {result.seconds:.1f} s", ""]
+             f"{result.candidates_simulated:,} simulated in {result.seconds:.1f} s "
+             "(the fronts are over the simulated configurations)", ""]
     header = f"  {'model':20s} {'hardware':10s} {'TP':>3s} {'w/kv':10s} {'offering':34s} {'$/month':>10s} " \
              f"{'$/M tok':>8s} {'tok/s/user':>10s} {'TTFT90':>7s}"
-    for title, rows in (("Cheapest meeting the SLO:", result.best), ("Pareto front:", result.frontier)):
+    sections = (("Cheapest meeting the SLO:", result.best),
+                ("Pareto front, $/M tokens vs tokens/s per user:", result.frontier_tokens_per_second_per_user),
+                ("Pareto front, $/M tokens vs TTFT p90:", result.frontier_ttft))
+    for title, rows in sections:
         lines += [title, header]
         for c in rows:
             ttft = f"{c.ttft_p90_seconds * 1e3:.0f}ms" if c.ttft_p90_seconds is not None else "n/a"

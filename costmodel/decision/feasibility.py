@@ -1,7 +1,10 @@
-"""Exclusions found after an option is evaluated: retired before the horizon ends, below the quality floor.
+"""Exclusions found after an option is evaluated: retired before the horizon ends, below the quality floor,
+misses the SLO, throttled by its rate limits.
 
-Such an option keeps its costs (shown, with the reason) but, like every exclusion, is never ranked first,
-recommended or used as a reference (break-evens, flips, sensitivity, the cost-vs-volume chart).
+Feasibility is one concept: each of these (and validity.py's invalid options and lengths a model cannot
+serve) is a typed kind on the option (`excluded_kind`, the first found; `excluded_kinds`, every one). Such
+an option keeps its costs (shown, with the reason) but is never ranked first, recommended or used as a
+reference (break-evens, flips, sensitivity, the cost-vs-volume chart).
 Also: which options retire soon (within `RETIRING_SOON_DAYS` of the as-of date) for page 1 and warnings.
 """
 
@@ -72,14 +75,36 @@ def exclude(result: OptionResult, *, kind: str, reason: str) -> OptionResult:
     return replace(result, excluded_reason=reason, excluded_kind=kind)
 
 
+def infeasibilities(result: OptionResult, *, retired: Mapping[str, str],
+                    below_floor: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """Every (kind, reason) that makes an evaluated option infeasible, most fundamental first."""
+    found = []
+    if result.name in retired:
+        found.append(("retired", retired[result.name]))
+    if result.name in below_floor:
+        found.append(("below_quality_floor", below_floor[result.name]))
+    if result.slo_status == "misses":
+        found.append(("misses_slo", f"misses the SLO: {result.slo_reason}"))
+    if result.throttled:
+        # The rate-limit check's own sentence (pricing/api_cost.py), for people; the kind is read from `throttled`.
+        limit = next((n for n in result.notes if "would be throttled" in n), "")
+        found.append(("throttled", "throttled: its API rate limits are below the peak minute's demand"
+                      + (f" ({limit})" if limit else "") + "; ask for a higher tier's limits or spread the load"))
+    return tuple(found)
+
+
 def apply_exclusions(result: OptionResult, *, retired: Mapping[str, str],
                      below_floor: Mapping[str, str]) -> OptionResult:
-    """Mark one evaluated result with its retirement or quality-floor exclusion, if any."""
-    if result.name in retired:
-        return exclude(result, kind="retired", reason=retired[result.name])
-    if result.name in below_floor:
-        return exclude(result, kind="below_quality_floor", reason=below_floor[result.name])
-    return result
+    """Mark one evaluated result with every reason it is infeasible (retired, below the quality floor,
+    misses the SLO, throttled); the first is `excluded_kind` / `excluded_reason`, all are `excluded_kinds`."""
+    found = infeasibilities(result, retired=retired, below_floor=below_floor)
+    if not found:
+        return result
+    kinds = tuple(dict.fromkeys((*result.excluded_kinds, *(kind for kind, _ in found))))
+    if result.excluded_reason is not None:
+        return replace(result, excluded_kinds=kinds)
+    kind, reason = found[0]
+    return replace(result, excluded_reason=reason, excluded_kind=kind, excluded_kinds=kinds)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -134,8 +134,7 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
     GPU-hours/month = (sum_h replicas_h + starts x billed warm-up hours) x N x D (D = 30.4375 days); $/month =
     GPU-hours x $/GPU-hour + ops (fixed + $/GPU-month x GPU-hours / 730.5 h). Owned and reserved capacity is paid
     whether used or not, so it cannot autoscale.
-    The break-even volume is not computed for an autoscaled fleet (its cost is not the fixed fleet's step
-    function); the break-even utilization is kept (it depends only on the $/M at full utilization)."""
+    The break-even pair is recomputed on the autoscaled fleet by the caller (decision/breakeven.py)."""
     scaling = option.scaling
     if offering_kind in ("owned", "reserved"):
         raise CostmodelError(f"option '{option.name}': scaling.mode autoscale on a {offering_kind} offering "
@@ -159,7 +158,7 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
     mean_paid = day.serving_replica_hours_per_day / 24.0
     note = (f"autoscaled: {day.serving_replica_hours_per_day} replica-hours a day, {day.starts_per_day} start(s) a day "
             f"paying {scaling.warmup_minutes:g} min warm-up each, billed per hour (the sheet records no finer "
-            "billing granularity); break-even volume not computed for an autoscaled fleet")
+            "billing granularity)")
     changes: dict[str, object] = {}
     if day.capped_hours:
         reason = (f"max_replicas {scaling.max_replicas} is below the replicas needed in {day.capped_hours} hour(s) "

@@ -3,9 +3,10 @@
 - `measured`: the option carries `ttft_p90_seconds` and `tpot_p90_seconds` (a `probe-endpoint` result).
 - `published`: rows of pricing_data/api_latency.csv for its price id, at the row whose prompt length is
   nearest the workload's mean prompt (or interpolated between the two rows around it; the reason says which).
-  Always labelled "published, not your traffic". A published median (or any percentile) above a limit
-  means the p90 is above it too, so the option misses; a published p50 within the limits proves nothing
-  about the p90, so it stays unverified. Only a published p90/p95 within both limits meets.
+  Always labelled "published, not your traffic". A published p50 or p90 above a limit means the p90 is
+  above it too, so the option misses; a published p50 within the limits proves nothing about the p90, so it
+  stays unverified. Only a published p90/p95 within both limits meets; a p95 or a mean above a limit does
+  not put the p90 above it, so it stays unverified too.
 - `none`: no figures; unverified. Unverified never counts as meeting the SLO (`meets_slo` is
   `status == "meets"`); the ranking puts it after verified options unless `accept_unverified_latency`.
 """
@@ -22,6 +23,8 @@ from costmodel.units import fmt_seconds
 PUBLISHED_LABEL = "published, not your traffic"
 # Percentiles at or above the SLO's p90: a figure within the limit there bounds the p90 too.
 UPPER_PERCENTILES = {"p90", "p95"}
+# Percentiles at or below the SLO's p90: a figure over the limit there puts the p90 over it too.
+LOWER_PERCENTILES = {"p50", "p90"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,7 +75,9 @@ def published_latency(rows: tuple[ApiLatencyRow, ...], *, prompt_tokens: float) 
                                 how="prompt length not stated by the source", source=row.source_url)
     below = [r for r in sized if (r.prompt_tokens or 0) <= prompt_tokens]
     above = [r for r in sized if (r.prompt_tokens or 0) >= prompt_tokens]
-    if below and above and below[-1].prompt_tokens != above[0].prompt_tokens:
+    # Interpolate only between two figures of the same statistic (a p50 and a p95 do not mix).
+    if (below and above and below[-1].prompt_tokens != above[0].prompt_tokens
+            and below[-1].percentile == above[0].percentile):
         low, high = below[-1], above[0]
         assert low.prompt_tokens is not None and high.prompt_tokens is not None
         weight = (prompt_tokens - low.prompt_tokens) / (high.prompt_tokens - low.prompt_tokens)
@@ -122,8 +127,11 @@ def api_slo(option: ApiOption, scenario: Scenario, latency: ApiLatencySheet | No
     status: SloStatus = "unverified"
     reason = (f"unverified: published {found.percentile} figures are within the limits but do not bound your p90 "
               f"({figures}); measure with `costmodel probe-endpoint`")
-    if problems:
+    if problems and found.percentile in LOWER_PERCENTILES:
         status, reason = "misses", f"misses the SLO: {'; '.join(problems)} ({figures})"
+    elif problems:
+        reason = (f"unverified: a published {found.percentile} over a limit ({'; '.join(problems)}) does not put "
+                  f"the p90 over it ({figures}); measure with `costmodel probe-endpoint`")
     elif complete and found.percentile in UPPER_PERCENTILES:
         status, reason = "meets", f"meets the SLO ({figures})"
     return ApiSloVerdict(status=status, latency_source="published", reason=reason, ttft_seconds=found.ttft_seconds,

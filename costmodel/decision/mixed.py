@@ -191,8 +191,7 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
             if scaling.spot_share > 0 else "")
     note = (f"mixed: {day.base_replicas} base replica(s) 24/7 ({base_why}) plus an on-demand burst of "
             f"{day.burst_serving_replica_hours_per_day} replica-hours a day, {day.burst_starts_per_day} start(s) paying "
-            f"{scaling.warmup_minutes:g} min warm-up each, billed per hour{spot}; break-even volume not computed "
-            "for a mixed fleet")
+            f"{scaling.warmup_minutes:g} min warm-up each, billed per hour{spot}")
     changes: dict[str, object] = {}
     if day.capped_hours:
         reason = (f"max_replicas {scaling.max_replicas} is below the replicas needed in {day.capped_hours} hour(s) "
@@ -204,7 +203,7 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
         usd_per_mtok_input=result.usd_per_mtok_input * scale, usd_per_mtok_output=result.usd_per_mtok_output * scale,
         replicas=peak, gpus=peak * n,
         utilization=mean / (mean_paid * result.capacity_requests_per_second) if mean_paid > 0 else None,
-        break_even_tokens_per_month=None, scaling="mixed", replicas_by_hour=day.replicas_by_hour,
+        scaling="mixed", replicas_by_hour=day.replicas_by_hour,
         base_replicas=day.base_replicas, burst_replicas_by_hour=day.burst_replicas_by_hour,
         gpu_hours_per_month=gpu_hours, min_replicas=floor, price_sources=(*result.price_sources, *burst.sources),
         breakdown=CostBreakdown(gpu_usd_per_month=gpu_usd, ops_usd_per_month=ops),

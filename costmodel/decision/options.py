@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from costmodel.decision.economics import (
-    break_even_tokens_per_month,
-    break_even_utilization,
-    diurnal_profile,
-    plan_hybrid,
-    size_self_host,
-)
+from costmodel.decision.breakeven import with_break_even
+from costmodel.decision.economics import diurnal_profile, plan_hybrid, size_self_host
 from costmodel.decision.fleet import autoscaled_result, fleet_policy
 from costmodel.decision.latency import api_slo
 from costmodel.decision.mixed import BurstPrices, burst_rows, check_mixed_base, mixed_result
@@ -21,7 +16,7 @@ from costmodel.pricing.hosts import host_row, host_share
 from costmodel.pricing.latency import ApiLatencySheet
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 from costmodel.serving.analytic import Capacity
-from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_MONTH, TOKENS_PER_MTOK
+from costmodel.units import HOURS_PER_MONTH, TOKENS_PER_MTOK
 
 
 def _source(what: str, source: str, row: ApiPriceRow | GpuPriceRow, today: dt.date) -> PriceSource:
@@ -135,7 +130,8 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
             breakdown=CostBreakdown(gpu_usd_per_month=replica_usd,
                                     ops_usd_per_month=ops_fixed + ops_per_gpu * option.gpus_per_replica),
             min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
-            fleet_reason=policy.reason, scaling="fixed", notes=host_note, ops_usd_per_gpu_month=ops_per_gpu,
+            fleet_reason=policy.reason, scaling="fixed", break_even_against=reference.name if reference else None,
+            notes=host_note, ops_usd_per_gpu_month=ops_per_gpu,
         )
     cost = size_self_host(
         mean_requests_per_second=workload.mean_requests_per_second(),
@@ -148,22 +144,6 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
     tokens_month = workload.tokens_per_month_total()
     output_month = workload.output_tokens_per_month()
     input_usd = cost.usd_per_month * capacity.prefill_time_fraction
-    u_star = be_volume = None
-    if reference is not None:
-        # Per-GPU ops is part of each GPU's hourly cost here: c + ops per GPU-month / 730.5 h.
-        u_star = break_even_utilization(usd_per_gpu_hour=usd_per_gpu_hour + ops_per_gpu / HOURS_PER_MONTH,
-                                        gpus_per_replica=option.gpus_per_replica,
-                                        tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
-                                        api_usd_per_mtok=reference.usd_per_mtok,
-                                        ops_usd_per_month=ops_fixed, replicas=cost.replicas)
-        peak_to_mean = workload.peak_to_mean()
-        be_volume = break_even_tokens_per_month(
-            replica_usd_per_month=option.gpus_per_replica * (usd_per_gpu_hour * HOURS_PER_MONTH + ops_per_gpu),
-            ops_usd_per_month=ops_fixed,
-            tokens_per_month_per_replica_at_peak=(cost.tokens_per_second_per_replica * SECONDS_PER_MONTH / peak_to_mean
-                                                  * policy.target_peak_utilization),
-            api_usd_per_mtok=reference.usd_per_mtok, min_replicas=policy.min_replicas,
-        )
     fixed = OptionResult(
         name=option.name, kind="self-host", model_id=option.model, hardware_id=option.hardware,
         gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=sources,
@@ -174,8 +154,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         usd_per_mtok_output=(cost.usd_per_month - input_usd) / output_month * TOKENS_PER_MTOK,
         meets_slo=True, slo_reason=f"{capacity.reason}; sized for the peak hour at {capacity.requests_per_second:.2f} "
         f"requests/s per replica (batch {capacity.batch}); {policy.reason}",
-        gpus=cost.gpus, replicas=cost.replicas, utilization=cost.utilization, break_even_utilization=u_star,
-        break_even_tokens_per_month=be_volume, break_even_against=reference.name if reference else None,
+        gpus=cost.gpus, replicas=cost.replicas, utilization=cost.utilization,
         throughput_bound=capacity.throughput_bound, capacity_requests_per_second=capacity.requests_per_second,
         tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
         breakdown=CostBreakdown(gpu_usd_per_month=cost.gpu_usd_per_month, ops_usd_per_month=cost.ops_usd_per_month),
@@ -186,14 +165,16 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         fleet_reason=policy.reason, scaling="fixed", ops_usd_per_gpu_month=ops_per_gpu,
     )
     if option.scaling.mode == "fixed":
-        return fixed
+        return with_break_even(fixed, reference)
     profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
     kind = sheet.get(option.offering).offering if option.offering is not None else None
     if option.scaling.mode == "mixed":
         check_mixed_base(option, kind)
-        return mixed_result(fixed, option, scenario, hourly_profile=profile,
-                            burst=_burst_prices(option, sheet, today=today, scale=gpu_price_scale))
-    return autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind)
+        return with_break_even(mixed_result(fixed, option, scenario, hourly_profile=profile,
+                                            burst=_burst_prices(option, sheet, today=today, scale=gpu_price_scale)),
+                               reference)
+    return with_break_even(autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind),
+                           reference)
 
 
 def _burst_prices(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *, today: dt.date,

@@ -83,3 +83,31 @@ def below_floor(scenario: Scenario, sheet: QualitySheet, floor: ResolvedFloor) -
     return {name: (f"below the quality floor: {floor.benchmark} {score:g} < {floor.min_score:g} "
                    f"({floor.label}); not a substitute (scenario quality:)")
             for name, score in scores.items() if score is not None and score < floor.min_score}
+
+
+def substitute_group(name: str, groups: list[list[str]] | None) -> frozenset[str] | None:
+    """The names `name` is interchangeable with under the scenario's `substitutes:` groups (itself when it
+    is in no group); None without groups (every option is then treated as a substitute)."""
+    if groups is None:
+        return None
+    return next((frozenset(g) for g in groups if name in g), frozenset({name}))
+
+
+def not_substitutes(ranked: list[tuple[str, str | tuple[str, str]]], *, scenario: Scenario) -> dict[str, str]:
+    """Option name -> why it is not a substitute, given the feasible options in ranked order as (name, subject).
+
+    The group that competes is the one holding the floor's reference (`quality.at_least_as_good_as` naming
+    an option's model or API price id), else the group of the first-ranked feasible option; every feasible
+    option outside it is not a substitute (shown, never recommended or used as a reference)."""
+    groups = scenario.substitutes
+    if groups is None or not ranked:
+        return {}
+    target = scenario.quality.at_least_as_good_as if scenario.quality is not None else None
+    anchor = next((name for name, subject in ranked if target is not None and subject == target), ranked[0][0])
+    group = substitute_group(anchor, groups)
+    assert group is not None
+    members = ", ".join(sorted(group))
+    why = "holds the quality floor's reference" if anchor != ranked[0][0] else "is the cheapest feasible option"
+    return {name: (f"not a substitute: outside the substitutes group of {anchor} ({members}), which {why}, so it "
+                   "does not compete (scenario substitutes:)")
+            for name, _ in ranked if name not in group}

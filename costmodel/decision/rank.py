@@ -1,7 +1,8 @@
 """Scenario -> ranked options with SLO verdicts: the object `compare`, the app and the memo render.
 
-Ranking: options that meet the SLO and are not throttled come first, cheapest $/month first; then the
-rest. The reference API for break-even is the cheapest API option that meets the SLO (or the cheapest).
+Ranking: feasible options (decision/feasibility.py: not retired, above the quality floor, meeting the SLO,
+not throttled) come first, cheapest $/month first, verified latency before unverified; then the excluded
+ones. The reference API for break-even is the cheapest feasible API option (of the same substitutes group).
 """
 
 from __future__ import annotations
@@ -22,9 +23,18 @@ from costmodel.catalog import (
 )
 from costmodel.catalog.quality import QualitySheet, load_quality_scores
 from costmodel.config import ReplicaConfig
+from costmodel.decision.breakeven import named_reference, reference_apis
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import apply_exclusions, assess
+from costmodel.decision.horizon import (
+    option_horizons,
+    ranking_change,
+    ranking_change_reason,
+    scaled_workload,
+    with_horizon,
+)
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
+from costmodel.decision.quality import not_substitutes, option_subject
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.validity import excluded_result, option_exclusions
@@ -132,6 +142,18 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
                     latency_owner=latency_owner(run.breakdown("ttft", 90.0), run.breakdown("tpot", 90.0)))
 
 
+def capacity_cache_key(scenario: Scenario, option: SelfHostOption, *, hardware: AcceleratorSpec,
+                       efficiency: Efficiency, method: CapacityMethod = "simulator") -> str:
+    """The `CapacityCache` key of an option's capacity: everything the capacity per replica depends on."""
+    pricing_only = {"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month", "min_replicas",
+                    "target_peak_utilization", "scaling", "ops_usd_per_gpu_month", "host_capex_usd_per_gpu",
+                    "host_power_kw_per_gpu"}  # fields that do not change the capacity per replica
+    return "|".join([method, option.model_dump_json(exclude=pricing_only),
+                     scenario.workload.model_dump_json(include={"prompt_tokens", "output_tokens",
+                                                                "cached_prompt_fraction"}),
+                     scenario.slo.model_dump_json(), repr(efficiency), hardware.model_dump_json()])
+
+
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
                        efficiency_scale: float = 1.0, method: CapacityMethod = "simulator",
                        cache: CapacityCache | None = None) -> tuple[Capacity, str]:
@@ -142,11 +164,7 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
         eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale,
                       eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
     workload = scenario.workload
-    pricing_only = {"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month", "min_replicas",
-                    "target_peak_utilization", "scaling"}  # fields that do not change the capacity per replica
-    key = "|".join([method, option.model_dump_json(exclude=pricing_only),
-                    workload.model_dump_json(include={"prompt_tokens", "output_tokens", "cached_prompt_fraction"}),
-                    scenario.slo.model_dump_json(), repr(eff), hardware.model_dump_json()])
+    key = capacity_cache_key(scenario, option, hardware=hardware, efficiency=eff, method=method)
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
         return cached
@@ -213,18 +231,16 @@ def decide(
     apis = [r for r in results.values() if r.kind == "api" and r.excluded_reason is None]
     open_models = {o.name: api_sheet.get(o.price_id).open_model_id for o in scenario.options
                    if isinstance(o, ApiOption) and o.name not in excluded}
+    references = reference_apis(scenario, apis, open_models)
     capacities: dict[str, tuple[Capacity, str]] = {}
     for option in scenario.options:
         if isinstance(option, SelfHostOption) and option.name not in excluded:
             capacities[option.name] = self_host_capacity(scenario, option, calibration=calibration,
                                                          efficiency_scale=over.efficiency, method=capacity_method,
                                                          cache=capacity_cache)
-            # Break-even against an API serving the same open model when the scenario has one.
-            same_model = [a for a in apis if open_models.get(a.name) == option.model]
-            reference = _reference_api(same_model) or _reference_api(apis)
             results[option.name] = self_host_result(
-                option, scenario, gpu_sheet, capacities[option.name], reference=reference, today=today,
-                gpu_price_scale=over.gpu_price,
+                option, scenario, gpu_sheet, capacities[option.name], reference=references.get(option.name),
+                today=today, gpu_price_scale=over.gpu_price,
             )
     for option in scenario.options:
         if isinstance(option, HybridOption) and option.name not in excluded:
@@ -232,11 +248,19 @@ def decide(
                 option, scenario, profile=profile, self_host=results[option.self_host],
                 capacity=capacities[option.self_host][0], api=results[option.api],
             )
+    results = {name: named_reference(r, references.get(name)) for name, r in results.items()}
+    horizons = option_horizons(scenario, results, capacities, gpu_sheet=gpu_sheet, profile=profile, today=today,
+                         gpu_price_scale=over.gpu_price)
     marked = (replace(apply_exclusions(r, retired=feasible.retired, below_floor=feasible.below_floor),
                       quality_score=feasible.quality_scores.get(r.name), retires_on=feasible.retirements.get(r.name))
               for r in results.values())
-    ranked = rank_options(tuple(_finite_or_excluded(r) for r in marked),
-                          accept_unverified=scenario.accept_unverified_latency)
+    ranked = _within_substitutes(rank_options(tuple(_finite_or_excluded(r) for r in marked),
+                                              accept_unverified=scenario.accept_unverified_latency), scenario)
+    change = ranking_change(ranked, horizons, accept_unverified=scenario.accept_unverified_latency)
+    ranked = tuple(with_horizon(r, horizons[r.name]) if r.excluded_reason is None and r.name in horizons else r
+                   for r in ranked)
+    horizon_reason = ranking_change_reason(change, as_of=today, horizon_months=scenario.horizon_months,
+                                           growth_per_month=workload.growth_per_month)
     chosen = ranked[0]
     if chosen.excluded_reason is not None and all(r.excluded_kind == "non_finite_cost" for r in ranked):
         raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
@@ -247,7 +271,8 @@ def decide(
         options=ranked,
         recommendation=chosen.name if usable else None,
         recommendation_meets_slo=usable and chosen.meets_slo and not chosen.throttled,
-        reasons=decision_reasons(ranked) if usable else (no_recommendation_reason(ranked),),
+        reasons=(*decision_reasons(ranked), *([horizon_reason] if change is not None else []))
+        if usable else (no_recommendation_reason(ranked),),
         warnings=scenario_warnings(scenario, ranked, capacities={k: v[0] for k, v in capacities.items()},
                                    decision_as_of=today),
         requests_per_month=workload.requests_per_month(),
@@ -262,7 +287,10 @@ def decide(
         as_of=today,
         horizon_months=scenario.horizon_months,
         quality_floor=feasible.floor,
+        substitutes=tuple(tuple(g) for g in scenario.substitutes) if scenario.substitutes is not None else None,
         retiring_soon=tuple(feasible.retiring_soon.items()),
+        ranking_change_month=change.month if change is not None else None,
+        ranking_change_reason=horizon_reason,
     )
 
 
@@ -288,15 +316,18 @@ def rank_options(results: tuple[OptionResult, ...], *, accept_unverified: bool =
     return tuple(ordered + out)
 
 
+def _within_substitutes(ranked: tuple[OptionResult, ...], scenario: Scenario) -> tuple[OptionResult, ...]:
+    """With `substitutes:` groups only one group competes (decision/quality.py `not_substitutes`): the others
+    are excluded as `not_substitute` and the options re-ranked."""
+    feasible = [(r.name, option_subject(scenario.option(r.name), scenario)) for r in ranked if r.excluded_reason is None]
+    outside = not_substitutes(feasible, scenario=scenario)
+    if not outside:
+        return ranked
+    marked = tuple(replace(r, excluded_reason=outside[r.name], excluded_kind="not_substitute",
+                           excluded_kinds=("not_substitute",)) if r.name in outside else r for r in ranked)
+    return rank_options(marked, accept_unverified=scenario.accept_unverified_latency)
+
+
 def _scaled_volume(workload: Workload, factor: float) -> Workload:
-    if workload.requests_per_day is not None:
-        return workload.model_copy(update={"requests_per_day": workload.requests_per_day * factor})
-    assert workload.tokens_per_month is not None
-    return workload.model_copy(update={"tokens_per_month": workload.tokens_per_month * factor})
+    return scaled_workload(workload, factor)
 
-
-def _reference_api(apis: list[OptionResult]) -> OptionResult | None:
-    apis = [a for a in apis if math.isfinite(a.usd_per_mtok)]  # break-even against NaN would be NaN
-    meeting = [a for a in apis if a.meets_slo and not a.throttled]
-    pool = meeting or apis
-    return min(pool, key=lambda a: a.usd_per_mtok) if pool else None

@@ -40,22 +40,36 @@ def decision_reasons(ranked: tuple[OptionResult, ...]) -> tuple[str, ...]:
             f"above {chosen.break_even_utilization:.0%}."
         )
     elif chosen.kind == "api":
+        # The pair is on each option's month-0 fleet (decision/breakeven.py): a volume beyond what that fleet
+        # carries (u* > 1) is no break-even of it.
         volumes = [(r.break_even_tokens_per_month, r.name) for r in ranked
-                   if r.kind == "self-host" and r.break_even_tokens_per_month and r.excluded_reason is None]
+                   if r.kind == "self-host" and r.break_even_tokens_per_month and r.excluded_reason is None
+                   and r.break_even_utilization is not None and r.break_even_utilization <= 1]
         if volumes:
             volume, name = min(volumes)
             reasons.append(f"Self-hosting ({name}) would break even at {volume / 1e9:,.1f}B tokens/month.")
         elif any(r.kind == "self-host" and r.excluded_reason is None for r in ranked):
-            reasons.append("No self-host option breaks even with this API at any volume at these prices.")
+            reasons.append("No self-host fleet priced here breaks even with this API: each would need more volume "
+                           "than it can carry at the SLO (break-even utilization above 100%) or has no capacity at it.")
     return tuple(reasons)
 
 
 def quality_statement(decision: Decision) -> str:
-    """The quality assumption in one sentence: the floor and who falls below it, or that none is set."""
+    """The quality assumption in one sentence: the floor and who falls below it, the substitutes groups and
+    who is outside the competing one, or that the options are treated as substitutes."""
     floor = decision.quality_floor
-    if floor is None:
+    if floor is None and decision.substitutes is None:
         return ("No quality floor is set: the options are treated as substitutes (equally good answers), so they are "
                 "compared on cost and latency alone; set `quality:` or `substitutes:` in the scenario if they are not.")
-    below = [o.name for o in decision.options if o.excluded_kind == "below_quality_floor"]
-    tail = f"; below it (shown, never recommended): {', '.join(below)}" if below else "; every option meets it"
-    return f"Quality floor: {floor.label}{tail}."
+    parts = []
+    if floor is not None:
+        below = [o.name for o in decision.options if o.excluded_kind == "below_quality_floor"]
+        parts.append(f"Quality floor: {floor.label}"
+                     + (f"; below it (shown, never recommended): {', '.join(below)}" if below else "; every option meets it"))
+    if decision.substitutes is not None:
+        outside = [o.name for o in decision.options if o.excluded_kind == "not_substitute"]
+        groups = "; ".join("[" + ", ".join(g) + "]" for g in decision.substitutes)
+        parts.append(f"Substitutes: only options of one group compete (scenario substitutes: {groups}; an option in "
+                     "no group is its own)" + (f"; not substitutes (shown, never recommended): {', '.join(outside)}"
+                                               if outside else ""))
+    return ". ".join(parts) + "."

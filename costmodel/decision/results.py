@@ -37,6 +37,22 @@ class CostBreakdown:
 
 
 SloStatus = Literal["meets", "misses", "unverified"]
+# Each infeasibility kind (decision/validity.py, decision/feasibility.py) in words, for tables and pages.
+EXCLUSION_LABELS = {
+    "invalid_option": "invalid option",
+    "cannot_serve_lengths": "can't serve the lengths",
+    "non_finite_cost": "no finite cost",
+    "below_quality_floor": "below the quality floor",
+    "not_substitute": "not a substitute",
+    "retired": "retired",
+    "misses_slo": "misses the SLO",
+    "throttled": "throttled",
+}
+
+
+def exclusion_label(kind: str | None) -> str:
+    """The words for an infeasibility kind ('' for None; the kind itself when it has no label)."""
+    return "" if kind is None else EXCLUSION_LABELS.get(kind, kind.replace("_", " "))
 LatencySource = Literal["simulated", "measured", "published", "none"]
 
 
@@ -83,6 +99,7 @@ class OptionResult:
     # with the reason, never ranked first, recommended or used as a reference. Costs are then NaN.
     excluded_reason: str | None = None
     excluded_kind: str | None = None
+    excluded_kinds: tuple[str, ...] = ()  # every infeasibility kind found (excluded_kind is the first)
     latency_owner: str | None = None  # which part owns p90 TTFT/TPOT, with the lever (serving.breakdown)
     quality_score: float | None = None  # on the floor's benchmark (default lmarena-text); None: no published score
     retires_on: dt.date | None = None  # the API model's retirement date, when the sheet records one
@@ -131,6 +148,7 @@ class OptionResult:
             "notes": list(self.notes),
             "excluded_reason": self.excluded_reason,
             "excluded_kind": self.excluded_kind,
+            "excluded_kinds": list(self.excluded_kinds or ((self.excluded_kind,) if self.excluded_kind else ())),
             "slo_status": self.slo_status,
             "latency_source": self.latency_source,
             "quality_score": self.quality_score,
@@ -174,6 +192,8 @@ class Decision:
     quality_floor: ResolvedFloor | None = None  # None: no floor, the options are treated as substitutes
     retiring_soon: tuple[tuple[str, dt.date], ...] = ()  # (option, date) retiring within 90 days of as_of
     ranking_change_month: int | None = None  # first month (0-based) whose cheapest usable option differs; None: none
+    substitutes: tuple[tuple[str, ...], ...] | None = None  # the scenario's substitutes groups; None: not given
+    ranking_change_reason: str = ""  # the sentence on the ranking over the horizon (changes or not), for people
 
     @property
     def usable_options(self) -> tuple[OptionResult, ...]:
@@ -204,7 +224,9 @@ class Decision:
             "as_of": self.as_of.isoformat() if self.as_of else None,
             "horizon_months": self.horizon_months,
             "ranking_change_month": self.ranking_change_month,
+            "ranking_change_reason": self.ranking_change_reason,
             "quality_floor": self.quality_floor.contract() if self.quality_floor else None,
+            "substitutes": [list(g) for g in self.substitutes] if self.substitutes is not None else None,
             "options": [o.contract() for o in self.options],
             "recommendation": self.recommendation,
             "recommendation_meets_slo": self.recommendation_meets_slo,

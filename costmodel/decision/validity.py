@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from costmodel.catalog import load_accelerator, load_model
+from costmodel.catalog import ModelSpec, load_accelerator, load_model
 from costmodel.decision.results import CostBreakdown, OptionResult
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config
@@ -20,7 +20,7 @@ from costmodel.scenario import ApiOption, HybridOption, Option, Scenario, SelfHo
 from costmodel.scenario.workload import Workload
 
 ExclusionKind = Literal["invalid_option", "cannot_serve_lengths", "non_finite_cost", "below_quality_floor", "retired",
-                        "misses_slo", "throttled"]
+                        "misses_slo", "throttled", "not_substitute"]
 # A window that would refuse more than this share of the workload's requests cannot serve it.
 LENGTH_REFUSAL_TOLERANCE = 0.01
 
@@ -62,8 +62,8 @@ def _api_lengths(option: ApiOption, row: ApiPriceRow, workload: Workload) -> Exc
         f"(workload.prompt_tokens / output_tokens); pick a longer-context model or shorten the requests"))
 
 
-def _self_host_lengths(option: SelfHostOption, workload: Workload) -> Exclusion | None:
-    spec = load_model(option.model)
+def _self_host_lengths(option: SelfHostOption, workload: Workload, spec: ModelSpec | None = None) -> Exclusion | None:
+    spec = spec or load_model(option.model)
     context = spec.max_position_embeddings
     if context is None:
         return None
@@ -105,25 +105,30 @@ def option_exclusions(
     return found
 
 
-def _check_option(index: int, option: Option, scenario: Scenario, api_sheet: PriceSheet[ApiPriceRow]) -> Exclusion | None:
+def _check_option(index: int, option: Option, scenario: Scenario, api_sheet: PriceSheet[ApiPriceRow], *,
+                  model_spec: ModelSpec | None = None) -> Exclusion | None:
     workload = scenario.workload
     if isinstance(option, ApiOption):
         return _api_lengths(option, api_sheet.get(option.price_id), workload)
     if isinstance(option, SelfHostOption):
+        spec = model_spec or load_model(option.model)
         try:
-            check_config(load_model(option.model), gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype,
+            check_config(spec, gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype,
                          kv_dtype=option.kv_dtype, batch=1, prompt_tokens=1, output_tokens=1,
                          field_names=_field_names(index), hardware=load_accelerator(option.hardware))
         except CostmodelError as exc:
             return Exclusion(kind="invalid_option", reason=str(exc))
-        return _self_host_lengths(option, workload)
+        return _self_host_lengths(option, workload, spec)
     return None
 
 
-def self_host_exclusion(option: SelfHostOption, scenario: Scenario, *, index: int = 0) -> Exclusion | None:
+def self_host_exclusion(option: SelfHostOption, scenario: Scenario, *, index: int = 0,
+                        model_spec: ModelSpec | None = None) -> Exclusion | None:
     """The exclusion of one self-host option (bad dtypes or TP size for its hardware, lengths its model
-    cannot serve), or None; what the deployment search applies to each configuration it enumerates."""
-    return _check_option(index, option, scenario, api_sheet=None)  # type: ignore[arg-type]  # unused for self-host
+    cannot serve), or None; what the deployment search applies to each configuration it enumerates
+    (`model_spec`: the option's model, already loaded, so a search of thousands does not reload it)."""
+    return _check_option(index, option, scenario, api_sheet=None,  # type: ignore[arg-type]  # unused for self-host
+                         model_spec=model_spec)
 
 
 def excluded_result(option: Option, exclusion: Exclusion) -> OptionResult:
@@ -132,5 +137,5 @@ def excluded_result(option: Option, exclusion: Exclusion) -> OptionResult:
         name=option.name, kind=option.kind, usd_per_month=float("nan"), usd_per_mtok=float("nan"),
         usd_per_mtok_input=float("nan"), usd_per_mtok_output=float("nan"), meets_slo=False, slo_status="misses",
         slo_reason=exclusion.reason, breakdown=CostBreakdown(), price_sources=(),
-        excluded_reason=exclusion.reason, excluded_kind=exclusion.kind,
+        excluded_reason=exclusion.reason, excluded_kind=exclusion.kind, excluded_kinds=(exclusion.kind,),
     )

@@ -80,10 +80,12 @@ class CostModel:
     mean_prompt_tokens: float
     mean_output_tokens: float
     tokens_per_month: float
+    # Infeasible options a feasible hybrid is built from (its base or its API): priced, never competing.
+    parts: tuple[OptionCost, ...] = ()
 
     def option(self, name: str) -> OptionCost:
-        """The option with this name."""
-        for option in self.options:
+        """The option with this name (a feasible option, or a part of a feasible hybrid)."""
+        for option in (*self.options, *self.parts):
             if option.name == name:
                 return option
         raise KeyError(name)
@@ -138,7 +140,12 @@ def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[
     """The economics inputs of every evaluated option (hybrids and rate limits resolved through the scenario)."""
     sheet = api_sheet or load_api_prices()
     costs: dict[str, OptionCost] = {}
-    for result in decision.usable_options:
+    usable = {r.name for r in decision.usable_options}
+    hybrid_parts = {part for r in decision.usable_options if isinstance(o := scenario.option(r.name), HybridOption)
+                    for part in (o.self_host, o.api)}
+    for result in decision.options:
+        if result.name not in usable and result.name not in hybrid_parts:
+            continue
         option = scenario.option(result.name)
         if isinstance(option, ApiOption):
             costs[result.name] = _api_cost(result, option, decision, scenario, sheet)
@@ -152,6 +159,7 @@ def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[
                                          base=option.self_host, api=option.api)
     return CostModel(
         options=tuple(costs[r.name] for r in decision.usable_options), recommendation=decision.chosen_name(),
+        parts=tuple(costs[name] for name in sorted(hybrid_parts - usable)),
         mean_requests_per_second=decision.mean_requests_per_second,
         peak_requests_per_second=decision.peak_requests_per_second, hourly_profile=decision.hourly_profile,
         mean_prompt_tokens=decision.mean_prompt_tokens, mean_output_tokens=decision.mean_output_tokens,

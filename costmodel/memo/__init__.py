@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from costmodel.measurements.calibration import Calibration
     from costmodel.memo.content import MemoContent
     from costmodel.scenario import Scenario
+    from costmodel.search import SearchResult
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,12 @@ def build_memo(
     calibration: Calibration | None = None,
     today: dt.date | None = None,
     capacity_cache: CapacityCache | None = None,
+    search_result: SearchResult | None = None,
+    search_top_k: int = 0,
 ) -> Memo:
     """Evaluate `scenario` (unless its `decision` is given) and lay out the memo as of `today`
-    (`capacity_cache`: capacities shared with other pages of the same session)."""
+    (`capacity_cache`: capacities shared with other pages of the same session; `search_result`: the
+    deployment search whose top `search_top_k` the scenario lists, for "Configurations considered")."""
     try:
         from costmodel.memo.builder import render_pdf
         from costmodel.memo.charts import render_charts
@@ -50,9 +54,10 @@ def build_memo(
     from costmodel.memo.blocks import Figure
     from costmodel.memo.content import memo_content
 
-    content = memo_content(scenario, decision, calibration=calibration, today=today, capacity_cache=capacity_cache)
+    content = memo_content(scenario, decision, calibration=calibration, today=today, capacity_cache=capacity_cache,
+                           search_result=search_result, search_top_k=search_top_k)
     keys = {block.key for block in content.blocks if isinstance(block, Figure)}
-    pdf, pages = render_pdf(content, render_charts(content.charts, keys))
+    pdf, pages = render_pdf(content, render_charts(content.charts, keys) if content.charts is not None else {})
     return Memo(pdf=pdf, pages=pages, content=content)
 
 

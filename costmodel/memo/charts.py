@@ -24,6 +24,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 from PIL import Image
 
+from costmodel.memo.configurations import FIGURE_KEY as SEARCH_FIGURE_KEY
+from costmodel.memo.configurations import search_front_chart
 from costmodel.memo.content import ChartData
 
 DPI = 200
@@ -259,6 +261,7 @@ CHARTS: dict[str, Callable[[ChartData], Image.Image]] = {
     "interactivity": interactivity_chart,
     "kv": kv_chart,
     "tornado": tornado_chart,
+    SEARCH_FIGURE_KEY: search_front_chart,
 }
 
 

@@ -11,6 +11,7 @@ from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensit
 from costmodel.decision.volume import cost_model
 from costmodel.measurements.calibration import Calibration
 from costmodel.memo.blocks import Block, Bullets, Figure, Heading, Para, short
+from costmodel.memo.configurations import search_blocks
 from costmodel.memo.curves import (
     InteractivityCurve,
     KvPanel,
@@ -21,6 +22,7 @@ from costmodel.memo.curves import (
     traffic_curves,
     volume_curves,
 )
+from costmodel.memo.infeasible import infeasible_blocks
 from costmodel.memo.review import (
     context_blocks,
     goals_blocks,
@@ -44,6 +46,7 @@ from costmodel.memo.text import (
     workload_table,
 )
 from costmodel.scenario import Scenario
+from costmodel.search import SearchResult
 
 TITLE = "Design review: API or self-hosted LLM serving"
 
@@ -59,6 +62,7 @@ class ChartData:
     traffic: TrafficCurves
     kv: tuple[KvPanel, ...]
     sensitivity: Sensitivity
+    search: SearchResult | None = None  # the deployment search behind "Configurations considered"
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ class MemoContent:
     date: dt.date
     description: str
     blocks: tuple[Block, ...]
-    charts: ChartData
+    charts: ChartData | None  # None: no option is feasible, so nothing is charted (memo/infeasible.py)
     decision: Decision
 
 
@@ -112,12 +116,19 @@ def memo_content(
     today: dt.date | None = None,
     fraction: float = DEFAULT_FRACTION,
     capacity_cache: CapacityCache | None = None,
+    search_result: SearchResult | None = None,
+    search_top_k: int = 0,
 ) -> MemoContent:
     """Evaluate (unless `decision` is given) and lay out the memo for `scenario` as of `today`; pass the
-    `capacity_cache` the decision was made with so sensitivity reuses its capacities."""
+    `capacity_cache` the decision was made with so sensitivity reuses its capacities, and the deployment
+    search (with the K of its configurations added to the scenario) for "Configurations considered"."""
     today = scenario.evaluation_date(override=today)
     cache = capacity_cache if capacity_cache is not None else CapacityCache()
     decision = decision or decide(scenario, calibration=calibration, today=today, capacity_cache=cache)
+    if decision.recommendation is None:  # nothing feasible: say so plainly, chart and flip nothing
+        return MemoContent(title=TITLE, scenario_name=scenario.name, date=today,
+                           description=scenario.description.strip(),
+                           blocks=tuple(infeasible_blocks(decision, scenario)), charts=None, decision=decision)
     model = cost_model(decision, scenario)
     sens = sensitivity(scenario, decision, model, calibration=calibration, today=today, fraction=fraction,
                        capacity_cache=cache)
@@ -126,13 +137,15 @@ def memo_content(
     charts = ChartData(
         recommendation=decision.chosen_name(), tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
         volume=volume_curves(decision, model, sens), interactivity=interactivity,
-        traffic=traffic_curves(decision), kv=kv, sensitivity=sens,
+        traffic=traffic_curves(decision), kv=kv, sensitivity=sens, search=search_result,
     )
     blocks: list[Block] = [Heading("Context"), *context_blocks(decision, scenario),
                            Heading("Goals and non-goals"), *goals_blocks(scenario)]
     blocks += [Heading("1. Decision"), *decision_blocks(decision, scenario, model, sens)]
     blocks += [Heading("2. Workload and SLO"), workload_table(decision, scenario)]
     blocks += [Heading("3. Options compared"), options_table(decision), option_notes(decision)]
+    if search_result is not None:
+        blocks += search_blocks(search_result, top_k=search_top_k)
     blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts)]
     blocks += [
         Heading("5. Sensitivity"),

@@ -15,7 +15,7 @@ from costmodel.catalog.loader import load_accelerator
 from costmodel.charts.roofline import memory_grid
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Sensitivity
-from costmodel.decision.volume import CostModel, Scaling, usd_per_month
+from costmodel.decision.volume import CostModel, Scaling, throttled, usd_per_month
 from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import Scenario, SelfHostOption, TokenDistribution
 from costmodel.serving import build_replica, throughput_interactivity_curve
@@ -102,12 +102,17 @@ def volume_range(decision: Decision, sensitivity: Sensitivity) -> tuple[float, f
 
 
 def volume_curves(decision: Decision, model: CostModel, sensitivity: Sensitivity, *, points: int = 160) -> VolumeCurves:
-    """Each option's $/month from `volume_range` low to high (log-spaced)."""
+    """Each feasible option's $/month from `volume_range` low to high (log-spaced); NaN (not drawn) at the
+    volumes where its API rate limits throttle it, so no line runs beyond where the option is feasible."""
     low, high = volume_range(decision, sensitivity)
     scales = np.logspace(math.log10(low), math.log10(high), points)
+
+    def cost(name: str, scale: float) -> float:
+        scaling = Scaling(volume=scale)
+        return math.nan if throttled(model, name, scaling) else usd_per_month(model, name, scaling)
+
     series = tuple(
-        VolumeSeries(o.name, o.kind, o.meets_slo,
-                     tuple(usd_per_month(model, o.name, Scaling(volume=float(s))) for s in scales))
+        VolumeSeries(o.name, o.kind, o.meets_slo, tuple(cost(o.name, float(s)) for s in scales))
         for o in decision.usable_options
     )
     flips = tuple(f.tokens_per_month for f in (sensitivity.flip_below, sensitivity.flip_above) if f is not None)

@@ -8,7 +8,7 @@ import math
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import Sensitivity
-from costmodel.memo.blocks import Block, Bullets, Para, times, tokens
+from costmodel.memo.blocks import Block, Bullets, Para, cut_names, times, tokens
 from costmodel.scenario import Scenario
 
 
@@ -62,4 +62,6 @@ def change_blocks(decision: Decision, scenario: Scenario, sensitivity: Sensitivi
     """The page-1 list of what would change the answer."""
     items = [revisit_trigger(decision, scenario, sensitivity)] if sensitivity is not None else []
     items += [quality_statement(decision), latency_owed(decision), *retirements(decision)]
-    return [Para("What would change the answer:", style="small"), Bullets(tuple(items))]
+    names = [o.name for o in decision.options]
+    return [Para("What would change the answer:", style="small"),
+            Bullets(tuple(cut_names(item, names) for item in items))]

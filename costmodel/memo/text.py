@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
 from costmodel.decision.volume import CostModel, hybrid_plan
 from costmodel.memo.blocks import (
@@ -168,6 +168,9 @@ def workload_table(decision: Decision, scenario: Scenario) -> Table:
 
 
 def _slo_cell(result: OptionResult) -> str:
+    if result.excluded_kind is not None and result.excluded_kind not in ("misses_slo", "throttled"):
+        return f"excluded: {exclusion_label(result.excluded_kind)}" + (
+            f", retires {result.retires_on.isoformat()}" if result.retires_on else "")
     if result.slo_status == "unverified":
         source = "published, not your traffic" if result.latency_source == "published" else "not measured"
         return "unverified" + (", throttled" if result.throttled else "") + f" ({source})"
@@ -197,7 +200,7 @@ def options_table(decision: Decision) -> Table:
          str(o.gpus), pct(o.utilization), _break_even_cell(o))
         for rank, o in enumerate(decision.options, start=1)
     )
-    highlight = next(i for i, o in enumerate(decision.options) if o.name == decision.recommendation)
+    highlight = next((i for i, o in enumerate(decision.options) if o.name == decision.recommendation), None)
     return Table(
         header=("#", "Option", "Kind", "$/month", "$/M tok", "SLO: p90 TTFT / TPOT", "GPUs", "Util.", "Break-even"),
         rows=rows, widths=(0.03, 0.21, 0.10, 0.09, 0.08, 0.16, 0.065, 0.06, 0.205),

@@ -10,6 +10,7 @@ price ages count from it, falling back to `checked` where it is unknown.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -118,6 +119,10 @@ class ApiPriceRow(StrictModel):
 
 
 GpuOffering = Literal["on-demand", "reserved", "spot", "owned"]
+# A reserved row's `commitment` states a fixed term as its first words, "1 year, no upfront" or "3 years, 25%
+# upfront" (the AWS/SemiAnalysis wording in the sheet); "capacity block, 1-182 days prepaid" has no fixed term.
+TERM_PATTERN = re.compile(r"^(?P<count>\d+)\s*-?\s*(?P<unit>years?|months?)\b", re.IGNORECASE)
+MAX_TERM_MONTHS = 120
 ProviderKind = Literal["hyperscaler", "neocloud", "marketplace", "analyst-estimate", "owned"]
 
 
@@ -171,7 +176,16 @@ class GpuPriceRow(StrictModel):
                 raise ValueError("an owned row derives its hourly cost; leave usd_per_gpu_hour empty")
         elif self.usd_per_gpu_hour is None:
             raise ValueError(f"a {self.offering} row needs usd_per_gpu_hour (rental price per GPU, USD/h)")
+        term = _term_months(self.commitment)
+        if term is not None and (self.offering != "reserved" or not 1 <= term <= MAX_TERM_MONTHS):
+            raise ValueError(f"commitment '{self.commitment}' states a {term}-month term: only a reserved row has a "
+                             f"term, of 1..{MAX_TERM_MONTHS} months")
         return self
+
+    @property
+    def term_months(self) -> int | None:
+        """Months a reserved row commits to (from `commitment`: "1 year" = 12, "3 years" = 36); None: no term."""
+        return _term_months(self.commitment)
 
     @property
     def price_date(self) -> dt.date:
@@ -189,3 +203,12 @@ class GpuPriceRow(StrictModel):
         power_usd_per_hour = self.power_kw_per_gpu * self.pue * self.usd_per_kwh
         colocation_usd_per_hour = self.colocation_usd_per_gpu_month / HOURS_PER_MONTH
         return capex_usd_per_hour + power_usd_per_hour + colocation_usd_per_hour
+
+
+def _term_months(commitment: str | None) -> int | None:
+    """The fixed term leading a commitment ("3 years, 25% upfront" -> 36), else None."""
+    match = TERM_PATTERN.match(commitment.strip()) if commitment else None
+    if match is None:
+        return None
+    count = int(match.group("count"))
+    return count * 12 if match.group("unit").lower().startswith("year") else count

@@ -8,9 +8,11 @@ from costmodel.search.run import (
     option_name,
     pareto_front,
     search,
+    with_configuration,
     with_searched_options,
 )
 from costmodel.search.space import Candidate, enumerate_candidates
 
 __all__ = ["Candidate", "Configuration", "LocalExecutor", "RayExecutor", "SearchResult", "check_ray_address",
-           "enumerate_candidates", "make_executor", "option_name", "pareto_front", "search", "with_searched_options"]
+           "enumerate_candidates", "make_executor", "option_name", "pareto_front", "search", "with_configuration",
+           "with_searched_options"]

@@ -1,8 +1,9 @@
 """Where the survivors are simulated: a local process pool (default) or a Ray cluster (`.[cluster]` extra).
 
 Both map the same pure function over the same items in the same order, so their results are identical.
-A Ray address is checked with a plain TCP connect (bounded by `timeout_seconds`) before `ray.init`, so a
-cluster that does not answer gives a clear message instead of a hang.
+A Ray address is checked before `ray.init` (a TCP connect and the gRPC handshake a Ray head answers, each
+bounded by `timeout_seconds`), so an address that does not answer, or answers but is no Ray head, gives a
+clear message instead of a hang. The cluster's workers must be able to import costmodel (install it there).
 """
 
 from __future__ import annotations
@@ -54,16 +55,40 @@ def parse_ray_address(address: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
+# A Ray head's GCS is a gRPC server: it answers the HTTP/2 connection preface with a SETTINGS frame
+# (RFC 9113 section 3.4: the server's preface is a SETTINGS frame, possibly empty).
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_HTTP2_SETTINGS = 0x4
+
+
+def _answers_grpc(sock: socket.socket) -> bool:
+    sock.sendall(_HTTP2_PREFACE)
+    header = b""
+    while len(header) < 9:
+        chunk = sock.recv(9 - len(header))
+        if not chunk:
+            return False
+        header += chunk
+    return header[3] == _HTTP2_SETTINGS
+
+
 def check_ray_address(address: str, *, timeout_seconds: float = RAY_CONNECT_TIMEOUT_SECONDS) -> None:
-    """Raise CostmodelError when nothing answers at the address within `timeout_seconds`."""
+    """Raise CostmodelError when nothing answers at the address within `timeout_seconds`, or what answers does
+    not speak gRPC as a Ray head does (`ray.init` would otherwise wait for it without end)."""
     host, port = parse_ray_address(address)
     try:
-        with socket.create_connection((host, port), timeout=timeout_seconds):
-            return
+        with socket.create_connection((host, port), timeout=timeout_seconds) as sock:
+            sock.settimeout(timeout_seconds)
+            if _answers_grpc(sock):
+                return
+            problem = "it answers, but not as a Ray head (no gRPC)"
+    except TimeoutError:
+        problem = f"nothing answered within {timeout_seconds:g} s"
     except OSError as exc:
-        raise CostmodelError(
-            f"--address '{address}': no Ray cluster answers at {host}:{port} within {timeout_seconds:g} s ({exc}); "
-            "start one with `ray start --head` or fix the address") from None
+        problem = f"nothing answers ({exc})"
+    raise CostmodelError(
+        f"--address '{address}': no Ray cluster answers at {host}:{port}: {problem}; "
+        "start one with `ray start --head` or fix the address")
 
 
 class RayExecutor:
@@ -79,6 +104,7 @@ class RayExecutor:
             raise CostmodelError("--executor ray needs Ray: pip install 'costmodel[cluster]' "
                                  "(or use --executor local)") from None
         self._ray: Any = ray
+        self._remote: dict[Callable[..., Any], Any] = {}  # one Ray remote function per fn (exported once)
         self._started = not ray.is_initialized()
         if self._started:
             kwargs: dict[str, Any] = {"address": address} if address is not None else {"num_cpus": workers}
@@ -86,7 +112,9 @@ class RayExecutor:
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """fn over items as Ray tasks, results in item order."""
-        remote = self._ray.remote(fn)
+        if fn not in self._remote:
+            self._remote[fn] = self._ray.remote(fn)
+        remote = self._remote[fn]
         return list(self._ray.get([remote.remote(item) for item in items]))
 
     def close(self) -> None:

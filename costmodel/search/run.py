@@ -18,20 +18,24 @@ from __future__ import annotations
 import datetime as dt
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from costmodel.catalog import ModelSpec, load_model
 from costmodel.decision.options import self_host_result
-from costmodel.decision.rank import CapacityCache, self_host_capacity
+from costmodel.decision.rank import CapacityCache, capacity_cache_key, option_efficiency, self_host_capacity
 from costmodel.decision.validity import self_host_exclusion
+from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import GpuPriceRow, PriceSheet, load_gpu_prices
 from costmodel.scenario import Scenario
 from costmodel.search.executors import LocalExecutor, RayExecutor
-from costmodel.search.screen import Screened, screen_candidates
-from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates
+from costmodel.search.screen import ReplicaKey, Screened, screen_candidates
+from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates, scenario_quality_filter
 from costmodel.serving.analytic import Capacity
 
 WAVE = 8
+Progress = Callable[[float, str], None]  # (fraction done 0..1, what is running), e.g. the app's progress bar
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,12 +80,18 @@ class SearchResult:
     seconds: float
     best: tuple[Configuration, ...]  # cheapest SLO-feasible first, at most K
     frontier: tuple[Configuration, ...]  # $/M tok vs tokens/s per user, and vs TTFT p90 (union), cheapest first
+    frontier_tokens_per_second_per_user: tuple[Configuration, ...] = ()  # $/M tok vs tokens/s per user
+    frontier_ttft: tuple[Configuration, ...] = ()  # $/M tok vs TTFT p90
+    cache_hits: int = 0  # replica configurations whose capacity came from the capacity cache
 
     def contract(self) -> dict[str, object]:
-        """`search --json`: best is the cheapest row (null when none meets the SLO); top_k the K rows."""
+        """`search --json`: best is the cheapest row (null when none meets the SLO); top_k the K rows;
+        `frontier` the union of the two fronts, `frontier_tokens_per_second_per_user` and `frontier_ttft` each."""
         return {"candidates_enumerated": self.candidates_enumerated, "candidates_pruned": self.candidates_pruned,
                 "candidates_simulated": self.candidates_simulated, "seconds": self.seconds,
                 "frontier": [c.contract() for c in self.frontier],
+                "frontier_tokens_per_second_per_user": [c.contract() for c in self.frontier_tokens_per_second_per_user],
+                "frontier_ttft": [c.contract() for c in self.frontier_ttft],
                 "best": self.best[0].contract() if self.best else None,
                 "top_k": [c.contract() for c in self.best]}
 
@@ -131,12 +141,18 @@ def pareto_front(rows: list[Configuration], *, better_is_higher: bool, metric: s
     return front
 
 
-def _pruned(item: Screened, feasible: list[Configuration], *, top_k: int, keep_front: bool) -> bool:
+def _kth_cost(feasible: list[Configuration], *, top_k: int) -> float:
+    costs = sorted(r.usd_per_month for r in feasible)
+    return costs[top_k - 1] if len(costs) >= top_k else math.inf
+
+
+def _pruned(item: Screened, feasible: list[Configuration], *, kth_usd_per_month: float, keep_front: bool) -> bool:
+    """Safe: the candidate cannot meet the SLO, or its $/month LOWER bound already reaches the K-th cheapest
+    simulated SLO-feasible cost (so it cannot enter the top K), and (keep_front) a simulated feasible one
+    is at least as cheap and at least as fast as its bounds allow."""
     if not item.viable:
         return True
-    costs = sorted(r.usd_per_month for r in feasible)
-    kth = costs[top_k - 1] if len(costs) >= top_k else math.inf
-    if item.usd_per_month_lower < kth:
+    if item.usd_per_month_lower < kth_usd_per_month:
         return False
     if not keep_front:
         return True
@@ -144,53 +160,91 @@ def _pruned(item: Screened, feasible: list[Configuration], *, top_k: int, keep_f
                and r.tokens_per_second_per_user >= item.tokens_per_second_per_user_upper for r in feasible)
 
 
-def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...]) -> tuple[Candidate, ...]:
+def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
+                      model_specs: dict[str, ModelSpec] | None = None) -> tuple[Candidate, ...]:
     """Candidates the decision would evaluate (no exclusion: TP and dtypes valid, lengths servable)."""
-    verdicts: dict[tuple[str, str, int, str, str], bool] = {}
+    specs = model_specs if model_specs is not None else {m: load_model(m) for m in {c.model for c in candidates}}
+    verdicts: dict[ReplicaKey, bool] = {}
     for c in candidates:
         if c.replica_key not in verdicts:
-            verdicts[c.replica_key] = self_host_exclusion(c.option(name="search"), scenario) is None
+            verdicts[c.replica_key] = self_host_exclusion(c.option(name="search"), scenario,
+                                                          model_spec=specs[c.model]) is None
     return tuple(c for c in candidates if verdicts[c.replica_key])
+
+
+def _capacities(scenario: Scenario, candidates: list[Candidate], *, runner: LocalExecutor | RayExecutor,
+                calibration: Calibration | None, cache: CapacityCache | None) -> tuple[list[tuple[Capacity, str]], int]:
+    """Capacity of each candidate's replica: from `cache` when it holds it, else simulated by `runner` (and
+    stored in `cache`); also the number of cache hits."""
+    keys = []
+    for c in candidates:
+        option = c.option(name="search")
+        hardware, eff = option_efficiency(option, calibration)
+        keys.append(capacity_cache_key(scenario, option, hardware=hardware, efficiency=eff))
+    found = {k: hit for k in keys if cache is not None and (hit := cache.get(k)) is not None}
+    missing = [(c, k) for c, k in zip(candidates, keys, strict=True) if k not in found]
+    simulated = runner.map(simulate_capacity, [_Job(scenario, c, calibration) for c, _ in missing])
+    for (_, key), value in zip(missing, simulated, strict=True):
+        found[key] = value
+        if cache is not None:
+            cache.put(key, value)
+    return [found[k] for k in keys], len(candidates) - len(missing)
 
 
 def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
            calibration: Calibration | None = None, today: dt.date | None = None,
            executor: LocalExecutor | RayExecutor | None = None, quality: QualityFilter | None = None,
-           prune: bool = True, keep_front: bool = False) -> SearchResult:
-    """Enumerate, screen, simulate the survivors; `prune=False` simulates every usable candidate (brute force),
-    `keep_front=True` keeps every candidate that could join the tokens/s-per-user front (module docstring)."""
+           prune: bool = True, keep_front: bool = False, cache: CapacityCache | None = None,
+           progress: Progress | None = None) -> SearchResult:
+    """Enumerate (models passing `quality`, default the scenario's `quality:` floor), screen, simulate the
+    survivors; `prune=False` simulates every usable candidate (brute force),
+    `keep_front=True` keeps every candidate that could join the tokens/s-per-user front (module docstring).
+    `cache` (shared with `decide`) holds capacities already simulated, so a repeated search or the decision
+    over its top K simulates nothing twice. `progress(fraction, text)` is called after the screen and after
+    every wave of simulations (fraction: share of the screened queue settled, simulated or pruned)."""
     if top_k < 1:
         raise ValueError("top_k must be >= 1")
     started = time.perf_counter()
     sheet = gpu_sheet or load_gpu_prices()
     today = scenario.evaluation_date(override=today)
+    quality = quality if quality is not None else scenario_quality_filter(scenario)
     enumerated = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality)
-    screened = screen_candidates(scenario, usable_candidates(scenario, enumerated), gpu_sheet=sheet,
-                                 calibration=calibration)
+    specs = {m: load_model(m) for m in {c.model for c in enumerated}}
+    screened = screen_candidates(scenario, usable_candidates(scenario, enumerated, model_specs=specs),
+                                 gpu_sheet=sheet, calibration=calibration, model_specs=specs)
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
                                             repr(s.candidate)))
     runner = executor or LocalExecutor()
+    total = max(len(queue), 1)
+    if progress is not None:
+        progress(0.0, f"screened {len(enumerated):,} configurations; simulating the cheapest")
     simulated: list[Configuration] = []
-    capacities: dict[tuple[str, str, int, str, str], tuple[Capacity, str]] = {}  # one simulation per replica
+    capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica
+    hits = 0
     while queue:
         feasible = [r for r in simulated if r.meets_slo]
-        queue = [s for s in queue if not (prune and _pruned(s, feasible, top_k=top_k, keep_front=keep_front))]
+        kth = _kth_cost(feasible, top_k=top_k)
+        if prune:
+            queue = [s for s in queue if not _pruned(s, feasible, kth_usd_per_month=kth, keep_front=keep_front)]
         wave, queue = queue[:WAVE], queue[WAVE:]
         new = list({s.candidate.replica_key: s.candidate for s in wave
                     if s.candidate.replica_key not in capacities}.values())
-        for candidate, capacity in zip(new, runner.map(simulate_capacity, [_Job(scenario, c, calibration)
-                                                                           for c in new]), strict=True):
-            capacities[candidate.replica_key] = capacity
+        values, wave_hits = _capacities(scenario, new, runner=runner, calibration=calibration, cache=cache)
+        hits += wave_hits
+        capacities.update(zip((c.replica_key for c in new), values, strict=True))
         simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.replica_key],
                                        gpu_sheet=sheet, today=today) for s in wave)
+        if progress is not None:
+            progress(1.0 - len(queue) / total, f"simulated {len(simulated):,} configurations")
     feasible = [r for r in simulated if r.meets_slo and math.isfinite(r.usd_per_month)]
     best = sorted(feasible, key=lambda r: (r.usd_per_month, -r.tokens_per_second_per_user, repr(r)))[:top_k]
-    fronts = pareto_front(feasible, better_is_higher=True, metric="tokens_per_second_per_user") + pareto_front(
-        feasible, better_is_higher=False, metric="ttft_p90_seconds")
-    frontier = sorted(set(fronts), key=lambda r: (r.usd_per_mtok, repr(r)))
+    speed = pareto_front(feasible, better_is_higher=True, metric="tokens_per_second_per_user")
+    ttft = pareto_front(feasible, better_is_higher=False, metric="ttft_p90_seconds")
+    frontier = sorted(set(speed + ttft), key=lambda r: (r.usd_per_mtok, repr(r)))
     return SearchResult(candidates_enumerated=len(enumerated), candidates_pruned=len(enumerated) - len(simulated),
                         candidates_simulated=len(simulated), seconds=time.perf_counter() - started,
-                        best=tuple(best), frontier=tuple(frontier))
+                        best=tuple(best), frontier=tuple(frontier), frontier_tokens_per_second_per_user=tuple(speed),
+                        frontier_ttft=tuple(ttft), cache_hits=hits)
 
 
 def option_name(rank: int, configuration: Configuration) -> str:
@@ -199,9 +253,21 @@ def option_name(rank: int, configuration: Configuration) -> str:
     return f"search-{rank}-{c.model}-{c.hardware}-tp{c.gpus_per_replica}-{c.weight_dtype}-{c.kv_dtype}"
 
 
-def with_searched_options(scenario: Scenario, result: SearchResult, *, top_k: int) -> Scenario:
-    """The scenario with the top K configurations added as self-host options beside the listed ones."""
+def with_configuration(scenario: Scenario, configuration: Configuration, *, name: str) -> Scenario:
+    """The scenario with one searched configuration added as a self-host option called `name` (the app's
+    "add to scenario"); raises CostmodelError when an option already has that name."""
+    if any(o.name == name for o in scenario.options):
+        raise CostmodelError(f"options: an option named '{name}' is already in the scenario; rename or remove it first")
     ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
-    added = [c.candidate().option(name=option_name(rank, c), ops_usd_per_month=ops)
-             for rank, c in enumerate(result.best[:top_k], start=1)]
-    return scenario.model_copy(update={"options": [*scenario.options, *added]})
+    added = configuration.candidate().option(name=name, ops_usd_per_month=ops)
+    return scenario.model_copy(update={"options": [*scenario.options, added]})
+
+
+def with_searched_options(scenario: Scenario, result: SearchResult, *, top_k: int) -> Scenario:
+    """The scenario with the top K configurations added as self-host options beside the listed ones (a name
+    the scenario already lists, e.g. one added from an earlier search, is kept as listed)."""
+    for rank, c in enumerate(result.best[:top_k], start=1):
+        name = option_name(rank, c)
+        if all(o.name != name for o in scenario.options):
+            scenario = with_configuration(scenario, c, name=name)
+    return scenario

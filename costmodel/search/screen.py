@@ -14,19 +14,28 @@ Per replica configuration (model, hardware, TP, dtypes) it computes
   exceeds the TPOT limit no load meets the SLO.
 From these a $/month LOWER bound: replicas >= max(1, ceil(peak / capacity upper bound)), at the offering's
 price (`size_self_host`'s own sizing rule).
+`screen_candidates` evaluates these with the vectorized roofline (`roofline.step_arrays` and
+`memory.memory_arrays` over one array per model of every replica configuration), the same formulas
+`screen_replica` runs one configuration at a time (kept as the scalar reference, tested equal).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from costmodel.catalog import derive_shape, load_model
+import numpy as np
+
+from costmodel.catalog import ModelSpec, derive_shape, load_model
+from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
 from costmodel.decision.rank import option_efficiency
+from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 from costmodel.measurements.calibration import Calibration
-from costmodel.memory import plan_replica_memory
+from costmodel.memory import memory_arrays, plan_replica_memory
 from costmodel.pricing import GpuPriceRow, PriceSheet
+from costmodel.roofline import Efficiency, step_arrays, uniform_work
 from costmodel.scenario import Scenario
 from costmodel.search.space import Candidate
 from costmodel.units import HOURS_PER_MONTH
@@ -85,24 +94,92 @@ def screen_replica(scenario: Scenario, candidate: Candidate, *, calibration: Cal
     return ReplicaScreen(fits=memory.fits, capacity_upper_requests_per_second=upper, decode_step_lower_seconds=t_min)
 
 
+ReplicaKey = tuple[str, str, int, str, str]
+
+
+def _replica_tokens(scenario: Scenario) -> tuple[int, float]:
+    workload = scenario.workload
+    context = int(workload.mean_prompt_tokens() + workload.mean_output_tokens())
+    tokens = workload.mean_prompt_tokens() * (1.0 - workload.cached_prompt_fraction) + workload.mean_output_tokens()
+    return context, tokens
+
+
+def _column(values: list[float]) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64)
+
+
+def _model_screens(spec: ModelSpec, keys: list[ReplicaKey], hardware: Mapping[str, tuple[AcceleratorSpec, Efficiency]],
+                   *, context_tokens: int, tokens_per_request: float) -> list[ReplicaScreen]:
+    """`screen_replica` for every replica configuration of one model at once (one array element per key)."""
+    shape = derive_shape(spec)
+    hws = [hardware[k[1]][0] for k in keys]
+    effs = [hardware[k[1]][1] for k in keys]
+    gpus = _column([float(k[2]) for k in keys])
+    kv_bytes = _column([BYTES_PER_ELEMENT[k[4]] for k in keys])
+    per_hw = {
+        "weight_bytes_per_param": _column([streamed_weight_bytes_per_param(k[3]) for k in keys]),
+        "kv_bytes_per_element": kv_bytes, "gpus": gpus,
+        "peak_flops_per_s": _column([hw.peak_for(k[3]) for hw, k in zip(hws, keys, strict=True)]),
+        "hbm_bytes_per_s": _column([hw.hbm_bytes_per_s for hw in hws]),
+        "link_bytes_per_s": _column([hw.interconnect_bytes_per_s for hw in hws]),
+        "link_latency_seconds": _column([hw.link_latency_seconds for hw in hws]),
+        **{name: _column([getattr(e, name) for e in effs]) for name in (
+            "eff_compute", "eff_memory", "overhead_seconds_per_step", "compute_half_saturation_tokens",
+            "weight_reads_max_rows")},
+        "comm_overlap_fraction": _column([e.comm_overlap_fraction for e in effs]),
+    }
+    floor = step_arrays(shape, uniform_work(shape, batch=float(_FLOOR_BATCH), new_tokens=1.0, context_tokens=0.0),
+                        **per_hw)
+    one = step_arrays(shape, uniform_work(shape, batch=1.0, new_tokens=1.0, context_tokens=0.0), **per_hw)
+    _, _, max_batch = memory_arrays(shape, hbm_bytes_per_gpu=_column([hw.memory_bytes for hw in hws]), gpus=gpus,
+                                    weight_bytes_per_param=_column([BYTES_PER_ELEMENT[k[3]] for k in keys]),
+                                    kv_bytes_per_element=kv_bytes, context_tokens=context_tokens)
+    per_token = np.broadcast_to(floor.compute_seconds, gpus.shape) / _FLOOR_BATCH
+    t_min = np.broadcast_to(one.step_seconds, gpus.shape)
+    fits = np.broadcast_to(max_batch, gpus.shape) >= 1
+    return [ReplicaScreen(fits=bool(f), capacity_upper_requests_per_second=(
+                LENGTH_SAMPLING_MARGIN / (tokens_per_request * float(p)) if p > 0 else math.inf),
+            decode_step_lower_seconds=float(t)) for f, p, t in zip(fits, per_token, t_min, strict=True)]
+
+
+def screen_replicas(scenario: Scenario, candidates: tuple[Candidate, ...], *, calibration: Calibration | None,
+                    model_specs: Mapping[str, ModelSpec] | None = None) -> dict[ReplicaKey, ReplicaScreen]:
+    """Bounds of every replica configuration of the candidates, vectorized per model (module docstring)."""
+    context, tokens = _replica_tokens(scenario)
+    by_model: dict[str, dict[ReplicaKey, Candidate]] = {}
+    for c in candidates:
+        by_model.setdefault(c.model, {}).setdefault(c.replica_key, c)
+    hardware = {}
+    for group in by_model.values():
+        for c in group.values():
+            if c.hardware not in hardware:
+                hardware[c.hardware] = option_efficiency(c.option(name="screen"), calibration)
+    out: dict[ReplicaKey, ReplicaScreen] = {}
+    for model_id, group in by_model.items():
+        spec = model_specs[model_id] if model_specs is not None else load_model(model_id)
+        keys = list(group)
+        out.update(zip(keys, _model_screens(spec, keys, hardware, context_tokens=context, tokens_per_request=tokens),
+                       strict=True))
+    return out
+
+
 def _month_usd(*, replicas: int, gpus: int, usd_per_gpu_hour: float, ops_usd_per_month: float) -> float:
     return replicas * gpus * usd_per_gpu_hour * HOURS_PER_MONTH + ops_usd_per_month
 
 
 def screen_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *, gpu_sheet: PriceSheet[GpuPriceRow],
-                      calibration: Calibration | None) -> tuple[Screened, ...]:
-    """Bounds for every candidate (one roofline evaluation per replica configuration)."""
+                      calibration: Calibration | None,
+                      model_specs: Mapping[str, ModelSpec] | None = None) -> tuple[Screened, ...]:
+    """Bounds for every candidate (the vectorized roofline once per replica configuration)."""
     peak = scenario.workload.peak_requests_per_second()
     ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
     tpot_limit = scenario.slo.tpot_p90_seconds
-    replicas: dict[tuple[str, str, int, str, str], ReplicaScreen] = {}
+    replicas = screen_replicas(scenario, candidates, calibration=calibration, model_specs=model_specs)
+    prices = {o: gpu_sheet.get(o).all_in_usd_per_gpu_hour() for o in {c.offering for c in candidates}}
     out = []
     for candidate in candidates:
-        key = candidate.replica_key
-        if key not in replicas:
-            replicas[key] = screen_replica(scenario, candidate, calibration=calibration)
-        replica = replicas[key]
-        price = gpu_sheet.get(candidate.offering).all_in_usd_per_gpu_hour()
+        replica = replicas[candidate.replica_key]
+        price = prices[candidate.offering]
         lower_replicas = max(1, math.ceil(peak / replica.capacity_upper_requests_per_second - 1e-12))
         out.append(Screened(
             candidate=candidate, replica=replica, usd_per_gpu_hour=price,

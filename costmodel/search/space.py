@@ -12,10 +12,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from costmodel.catalog import accelerators, load_accelerator, load_model, models
+from costmodel.catalog.quality import load_quality_scores
+from costmodel.decision.quality import resolve_floor
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES, unsupported_dtype_reason
 from costmodel.errors import CostmodelError, unknown_id_error
 from costmodel.estimate import valid_tensor_parallel_sizes
-from costmodel.pricing import GpuPriceRow, PriceSheet
+from costmodel.pricing import GpuPriceRow, PriceSheet, load_api_prices
+from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import Scenario, SelfHostOption
 
 # Formats searched: the serving formats engines ship (fp32 and fp16 add nothing over bf16 for serving).
@@ -71,6 +74,22 @@ def search_models(scenario: Scenario, *, quality: QualityFilter | None = None) -
         _check_ids("search.models", listed, known, "model")
     chosen = list(dict.fromkeys(listed)) if listed is not None else [m for m in known if m not in EXCLUDED_MODELS]
     return tuple(m for m in chosen if quality is None or quality(m))
+
+
+def scenario_quality_filter(scenario: Scenario) -> QualityFilter | None:
+    """The scenario's `quality:` floor as a model filter (None without one): a model passes when the quality
+    sheet scores it at least the floor on the floor's benchmark; a model with no score there is left out
+    (it cannot be shown to pass)."""
+    sheet = load_quality_scores(open_model_ids=open_model_ids(load_api_prices())) if scenario.quality else None
+    floor = resolve_floor(scenario, sheet) if sheet is not None else None
+    if sheet is None or floor is None:
+        return None
+
+    def passes(model_id: str) -> bool:
+        score = sheet.score(model_id, floor.benchmark)
+        return score is not None and score.score >= floor.min_score
+
+    return passes
 
 
 def _dtype_pairs(hardware_id: str) -> list[tuple[str, str]]:

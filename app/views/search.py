@@ -1,0 +1,179 @@
+"""Search page: search the deployment space for the current scenario (costmodel.search.search) with a progress
+bar, show the Pareto fronts of $/M tokens vs tokens/s per user and vs TTFT p90, and add any configuration found
+to the scenario as a self-host option in one click.
+
+Owns: the search's scope widgets (models, accelerators, top K), the last result (session state, with the
+scenario it was run for) and the "add" buttons. The search itself is one library call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from app import state
+from app.cache_capacity import capacity_cache
+from app.widgets import md, show_error
+from costmodel.catalog import accelerators, models
+from costmodel.errors import CostmodelError
+from costmodel.measurements.calibration import Calibration
+from costmodel.pricing import load_gpu_prices
+from costmodel.scenario import Scenario, SearchSettings
+from costmodel.search import Configuration, SearchResult, option_name, search, with_configuration
+from costmodel.search.space import EXCLUDED_MODELS
+
+RESULT_KEY = "search_last"
+FRONT_COLOR, BEST_COLOR = "#1f77b4", "#ff7f0e"
+
+
+@dataclass(frozen=True)
+class LastSearch:
+    """The last search of this session and what it was run for (the scenario less its options)."""
+
+    basis: str
+    result: SearchResult
+    top_k: int
+
+
+def search_basis(scenario: Scenario) -> str:
+    """What a search depends on: the scenario without its options, name and description."""
+    return scenario.model_dump_json(exclude={"options", "name", "description"})
+
+
+def scoped(scenario: Scenario, *, model_ids: list[str], hardware_ids: list[str]) -> Scenario:
+    """The scenario with its `search:` limits set from the page (an empty list searches the whole catalog)."""
+    ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
+    settings = SearchSettings(models=model_ids or None, hardware=hardware_ids or None, ops_usd_per_month=ops)
+    return scenario.model_copy(update={"search": settings})
+
+
+def run_search(scenario: Scenario, *, top_k: int) -> SearchResult:
+    """One library call with a progress bar; the capacities go to the server's shared cache."""
+    bar = st.progress(0.0, text="Enumerating and screening configurations with the roofline...")
+    calibration_json = state.calibration_json()
+    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
+    result = search(scenario, top_k=top_k, calibration=calibration, cache=capacity_cache(),
+                    progress=lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=text))
+    bar.progress(1.0, text=f"Done: {result.candidates_simulated:,} of {result.candidates_enumerated:,} "
+                           f"configurations simulated in {result.seconds:.1f} s")
+    return result
+
+
+def front_figure(result: SearchResult) -> go.Figure:
+    """Two panels: $/M tokens against tokens/s per user, and against TTFT p90; the star is the cheapest."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("$/M tokens vs tokens/s per user (higher is better)",
+                                                        "$/M tokens vs TTFT p90 (lower is better)"))
+    panels = ((result.frontier_tokens_per_second_per_user, "tokens_per_second_per_user"),
+              (result.frontier_ttft, "ttft_p90_seconds"))
+    for col, (rows, metric) in enumerate(panels, start=1):
+        fig.add_trace(go.Scatter(
+            x=[r.usd_per_mtok for r in rows], y=[getattr(r, metric) for r in rows], mode="lines+markers",
+            line={"shape": "hv", "color": FRONT_COLOR}, name="front", showlegend=col == 1,
+            text=[label(r) for r in rows], hovertemplate="%{text}<br>$%{x:.3f}/M tokens<br>%{y:.3g}<extra></extra>"),
+            row=1, col=col)
+        if result.best:
+            best = result.best[0]
+            fig.add_trace(go.Scatter(x=[best.usd_per_mtok], y=[getattr(best, metric)], mode="markers",
+                                     marker={"symbol": "star", "size": 14, "color": BEST_COLOR}, name="cheapest",
+                                     showlegend=col == 1, text=[label(best)], hovertemplate="%{text}<extra></extra>"),
+                          row=1, col=col)
+    fig.update_xaxes(title_text="$/M tokens")
+    fig.update_yaxes(title_text="tokens/s per user", row=1, col=1)
+    fig.update_yaxes(title_text="TTFT p90 (s)", row=1, col=2)
+    fig.update_layout(height=380, margin={"t": 40, "b": 40})
+    return fig
+
+
+def label(row: Configuration) -> str:
+    """'qwen2.5-7b, 1x l4 fp8/fp8 (offering)'."""
+    return f"{row.model}, {row.gpus_per_replica}x {row.hardware} {row.weight_dtype}/{row.kv_dtype} ({row.offering})"
+
+
+def listed_rows(result: SearchResult) -> list[Configuration]:
+    """The cheapest K, then the front configurations not among them."""
+    return list(dict.fromkeys([*result.best, *result.frontier]))
+
+
+def _add(configuration: Configuration, name: str) -> None:
+    try:
+        state.set_scenario(with_configuration(state.current(), configuration, name=name),
+                           source=f"added {name} from the search")
+        st.session_state["search_added"] = name
+    except CostmodelError as exc:
+        st.session_state["search_added_error"] = str(exc)
+
+
+def _rows(result: SearchResult) -> None:
+    names = {o.name for o in state.current().options}
+    header = st.columns([4, 1.2, 1.2, 1.2, 1.2, 1.3])
+    for cell, title in zip(header, ("configuration", "$/month", "$/M tokens", "tok/s per user", "TTFT p90", ""),
+                           strict=True):
+        cell.markdown(f"**{title}**")
+    for rank, row in enumerate(listed_rows(result), start=1):
+        name = option_name(rank, row)
+        cells = st.columns([4, 1.2, 1.2, 1.2, 1.2, 1.3])
+        cells[0].markdown(md(label(row)) + (" (cheapest)" if rank == 1 else ""))
+        cells[1].markdown(md(f"${row.usd_per_month:,.0f}"))
+        cells[2].markdown(md(f"${row.usd_per_mtok:,.3f}"))
+        cells[3].markdown(f"{row.tokens_per_second_per_user:,.0f}")
+        cells[4].markdown("n/a" if row.ttft_p90_seconds is None else f"{row.ttft_p90_seconds * 1e3:,.0f} ms")
+        added = name in names
+        cells[5].button("added" if added else "add to scenario", key=f"search_add_{rank}", disabled=added,
+                        on_click=_add, args=(row, name), help=f"adds the self-host option '{name}'")
+
+
+def render() -> None:
+    """The Search page."""
+    st.title("Search")
+    st.caption("Which model, GPU, GPU count and precision serve this scenario cheapest within its SLO? The search "
+               "enumerates every configuration (model x accelerator with a price offering x tensor-parallel size x "
+               "weight/KV dtype x offering), screens them all with the roofline (memory fit, a $/month lower bound, "
+               "a TPOT lower bound), simulates only those that could still be among the cheapest, and shows the "
+               "Pareto fronts of the simulated ones. Add any configuration to the scenario in one click.")
+    scenario = state.current()
+    limits = scenario.search
+    cols = st.columns([3, 3, 1])
+    model_ids = cols[0].multiselect(
+        "Models (none: the whole catalog)", [m for m in sorted(models()) if m not in EXCLUDED_MODELS],
+        default=list(limits.models) if limits and limits.models else [], key="search_models")
+    offered = sorted({row.accelerator_id for row in load_gpu_prices().rows} & set(accelerators()))
+    hardware_ids = cols[1].multiselect(
+        "Accelerators (none: every one with a GPU price)", offered,
+        default=[h for h in (limits.hardware or []) if h in offered] if limits else [], key="search_hardware")
+    top_k = int(cols[2].number_input("Top K", min_value=1, max_value=20, value=5, step=1, key="search_top_k"))
+    if st.button("Run the search", type="primary", key="search_run"):
+        try:
+            result = run_search(scoped(scenario, model_ids=model_ids, hardware_ids=hardware_ids), top_k=top_k)
+            st.session_state[RESULT_KEY] = LastSearch(basis=search_basis(scenario), result=result, top_k=top_k)
+        except CostmodelError as exc:
+            show_error("Search", exc)
+    if "search_added" in st.session_state:
+        st.success(md(f"Added **{st.session_state.pop('search_added')}** to the scenario: it is on the Compare "
+                      "page and in the memo."))
+    if "search_added_error" in st.session_state:
+        st.error(md(st.session_state.pop("search_added_error")))
+    last = st.session_state.get(RESULT_KEY)
+    if not isinstance(last, LastSearch):
+        st.info("Set the scope and press **Run the search** (the whole catalog takes about half a minute).")
+        return
+    if last.basis != search_basis(scenario):
+        st.warning("The workload or SLO changed since this search ran; run it again for current figures.")
+    result = last.result
+    st.markdown(md(f"{result.candidates_enumerated:,} configurations enumerated, {result.candidates_pruned:,} "
+                   f"pruned by the roofline bounds, {result.candidates_simulated:,} simulated in "
+                   f"{result.seconds:.1f} s."))
+    if not result.best:
+        st.error("No searched configuration meets the SLO: widen the models or accelerators, or relax the SLO.")
+        return
+    st.plotly_chart(front_figure(result), key="search_front_chart")
+    st.subheader("Configurations found")
+    _rows(result)
+
+
+if __name__ == "__main__":  # st.navigation runs this file as a script: render through the imported module
+    from app.views import search as search_page
+
+    search_page.render()

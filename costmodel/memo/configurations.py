@@ -1,0 +1,96 @@
+"""The memo's "Configurations considered" section: what the deployment search (`costmodel search`) looked at,
+its counts, and the Pareto fronts of $/M tokens vs tokens/s per user and vs TTFT p90 (a chart and a table).
+
+Present only when the memo is built with a search (`memo --search K`, or a scenario with a `search:` section).
+The blocks are pure data; `search_front_chart` imports matplotlib through `costmodel.memo.charts` when drawn.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from costmodel.memo.blocks import Block, Figure, Heading, Para, Table, latency, money, per_mtok
+from costmodel.search import Configuration, SearchResult
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+    from costmodel.memo.content import ChartData
+
+FIGURE_KEY = "search_front"
+MAX_TABLE_ROWS = 12  # the front beyond this is in `costmodel search --json`
+
+
+def configuration_label(row: Configuration) -> str:
+    """'qwen2.5-7b, 1x l4 fp8/fp8' (model, GPUs x accelerator, weight/KV dtypes)."""
+    return f"{row.model}, {row.gpus_per_replica}x {row.hardware} {row.weight_dtype}/{row.kv_dtype}"
+
+
+def _front_rows(result: SearchResult) -> list[Configuration]:
+    best = result.best[:1]
+    rows = list(dict.fromkeys([*best, *result.frontier]))
+    return sorted(rows, key=lambda r: (r.usd_per_mtok, configuration_label(r), r.offering))[:MAX_TABLE_ROWS]
+
+
+def front_table(result: SearchResult) -> Table:
+    """The cheapest configuration and the front, cheapest $/M tokens first (the cheapest highlighted)."""
+    rows = _front_rows(result)
+    best = result.best[0] if result.best else None
+    cells = tuple((configuration_label(r), r.offering, money(r.usd_per_month), per_mtok(r.usd_per_mtok),
+                   f"{r.tokens_per_second_per_user:.0f}",
+                   latency(r.ttft_p90_seconds) if r.ttft_p90_seconds is not None else "n/a") for r in rows)
+    return Table(header=("configuration", "offering", "$/month", "$/M tokens", "tok/s per user", "TTFT p90"),
+                 rows=cells, widths=(0.32, 0.26, 0.11, 0.11, 0.1, 0.1), align=("l", "l", "r", "r", "r", "r"),
+                 highlight_row=rows.index(best) if best in rows else None,
+                 caption="Configurations on the Pareto fronts (highlighted: the cheapest meeting the SLO).")
+
+
+def search_blocks(result: SearchResult, *, top_k: int) -> list[Block]:
+    """Heading, counts, the front chart and its table."""
+    counts = (f"The search enumerated {result.candidates_enumerated:,} self-host configurations (model x accelerator x "
+              f"tensor-parallel GPUs x weight/KV dtype x GPU offering), pruned {result.candidates_pruned:,} with the "
+              f"roofline bounds (memory fit, a capacity upper bound and so a $/month lower bound, a TPOT lower bound) "
+              f"and simulated {result.candidates_simulated:,} at the SLO in {result.seconds:.1f} s. The fronts are "
+              f"over the simulated configurations; the {top_k} cheapest meeting the SLO are added to the options "
+              "compared (names starting with 'search-').")
+    blocks: list[Block] = [Heading("Configurations considered"), Para(counts)]
+    if not result.best:
+        blocks.append(Para("No searched configuration meets the SLO, so there is no front to show."))
+        return blocks
+    best = result.best[0]
+    blocks.append(Para(f"Cheapest meeting the SLO: {configuration_label(best)} on {best.offering}, "
+                       f"{money(best.usd_per_month)}/month ({per_mtok(best.usd_per_mtok)}/M tokens).", lead="Best found."))
+    blocks.append(Figure(FIGURE_KEY, "Figure S. The searched configurations that meet the SLO on the two Pareto fronts: "
+                         "$/M tokens against tokens/s per user (left, higher is better) and against TTFT p90 (right, "
+                         "lower is better). Points on a line are not beaten on both axes by any simulated "
+                         "configuration; the star is the cheapest.", height_fraction=0.4))
+    blocks.append(front_table(result))
+    return blocks
+
+
+def search_front_chart(data: ChartData) -> Image.Image:
+    """Two panels: $/M tokens vs tokens/s per user, and vs TTFT p90 (the fronts as step lines)."""
+    from matplotlib.ticker import FuncFormatter
+
+    from costmodel.memo.charts import PALETTE, _figure, _png
+
+    result = data.search
+    if result is None:
+        raise ValueError("the search front chart needs a search result")
+    panels = ((result.frontier_tokens_per_second_per_user, "tokens_per_second_per_user", "tokens/s per user"),
+              (result.frontier_ttft, "ttft_p90_seconds", "TTFT p90 (s)"))
+    with _figure(0.4, ncols=2) as (fig, axes):
+        for ax, (rows, metric, ylabel) in zip(axes, panels, strict=True):
+            xs = [r.usd_per_mtok for r in rows]
+            ys = [float(getattr(r, metric) or 0.0) for r in rows]
+            ax.step(xs, ys, where="post", color=PALETTE[0], linewidth=1.2)
+            ax.scatter(xs, ys, color=PALETTE[0], s=14, zorder=3)
+            if result.best:
+                best = result.best[0]
+                ax.scatter([best.usd_per_mtok], [float(getattr(best, metric) or 0.0)], marker="*", s=90,
+                           color=PALETTE[1], zorder=4, label="cheapest")
+                ax.legend(loc="best", frameon=True, framealpha=0.85, edgecolor="none")
+            ax.set_xlabel("$/M tokens")
+            ax.set_ylabel(ylabel)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:,.3g}"))
+        return _png(fig)
