@@ -53,9 +53,12 @@ from costmodel.decision.fleet import (
     BATCH_TARGET_PEAK_UTILIZATION,
     INTERACTIVE_MIN_REPLICAS,
     INTERACTIVE_TARGET_PEAK_UTILIZATION,
+    autoscaled_day,
+    fleet_ops_usd_per_month,
     fleet_policy,
 )
 from costmodel.decision.horizon import committed_replicas
+from costmodel.decision.mixed import cyclic_starts, mixed_day
 from costmodel.decision.rank import (
     SIMULATED_REQUESTS,
     CapacityCache,
@@ -78,6 +81,7 @@ from costmodel.pricing.api_cost import (
     check_rate_limits,
     mean_request_usd,
 )
+from costmodel.pricing.hosts import host_row, host_share
 from costmodel.pricing.schema import HOURS_PER_YEAR
 from costmodel.scenario import FleetPolicy, Scenario, SelfHostOption, parse_scenario
 from costmodel.serving import capacity_at_slo
@@ -399,12 +403,137 @@ def build_headroom() -> None:
          SELF.min_replicas == 1 and SELF.target_peak_utilization == 1.0)
 
 
+def build_autoscaling() -> None:
+    """docs/economics.md "Autoscaling": the formulas and the nightly window."""
+    claim("a warm-up of w_min minutes is billed w = ceil(w_min / 60) hours:", ("minutes", 60, n0))
+    claim("starts = Σ_h max(0, replicas_h - replicas_(h-1)) (the day as a cycle: hour 23 -> hour 0 too)")
+    fact("starts count the rise from hour 23 to hour 0", cyclic_starts([3] + [0] * 23) == 3)
+    claim("GPU-hours/month = (Σ_h replicas_h + starts x w) x N x D")
+    claim("`min_replicas` 0 lets an idle hour cost nothing")
+    on_demand = GPU_SHEET.get("lambda/h100-sxm/on-demand").all_in_usd_per_gpu_hour()
+    claim("A batch job at 30 requests/s for 7 hours a night and nothing the rest of the day, μ = 7.0 requests/s per "
+          "replica (a stated capacity), t = 1, `min_replicas: 0`, a 10-minute warm-up and `lambda/h100-sxm/on-demand` "
+          "at $3.99 per GPU-hour:", ("on-demand", on_demand, usd(2)))
+    day = autoscaled_day(hourly_requests_per_second=[30.0] * 7 + [0.0] * 17, capacity_requests_per_second=7.0,
+                         target_peak_utilization=1.0, min_replicas=0, max_replicas=10**6, warmup_minutes=10)
+    n = math.ceil(30 / 7.0)
+    claim("replicas_h = ceil(30 / 7.0) = ceil(4.286) = 5 in the window and 0 outside it.",
+          ("ratio", 30 / 7.0, fixed(3)), ("n", n, n0), ("n lib", max(day.replicas_by_hour), n0))
+    fact("the window's replicas are n for 7 hours and 0 outside", day.replicas_by_hour == (n,) * 7 + (0,) * 17)
+    claim("Fixed, 5 x 1 x $3.99 x 730.5 h = $14,573 a month.", ("fixed", n * 1 * 3.99 * H, fixed(0, "$")))
+    replica_hours = day.serving_replica_hours_per_day + day.warmup_replica_hours_per_day
+    claim("Autoscaled, 5 starts a day billed 1 hour each: (7 x 5 + 5 x 1) x 30.4375 = 1,217.5 GPU-hours, $4,858 a "
+          "month: 40 / 120 = 1/3 of the fixed fleet, 7/24 for the window plus 1/24 for the warm-ups.",
+          ("starts", day.starts_per_day, n0), ("gpu-hours", (7 * n + n * 1) * D, fixed(1)),
+          ("gpu-hours lib", replica_hours * D, fixed(1)), ("usd", replica_hours * D * on_demand, fixed(0, "$")),
+          ("replica-hours", replica_hours, n0), ("fixed replica-hours", 24 * n, n0))
+    claim("Autoscaling never pays more GPU-hours than the fixed fleet of n replicas:")
+    fact("autoscaling never pays more replica-hours than the fixed fleet (the window)", replica_hours <= 24 * n)
+
+
+def build_mixed() -> None:
+    """docs/economics.md "Mixed fleets": the formula and the reserved-base example, with and without spot."""
+    reserved = GPU_SHEET.get("semianalysis/h100-sxm/reserved").all_in_usd_per_gpu_hour()
+    on_demand = GPU_SHEET.get("lambda/h100-sxm/on-demand").all_in_usd_per_gpu_hour()
+    spot = GPU_SHEET.get("nebius/h100-sxm/spot").all_in_usd_per_gpu_hour()
+    claim("$/GPU/day = 24 k c_b + (1 - s)(B + W) c_od + s (B + W + ρ B (w + r)) c_s")
+    claim("r = (TTFT p90 + E[T_out] x TPOT p90) / 2")
+    demand = [10.0] * 18 + [25.0] * 6
+    kwargs = dict(hourly_requests_per_second=demand, capacity_requests_per_second=5.0, target_peak_utilization=1.0,
+                  min_replicas=1, max_replicas=10**6, warmup_minutes=10, base_usd_per_gpu_hour=reserved,
+                  on_demand_usd_per_gpu_hour=on_demand)
+    chosen = mixed_day(**kwargs)  # type: ignore[arg-type]
+    by_k = {k: mixed_day(**kwargs, base_replicas=k) for k in (0, 2, 5)}  # type: ignore[arg-type]
+    claim("10 requests/s for 18 hours and 25 for 6, μ = 5.0 requests/s, t = 1: replicas_h is 2 and 5.",
+          ("low", min(chosen.replicas_by_hour), n0), ("high", max(chosen.replicas_by_hour), n0))
+    claim("Base `semianalysis/h100-sxm/reserved` at $1.30, burst `lambda/h100-sxm/on-demand` at $3.99, a 10-minute "
+          "warm-up (w = 1 h).", ("reserved", reserved, usd(2)), ("on-demand", on_demand, usd(2)))
+    claim("k = 2: the burst is 3 replicas for 6 hours, started once a day:",
+          ("burst", max(by_k[2].burst_replicas_by_hour), n0),
+          ("hours", sum(1 for b in by_k[2].burst_replicas_by_hour if b), n0))
+    claim("24 x 2 x 1.30 + (18 + 3) x 3.99 = 62.40 + 83.79 = **$146.19** per GPU-day, $4,449.66 a month.",
+          ("base", 24 * 2 * 1.30, fixed(2)), ("burst", (18 + 3) * 3.99, fixed(2)),
+          ("lib", by_k[2].usd_per_gpu_per_day, usd(2)), ("month", by_k[2].usd_per_gpu_per_day * D, usd(2)))
+    all_od = by_k[0]
+    claim("All on demand (k = 0), 66 replica-hours and 3 starts: 69 x 3.99 = $275.31 a day, $8,379.75 a month.",
+          ("hours", all_od.burst_serving_replica_hours_per_day, n0), ("starts", all_od.burst_starts_per_day, n0),
+          ("paid", all_od.replica_hours_per_day, n0), ("day", all_od.usd_per_gpu_per_day, usd(2)),
+          ("month", all_od.usd_per_gpu_per_day * D, usd(2)))
+    claim("All reserved (k = 5): 24 x 5 x 1.30 = $156.00 a day, 5 x 1.30 x 730.5 = $4,748.25 a month. So k = 2.",
+          ("day", by_k[5].usd_per_gpu_per_day, usd(2)), ("month", 5 * 1.30 * H, usd(2)),
+          ("chosen", chosen.base_replicas, n0))
+    fact("the chosen base is the cheapest of every integer base", all(
+        mixed_day(**kwargs, base_replicas=k).usd_per_gpu_per_day >= chosen.usd_per_gpu_per_day - 1e-9  # type: ignore[arg-type]
+        for k in range(8)))
+    redo = (2 + 1_400 * 0.050) / 2
+    with_spot = mixed_day(**kwargs, base_replicas=2, spot_usd_per_gpu_hour=spot, spot_share=0.5,  # type: ignore[arg-type]
+                          interruptions_per_replica_hour=0.1, redo_seconds=redo)
+    claim("With half the burst on `nebius/h100-sxm/spot` at $1.25, ρ = 0.1 and r = (2 s + 1,400 x 50 ms) / 2 = 36 s "
+          "(0.01 h), the same base pays 0.5 x 18 x 0.1 x (1 + 0.01) = 0.909 replica-hours a day of interruptions and",
+          ("spot", spot, usd(2)), ("redo", redo, n0), ("redo h", redo / 3600, fixed(2)),
+          ("overhead", 0.5 * 18 * 0.1 * (1 + 0.01), fixed(3)),
+          ("overhead lib", with_spot.spot_overhead_replica_hours_per_day, fixed(3)))
+    claim("62.40 + 0.5 x 21 x 3.99 + (0.5 x 21 + 0.909) x 1.25 = 62.40 + 41.90 + 14.26 = $118.56 per GPU-day, "
+          "$3,608.56 a month.", ("od", 0.5 * 21 * 3.99, fixed(2)), ("spot", (0.5 * 21 + 0.909) * 1.25, fixed(2)),
+          ("day", with_spot.usd_per_gpu_per_day, usd(2)), ("month", with_spot.usd_per_gpu_per_day * D, usd(2)))
+    claim("(here 24 x 1.30 / 3.99 = 7.8)", ("hours", 24 * reserved / on_demand, fixed(1)))
+    fact("a reserved base at the trough costs less than all on demand", by_k[2].usd_per_gpu_per_day
+         < all_od.usd_per_gpu_per_day)
+
+
+def build_ops_and_hosts() -> None:
+    """docs/economics.md "Ops and hosts": ops per GPU-month and the owned H100's host server."""
+    claim("ops = O + o_GPU x GPU-hours/month / H (a fixed fleet: O + o_GPU x n x N)")
+    two, ten = (size_self_host(mean_requests_per_second=0.0, peak_requests_per_second=0.0,
+                               capacity_requests_per_second=MU, tokens_per_request=1200, gpus_per_replica=1,
+                               usd_per_gpu_hour=2.0, ops_usd_per_month=500.0, ops_usd_per_gpu_month=100.0,
+                               min_replicas=k) for k in (2, 10))
+    claim("With O = $500 and o_GPU = $100, a 2-GPU fixed fleet pays $700 a month of ops and a 10-GPU one $1,500;",
+          ("two", two.ops_usd_per_month, usd(0)), ("ten", ten.ops_usd_per_month, usd(0)))
+    with_ops = _SELF_OPTION.model_copy(update={"ops_usd_per_month": 500.0, "ops_usd_per_gpu_month": 100.0})
+    claim("the nightly window above (1,217.5 GPU-hours) pays 500 + 100 x 1,217.5 / 730.5 = $666.67.",
+          ("gpu-hours", 40 * D, fixed(1)), ("ops", 500 + 100 * 40 * D / H, usd(2)),
+          ("ops lib", fleet_ops_usd_per_month(with_ops, gpu_hours_per_month=40 * D), usd(2)))
+    host = host_row("h100-sxm")
+    assert host is not None
+    claim("for `h100-sxm` an 8-GPU node at $325,000 (the midpoint of the $300,000-$350,000 \"H100 Node CapEx\") "
+          "drawing 10.2 kW at most", ("gpus", host.gpus_per_server, n0), ("capex", host.server_capex_usd, usd(0)),
+          ("midpoint", (300_000 + 350_000) / 2, usd(0)), ("kW", host.server_power_kw, fixed(1)))
+    owned = GPU_SHEET.get("owned/h100-sxm/owned")
+    share = host_share(owned, host=host)
+    assert share is not None
+    claim("host capex = 325,000 / 8 - 30,000 = $10,625 per GPU; host power = 10.2 / 8 - 0.7 = 0.575 kW per GPU",
+          ("capex", 325_000 / 8 - 30_000, usd(0)), ("capex lib", share.capex_usd_per_gpu, usd(0)),
+          ("power", 10.2 / 8 - 0.7, fixed(3)), ("power lib", share.power_kw_per_gpu, fixed(3)))
+    parts = (10_625 / (4 * 8_766), 0.575 * 1.2 * 0.08, 0.575 * 200 / 730.5)
+    claim("host $/GPU-h = 10,625 / (4 x 8,766) + 0.575 x 1.2 x 0.08 + 0.575 x 200 / 730.5 = 0.3030 + 0.0552 + 0.1574 "
+          "= 0.5156", ("capex", parts[0], fixed(4)), ("power", parts[1], fixed(4)), ("colo", parts[2], fixed(4)),
+          ("sum", sum(parts), fixed(4)), ("lib", share.usd_per_gpu_hour, fixed(4)))
+    owned_scenario = SCENARIO.model_copy(update={"options": tuple(
+        o.model_copy(update={"usd_per_gpu_hour": None, "offering": "owned/h100-sxm/owned"})
+        if isinstance(o, SelfHostOption) else o for o in SCENARIO.options)})
+    counted = decide(owned_scenario, today=TODAY, capacity_method="roofline").option("h100-8b")
+    claim("(colocation $200 per kW-month = $140 / 0.7 kW), so an owned H100 costs 1.1144 + 0.5156 = **$1.630 per "
+          "GPU-hour**", ("per kW", (owned.colocation_usd_per_gpu_month or 0) / (owned.power_kw_per_gpu or 1), usd(0)),
+          ("gpu", owned.all_in_usd_per_gpu_hour(), fixed(4)), ("host", share.usd_per_gpu_hour, fixed(4)),
+          ("total lib", counted.usd_per_gpu_hour or 0, usd(3)))
+    fact("the host adds almost half again to an owned H100's hour",
+         0.4 < share.usd_per_gpu_hour / owned.all_in_usd_per_gpu_hour() < 0.5)
+
+
+def build_fleets() -> None:
+    build_autoscaling()
+    build_mixed()
+    build_ops_and_hosts()
+
+
 def build_self_host() -> None:
     claim("n = max(m, ceil(λ_peak / (t x μ)))")
     idle = size_self_host(mean_requests_per_second=0.0, peak_requests_per_second=0.0, capacity_requests_per_second=MU,
                           tokens_per_request=1200, gpus_per_replica=1, usd_per_gpu_hour=2.0)
     fact("at least one replica", idle.replicas == 1)
     build_headroom()
+    build_fleets()
     claim("$/M at full utilization = c x N x 1e6 / (3,600 x X)", ("Mtok", 1e6, e_notation), ("hour", 3600, n0))
     claim("c = capex / (life x 8,766 h) + kW x PUE x $/kWh + colocation $/month / 730.5 h",
           ("year", HOURS_PER_YEAR, n0), ("year napkin", 365.25 * 24, n0), ("month", HOURS_PER_MONTH, fixed(1)))

@@ -224,7 +224,7 @@ def test_max_replicas_below_the_need_misses_the_slo():
     ({"mode": "autoscale"}, "lambda/h100-sxm/on-demand", "warmup_minutes"),
     ({"mode": "autoscale", "warmup_minutes": 5}, "owned/h100-sxm/owned", "scaling.mode autoscale on a owned"),
     ({"mode": "autoscale", "warmup_minutes": 5}, "semianalysis/h100-sxm/reserved", "on a reserved offering"),
-    ({"mode": "mixed", "warmup_minutes": 5}, "lambda/h100-sxm/on-demand", "options[1].scaling.mode"),
+    ({"mode": "mixed", "warmup_minutes": 5}, "lambda/h100-sxm/on-demand", "scaling.mode mixed needs a reserved"),
 ])
 def test_bad_scaling_exits_2_naming_the_field(tmp_path, capsys, scaling, offering, fragment):
     path = tmp_path / "bad.json"

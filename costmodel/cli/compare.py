@@ -56,7 +56,7 @@ def render_table(decision: Decision) -> str:
     if excluded:
         lines += ["", "Excluded (shown, never recommended):"]
         lines += [f"  - {o.name} [{o.excluded_kind}]: {o.excluded_reason}" for o in excluded]
-    policies = [f"  - {o.name}: {o.fleet_reason}" for o in decision.options if o.fleet_reason]
+    policies = [f"  - {o.name}: {o.fleet_reason}{_scaling_text(o)}" for o in decision.options if o.fleet_reason]
     if policies:
         lines += ["", "Fleet policy (fleet column: replica floor / target peak utilization):"] + policies
     lines += _horizon_lines(decision)
@@ -113,6 +113,15 @@ def _fleet_cell(option: OptionResult) -> str:
     if option.min_replicas is None or option.target_peak_utilization is None:
         return ""
     return f">={option.min_replicas} @{option.target_peak_utilization:.0%}"
+
+
+def _scaling_text(option: OptionResult) -> str:
+    """'; autoscale: 0-5 replicas by hour' or '; mixed: 2 base + burst, 2-4 replicas by hour' (empty when fixed)."""
+    hours = option.replicas_by_hour
+    if option.scaling not in ("autoscale", "mixed") or not hours:
+        return ""
+    base = f"{option.base_replicas} base + on-demand burst, " if option.scaling == "mixed" else ""
+    return f"; {option.scaling}: {base}{min(hours)}-{max(hours)} replicas by hour"
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ tokens/s, USD/month, USD per million tokens (usd_per_mtok). A month is 730.5 h (
 Formulas (docs/economics.md):
 - replicas = max(min_replicas, ceil(peak requests/s / (target_peak_utilization x capacity requests/s per
   replica at the SLO))): headroom and redundancy (decision/fleet.py)
-- $/month = replicas x GPUs/replica x usd_per_gpu_hour x 730.5 + ops
+- $/month = replicas x GPUs/replica x usd_per_gpu_hour x 730.5 + ops, ops = fixed + $/GPU-month x GPUs
 - utilization = mean requests/s / (replicas x capacity requests/s)
 - break-even utilization u* = usd_per_gpu_hour x N x 1e6 / (3600 x X x api_usd_per_mtok), X = tokens/s per
   replica at the SLO (input + output: API $/M is blended over both)
@@ -83,9 +83,10 @@ def size_self_host(
     ops_usd_per_month: float = 0.0,
     min_replicas: int = 1,
     target_peak_utilization: float = 1.0,
+    ops_usd_per_gpu_month: float = 0.0,
 ) -> SelfHostCost:
     """Replicas for the peak (at `target_peak_utilization` of capacity, at least `min_replicas`), $/month, $/M
-    and utilization (see module docstring)."""
+    and utilization (see module docstring). Ops = ops_usd_per_month + ops_usd_per_gpu_month x GPUs."""
     if capacity_requests_per_second <= 0:
         raise CostmodelError("capacity per replica must be > 0 requests/s (the SLO cannot be met at any load)")
     if mean_requests_per_second < 0 or peak_requests_per_second < mean_requests_per_second:
@@ -96,6 +97,7 @@ def size_self_host(
         peak_requests_per_second / (target_peak_utilization * capacity_requests_per_second) - 1e-12))
     gpus = replicas * gpus_per_replica
     gpu_usd = gpus * usd_per_gpu_hour * HOURS_PER_MONTH
+    ops_usd_per_month = ops_usd_per_month + gpus * ops_usd_per_gpu_month
     total = gpu_usd + ops_usd_per_month
     tokens_per_month = mean_requests_per_second * tokens_per_request * SECONDS_PER_MONTH
     per_replica_tps = capacity_requests_per_second * tokens_per_request

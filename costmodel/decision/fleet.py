@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from costmodel.decision.results import CostBreakdown, OptionResult
 from costmodel.errors import CostmodelError
 from costmodel.scenario import Scenario, SelfHostOption
-from costmodel.units import DAYS_PER_MONTH
+from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH
 
 INTERACTIVE_TARGET_PEAK_UTILIZATION = 0.8
 BATCH_TARGET_PEAK_UTILIZATION = 1.0
@@ -121,12 +121,19 @@ def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requ
                          capped_hours=sum(1 for w, p in zip(wanted, paid, strict=True) if w > p))
 
 
+def fleet_ops_usd_per_month(option: SelfHostOption, *, gpu_hours_per_month: float) -> float:
+    """Ops = fixed $/month + $/GPU-month x GPU-months paid (GPU-hours / 730.5 h): a fleet that follows the
+    day pays the per-GPU part only for the GPU-hours it runs (docs/economics.md "Ops and hosts")."""
+    return option.ops_usd_per_month + option.ops_usd_per_gpu_month * gpu_hours_per_month / HOURS_PER_MONTH
+
+
 def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Scenario, *,
                       hourly_profile: Sequence[float], offering_kind: str | None) -> OptionResult:
     """The fixed-fleet `result` re-priced as an autoscaled fleet (option.scaling.mode == "autoscale").
 
     GPU-hours/month = (sum_h replicas_h + starts x billed warm-up hours) x N x D (D = 30.4375 days); $/month =
-    GPU-hours x $/GPU-hour + ops. Owned and reserved capacity is paid whether used or not, so it cannot autoscale.
+    GPU-hours x $/GPU-hour + ops (fixed + $/GPU-month x GPU-hours / 730.5 h). Owned and reserved capacity is paid
+    whether used or not, so it cannot autoscale.
     The break-even pair is recomputed on the autoscaled fleet by the caller (decision/breakeven.py)."""
     scaling = option.scaling
     if offering_kind in ("owned", "reserved"):
@@ -145,7 +152,8 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
                          warmup_minutes=scaling.warmup_minutes)
     gpu_hours = (day.serving_replica_hours_per_day + day.warmup_replica_hours_per_day) * result.gpus_per_replica * DAYS_PER_MONTH
     gpu_usd = gpu_hours * result.usd_per_gpu_hour
-    total = gpu_usd + result.breakdown.ops_usd_per_month
+    ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)
+    total = gpu_usd + ops
     scale = total / result.usd_per_month if result.usd_per_month > 0 else 1.0
     mean_paid = day.serving_replica_hours_per_day / 24.0
     note = (f"autoscaled: {day.serving_replica_hours_per_day} replica-hours a day, {day.starts_per_day} start(s) a day "
@@ -163,6 +171,6 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
         utilization=mean / (mean_paid * result.capacity_requests_per_second) if mean_paid > 0 else None,
         break_even_tokens_per_month=None, scaling="autoscale", replicas_by_hour=day.replicas_by_hour,
         gpu_hours_per_month=gpu_hours, min_replicas=floor,
-        breakdown=CostBreakdown(gpu_usd_per_month=gpu_usd, ops_usd_per_month=result.breakdown.ops_usd_per_month),
+        breakdown=CostBreakdown(gpu_usd_per_month=gpu_usd, ops_usd_per_month=ops),
         notes=(*result.notes, note), **changes,  # type: ignore[arg-type]
     )

@@ -8,9 +8,11 @@ from costmodel.decision.breakeven import with_break_even
 from costmodel.decision.economics import diurnal_profile, plan_hybrid, size_self_host
 from costmodel.decision.fleet import autoscaled_result, fleet_policy
 from costmodel.decision.latency import api_slo
+from costmodel.decision.mixed import BurstPrices, burst_rows, check_mixed_base, mixed_result
 from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.pricing.api_cost import api_option_cost, token_rates
+from costmodel.pricing.hosts import host_row, host_share
 from costmodel.pricing.latency import ApiLatencySheet
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 from costmodel.serving.analytic import Capacity
@@ -72,6 +74,34 @@ def gpu_price(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *, today: 
     return row.all_in_usd_per_gpu_hour(), _source(f"GPU offering {row.id}", row.source, row, today)
 
 
+def host_price(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *,
+               today: dt.date) -> tuple[float, PriceSource | None, tuple[str, ...]]:
+    """Owned GPUs: the host server's share per GPU-hour (pricing/hosts.py), its source and a note for people.
+
+    Nothing for rented GPUs (the rental includes the host) or when the option sets usd_per_gpu_hour (its own
+    all-in price)."""
+    if option.usd_per_gpu_hour is not None or option.offering is None:
+        return 0.0, None, ()
+    row = sheet.get(option.offering)
+    if row.offering != "owned":
+        return 0.0, None, ()
+    host = host_row(row.accelerator_id)
+    share = host_share(row, host=host, capex_usd_per_gpu=option.host_capex_usd_per_gpu,
+                       power_kw_per_gpu=option.host_power_kw_per_gpu)
+    if share is None:
+        return 0.0, None, (f"host server not counted: no sourced host figures for {row.accelerator_id}; set "
+                           "host_capex_usd_per_gpu and host_power_kw_per_gpu on the option",)
+    if share.usd_per_gpu_hour == 0:
+        return 0.0, None, ("host server left out: host_capex_usd_per_gpu and host_power_kw_per_gpu are 0",)
+    source = PriceSource(what=f"host server of {row.id}", source=share.source,
+                         checked=host.checked.isoformat() if host and share.source != "scenario override"
+                         else today.isoformat(),
+                         age_days=(today - host.checked).days if host and share.source != "scenario override" else 0)
+    note = (f"host server counted: ${share.capex_usd_per_gpu:,.0f} capex and {share.power_kw_per_gpu:.3f} kW per GPU "
+            f"add ${share.usd_per_gpu_hour:.4f}/GPU-h to the GPU's ${row.all_in_usd_per_gpu_hour():.4f}")
+    return share.usd_per_gpu_hour, source, (note,)
+
+
 def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceSheet[GpuPriceRow],
                      capacity_and_source: tuple[Capacity, str], *, reference: OptionResult | None, today: dt.date,
                      gpu_price_scale: float = 1.0) -> OptionResult:
@@ -79,7 +109,10 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
     capacity, efficiency_source = capacity_and_source
     workload = scenario.workload
     usd_per_gpu_hour, source = gpu_price(option, sheet, today=today)
-    usd_per_gpu_hour *= gpu_price_scale
+    host_usd, host_source, host_note = host_price(option, sheet, today=today)
+    usd_per_gpu_hour = (usd_per_gpu_hour + host_usd) * gpu_price_scale
+    sources = (source,) if host_source is None else (source, host_source)
+    ops_fixed, ops_per_gpu = option.ops_usd_per_month, option.ops_usd_per_gpu_month
     tokens_per_request = workload.mean_tokens_per_request()
     ttft_seconds, tpot_seconds = capacity.ttft_seconds or None, capacity.tpot_seconds or None
     policy = fleet_policy(option, scenario)
@@ -87,24 +120,26 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         replica_usd = option.gpus_per_replica * usd_per_gpu_hour * HOURS_PER_MONTH
         return OptionResult(
             name=option.name, kind="self-host", model_id=option.model, hardware_id=option.hardware,
-            gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=(source,),
+            gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=sources,
             efficiency_source=efficiency_source, latency_source="simulated", ttft_p90_seconds=ttft_seconds,
             tpot_p90_seconds=tpot_seconds,
-            usd_per_month=replica_usd + option.ops_usd_per_month, usd_per_mtok=float("inf"),
+            usd_per_month=replica_usd + ops_fixed + ops_per_gpu * option.gpus_per_replica, usd_per_mtok=float("inf"),
             usd_per_mtok_input=float("inf"), usd_per_mtok_output=float("inf"), meets_slo=False, slo_status="misses",
             slo_reason=f"cannot meet the SLO at any load: {capacity.reason}", gpus=option.gpus_per_replica, replicas=1,
             capacity_requests_per_second=0.0, tokens_per_second_per_replica=0.0,
-            breakdown=CostBreakdown(gpu_usd_per_month=replica_usd, ops_usd_per_month=option.ops_usd_per_month),
+            breakdown=CostBreakdown(gpu_usd_per_month=replica_usd,
+                                    ops_usd_per_month=ops_fixed + ops_per_gpu * option.gpus_per_replica),
             min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
             fleet_reason=policy.reason, scaling="fixed", capacity_method=capacity.method,
             break_even_against=reference.name if reference else None,
+            notes=host_note, ops_usd_per_gpu_month=ops_per_gpu,
         )
     cost = size_self_host(
         mean_requests_per_second=workload.mean_requests_per_second(),
         peak_requests_per_second=workload.peak_requests_per_second(),
         capacity_requests_per_second=capacity.requests_per_second, tokens_per_request=tokens_per_request,
         gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour,
-        ops_usd_per_month=option.ops_usd_per_month, min_replicas=policy.min_replicas,
+        ops_usd_per_month=ops_fixed, ops_usd_per_gpu_month=ops_per_gpu, min_replicas=policy.min_replicas,
         target_peak_utilization=policy.target_peak_utilization,
     )
     tokens_month = workload.tokens_per_month_total()
@@ -112,7 +147,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
     input_usd = cost.usd_per_month * capacity.prefill_time_fraction
     fixed = OptionResult(
         name=option.name, kind="self-host", model_id=option.model, hardware_id=option.hardware,
-        gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=(source,),
+        gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=sources,
         efficiency_source=efficiency_source, latency_source="simulated", ttft_p90_seconds=ttft_seconds,
         tpot_p90_seconds=tpot_seconds,
         usd_per_month=cost.usd_per_month, usd_per_mtok=cost.usd_per_mtok,
@@ -124,18 +159,35 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         throughput_bound=capacity.throughput_bound, capacity_requests_per_second=capacity.requests_per_second,
         tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
         breakdown=CostBreakdown(gpu_usd_per_month=cost.gpu_usd_per_month, ops_usd_per_month=cost.ops_usd_per_month),
-        notes=(f"capacity method: {capacity.method}",), latency_owner=capacity.latency_owner,
+        notes=(f"capacity method: {capacity.method}", *host_note), latency_owner=capacity.latency_owner,
         capacity_method=capacity.method,
         replicas_by_hour=(cost.replicas,) * 24, gpu_hours_per_month=cost.gpus * HOURS_PER_MONTH,
         min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
-        fleet_reason=policy.reason, scaling="fixed",
+        fleet_reason=policy.reason, scaling="fixed", ops_usd_per_gpu_month=ops_per_gpu,
     )
     if option.scaling.mode == "fixed":
         return with_break_even(fixed, reference)
     profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
     kind = sheet.get(option.offering).offering if option.offering is not None else None
+    if option.scaling.mode == "mixed":
+        check_mixed_base(option, kind)
+        return with_break_even(mixed_result(fixed, option, scenario, hourly_profile=profile,
+                                            burst=_burst_prices(option, sheet, today=today, scale=gpu_price_scale)),
+                               reference)
     return with_break_even(autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind),
                            reference)
+
+
+def _burst_prices(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *, today: dt.date,
+                  scale: float) -> BurstPrices:
+    """The mixed fleet's burst prices (on-demand, spot), scaled like the base price, with their sources."""
+    on_demand, spot = burst_rows(option, sheet)
+    sources = [_source(f"burst GPU offering {on_demand.id}", on_demand.source, on_demand, today)]
+    if spot is not None:
+        sources.append(_source(f"burst spot GPU offering {spot.id}", spot.source, spot, today))
+    return BurstPrices(on_demand_usd_per_gpu_hour=on_demand.all_in_usd_per_gpu_hour() * scale,
+                       spot_usd_per_gpu_hour=spot.all_in_usd_per_gpu_hour() * scale if spot is not None else None,
+                       sources=tuple(sources))
 
 
 def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[float, ...], self_host: OptionResult,
@@ -144,13 +196,17 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
     workload = scenario.workload
     assert self_host.usd_per_gpu_hour is not None and self_host.gpus_per_replica is not None
     assert api.api_usd_per_request is not None
-    replica_usd = self_host.gpus_per_replica * self_host.usd_per_gpu_hour * HOURS_PER_MONTH
+    own = scenario.option(option.self_host)
+    ops_fixed = own.ops_usd_per_month if isinstance(own, SelfHostOption) else self_host.breakdown.ops_usd_per_month
+    ops_per_gpu = own.ops_usd_per_gpu_month if isinstance(own, SelfHostOption) else 0.0
+    gpu_replica_usd = self_host.gpus_per_replica * self_host.usd_per_gpu_hour * HOURS_PER_MONTH
+    replica_usd = gpu_replica_usd + self_host.gpus_per_replica * ops_per_gpu  # per-GPU ops rides with each replica
     target = self_host.target_peak_utilization or 1.0
     plan = plan_hybrid(
         mean_requests_per_second=workload.mean_requests_per_second(), hourly_profile=profile,
         capacity_requests_per_second=capacity.requests_per_second * target if capacity.feasible else 0.0,
         min_base_replicas=self_host.min_replicas or 1,
-        replica_usd_per_month=replica_usd, ops_usd_per_month=self_host.breakdown.ops_usd_per_month,
+        replica_usd_per_month=replica_usd, ops_usd_per_month=ops_fixed,
         api_usd_per_request=api.api_usd_per_request,
         max_base_replicas=self_host.replicas if capacity.feasible else 0,
     )
@@ -172,10 +228,9 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         throttled=api.throttled and plan.overflow_fraction > 0, retired=api.retired,
         capacity_requests_per_second=capacity.requests_per_second if capacity.feasible else None,
         tokens_per_second_per_replica=self_host.tokens_per_second_per_replica,
-        breakdown=CostBreakdown(gpu_usd_per_month=plan.self_host_usd_per_month - (
-            self_host.breakdown.ops_usd_per_month if plan.base_replicas else 0.0),
+        breakdown=CostBreakdown(gpu_usd_per_month=plan.base_replicas * gpu_replica_usd,
             api_usd_per_month=plan.api_usd_per_month,
-            ops_usd_per_month=self_host.breakdown.ops_usd_per_month if plan.base_replicas else 0.0),
+            ops_usd_per_month=plan.self_host_usd_per_month - plan.base_replicas * gpu_replica_usd),
         price_sources=self_host.price_sources + api.price_sources,
         notes=(f"overflow to the API: {plan.overflow_fraction:.1%} of requests" if plan.base_replicas else
                f"no base replica pays off: every request goes to {api.name}",),
@@ -184,4 +239,5 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         min_replicas=self_host.min_replicas, target_peak_utilization=self_host.target_peak_utilization,
         fleet_reason=self_host.fleet_reason, scaling="fixed", replicas_by_hour=(plan.base_replicas,) * 24,
         gpu_hours_per_month=plan.base_replicas * self_host.gpus_per_replica * HOURS_PER_MONTH,
+        ops_usd_per_gpu_month=ops_per_gpu,
     )

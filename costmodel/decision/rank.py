@@ -146,7 +146,8 @@ def capacity_cache_key(scenario: Scenario, option: SelfHostOption, *, hardware: 
                        efficiency: Efficiency, method: CapacityMethod = "simulator") -> str:
     """The `CapacityCache` key of an option's capacity: everything the capacity per replica depends on."""
     pricing_only = {"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month", "min_replicas",
-                    "target_peak_utilization", "scaling"}  # fields that do not change the capacity per replica
+                    "target_peak_utilization", "scaling", "ops_usd_per_gpu_month", "host_capex_usd_per_gpu",
+                    "host_power_kw_per_gpu"}  # fields that do not change the capacity per replica
     return "|".join([method, option.model_dump_json(exclude=pricing_only),
                      scenario.workload.model_dump_json(include={"prompt_tokens", "output_tokens",
                                                                 "cached_prompt_fraction"}),

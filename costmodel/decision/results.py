@@ -118,6 +118,10 @@ class OptionResult:
     # --force past its held-out check, and every face says so.
     calibrations: tuple[str, ...] = ()
     calibration_forced: bool = False
+    # Mixed fleets (decision/mixed.py): replicas of the fixed base and the burst's replicas in each hour.
+    base_replicas: int | None = None
+    burst_replicas_by_hour: tuple[int, ...] | None = None
+    ops_usd_per_gpu_month: float = 0.0  # the per-GPU part of ops (self-host, hybrid); the rest is fixed
 
     @property
     def all_traffic_to_api(self) -> bool:
@@ -168,6 +172,10 @@ class OptionResult:
             "usd_horizon_total": self.usd_horizon_total,
             "calibrations": list(self.calibrations),
             "calibration_forced": self.calibration_forced,
+            "base_replicas": self.base_replicas,
+            "burst_replicas_by_hour": (list(self.burst_replicas_by_hour)
+                                       if self.burst_replicas_by_hour is not None else None),
+            "ops_usd_per_gpu_month": self.ops_usd_per_gpu_month,
         }
 
 

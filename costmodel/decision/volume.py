@@ -27,7 +27,7 @@ from costmodel.decision.results import Decision, OptionResult
 from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
 from costmodel.pricing.api_cost import api_option_cost
 from costmodel.scenario import ApiOption, HybridOption, Scenario
-from costmodel.units import SECONDS_PER_MONTH
+from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_MONTH
 
 MAX_STEPS = 400  # replica steps listed per option (beyond them the search falls back to its grid)
 
@@ -58,7 +58,8 @@ class OptionCost:
     tokens_limit_volume_scale: float = math.inf  # API: same for tokens/min (at the month-0 token mix)
     prompt_token_share: float = 0.0  # prompt tokens / (prompt + output tokens) per request
     replica_usd_per_month: float = 0.0  # self-host / hybrid base: one replica's GPUs, all month
-    ops_usd_per_month: float = 0.0
+    ops_usd_per_month: float = 0.0  # fixed ops (self-host: the per-GPU part is in ops_usd_per_replica_month)
+    ops_usd_per_replica_month: float = 0.0  # self-host / hybrid base: per-GPU ops x GPUs per replica
     capacity_requests_per_second: float = 0.0  # per replica at the SLO; 0 = no load meets the SLO
     prefill_time_fraction: float = 0.0  # share of a replica's GPU time spent on prompt tokens
     base: str | None = None  # hybrid: the self-host option it keeps
@@ -122,10 +123,13 @@ def _api_cost(result: OptionResult, option: ApiOption, decision: Decision, scena
 def _self_host_cost(result: OptionResult, decision: Decision) -> OptionCost:
     replicas = max(result.replicas, 1)
     prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
+    # Ops = fixed + per-GPU x GPU-hours / 730.5 h (decision/fleet.py): the per-GPU part rides with each replica.
+    per_gpu_ops = result.ops_usd_per_gpu_month * (result.gpu_hours_per_month or 0.0) / HOURS_PER_MONTH
     return OptionCost(
         name=result.name, kind=result.kind, meets_slo=result.meets_slo,
         replica_usd_per_month=result.breakdown.gpu_usd_per_month / replicas,
-        ops_usd_per_month=result.breakdown.ops_usd_per_month,
+        ops_usd_per_month=result.breakdown.ops_usd_per_month - per_gpu_ops,
+        ops_usd_per_replica_month=result.ops_usd_per_gpu_month * (result.gpus_per_replica or 1),
         capacity_requests_per_second=result.capacity_requests_per_second or 0.0,
         prefill_time_fraction=_share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens),
         min_replicas=result.min_replicas or 1, target_peak_utilization=result.target_peak_utilization or 1.0,
@@ -196,7 +200,7 @@ def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> Hy
         mean_requests_per_second=model.mean_requests_per_second * scaling.volume,
         hourly_profile=model.hourly_profile, capacity_requests_per_second=capacity * option.target_peak_utilization,
         min_base_replicas=option.min_replicas,
-        replica_usd_per_month=option.replica_usd_per_month * scaling.usd_per_gpu_hour,
+        replica_usd_per_month=option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month,
         ops_usd_per_month=option.ops_usd_per_month,
         api_usd_per_request=_api_usd_per_request(model.option(option.api), scaling),
         max_base_replicas=_peak_replicas(model, option, capacity, scaling) if capacity > 0 else 0,
@@ -213,7 +217,8 @@ def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> 
         return hybrid_plan(model, name, scaling).usd_per_month
     capacity = _capacity(option, scaling)
     replicas = _peak_replicas(model, option, capacity, scaling) if capacity > 0 else 1  # infeasible: one, as decide
-    return replicas * option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_month
+    return (replicas * (option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month)
+            + option.ops_usd_per_month)
 
 
 def throttled(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:

@@ -32,3 +32,8 @@ MAX_RATE_LIMIT_PER_MINUTE = 10**12
 # Fleet policy: a replica floor above 1,000 per option is a typo for any single deployment we size.
 MAX_MIN_REPLICAS = 1_000
 MIN_TARGET_PEAK_UTILIZATION = 0.05  # below 5% of capacity at the peak the fleet is 20x oversized: a unit slip
+# Ops and hosts: per-GPU ops above 730.5 x $1,000 (the GPU-hour ceiling) is a unit slip; a host share above
+# $1M per GPU or 10 kW per GPU (a whole 8-GPU DGX H100 draws 10.2 kW) is a typo.
+MAX_USD_PER_GPU_MONTH = 730_500.0
+MAX_HOST_CAPEX_USD_PER_GPU = 1e6
+MAX_HOST_POWER_KW_PER_GPU = 10.0

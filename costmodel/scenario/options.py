@@ -10,10 +10,13 @@ from costmodel.catalog.engines import engine_ids
 from costmodel.dtypes import KvDtype, WeightDtype
 from costmodel.scenario.limits import (
     MAX_GPUS_PER_REPLICA,
+    MAX_HOST_CAPEX_USD_PER_GPU,
+    MAX_HOST_POWER_KW_PER_GPU,
     MAX_LATENCY_SECONDS,
     MAX_MIN_REPLICAS,
     MAX_RATE_LIMIT_PER_MINUTE,
     MAX_USD_PER_GPU_HOUR,
+    MAX_USD_PER_GPU_MONTH,
     MAX_USD_PER_MONTH,
     MIN_LATENCY_SECONDS,
     MIN_TARGET_PEAK_UTILIZATION,
@@ -39,11 +42,14 @@ _CALIBRATION_HELP = (
 
 
 class ScalingPolicy(StrictModel):
-    """How a self-host option's replicas follow the day: `fixed` (paid 24/7 at the peak size) or `autoscale`
-    (replicas follow the hourly demand; each replica started pays its warm-up). Mixed fleets are not built yet."""
+    """How a self-host option's replicas follow the day: `fixed` (paid 24/7 at the peak size), `autoscale`
+    (replicas follow the hourly demand; each replica started pays its warm-up) or `mixed` (a fixed base on the
+    option's reserved or owned offering plus an autoscaled on-demand burst, part of it on spot).
+    docs/economics.md "Autoscaling" and "Mixed fleets" give the formulas."""
 
-    mode: Literal["fixed", "autoscale"] = Field(
-        default="fixed", description="fixed: N replicas paid 24/7; autoscale: replicas follow the hourly demand")
+    mode: Literal["fixed", "autoscale", "mixed"] = Field(
+        default="fixed", description="fixed: N replicas paid 24/7; autoscale: replicas follow the hourly demand; "
+        "mixed: a fixed base plus an autoscaled on-demand (and spot) burst")
     min_replicas: int | None = Field(
         default=None, ge=0, le=MAX_MIN_REPLICAS,
         description="autoscale floor (0 lets zero-demand hours cost nothing); default: the fleet policy's min_replicas")
@@ -51,15 +57,45 @@ class ScalingPolicy(StrictModel):
                                      description="autoscale ceiling; hours that need more miss the SLO")
     warmup_minutes: float | None = Field(
         default=None, ge=0, le=60,
-        description="model load and warm-up per started replica, paid and not serving (required for autoscale; "
-        "billed per hour: the price sheet records no finer granularity)")
+        description="model load and warm-up per started replica, paid and not serving (required for autoscale "
+        "and mixed; billed per hour: the price sheet records no finer granularity)")
+    base_replicas: int | None = Field(
+        default=None, ge=0, le=MAX_MIN_REPLICAS,
+        description="mixed: replicas of the fixed base (the option's offering); default: the count, between the "
+        "trough and the peak hour's need, that minimizes $/month")
+    burst_offering: str | None = Field(
+        default=None, min_length=1,
+        description="mixed: on-demand GPU sheet row of the burst (same accelerator); default: the cheapest "
+        "on-demand row of the option's hardware")
+    spot_share: float = Field(default=0.0, ge=0, le=1, description="mixed: share of the burst's replica-hours on spot")
+    spot_offering: str | None = Field(
+        default=None, min_length=1,
+        description="mixed: spot GPU sheet row of the burst's spot share; default: the cheapest spot row of the "
+        "option's hardware")
+    interruption_rate_per_hour: float | None = Field(
+        default=None, ge=0, le=1,
+        description="mixed: spot interruptions per spot replica-hour (required with spot_share > 0: the sheets "
+        "publish no rate; measure it or take your provider's figure)")
 
     @model_validator(mode="after")
     def _check(self) -> ScalingPolicy:
         if self.min_replicas is not None and self.max_replicas is not None and self.min_replicas > self.max_replicas:
             raise ValueError(f"min_replicas ({self.min_replicas}) must be <= max_replicas ({self.max_replicas})")
-        if self.mode == "autoscale" and self.warmup_minutes is None:
-            raise ValueError("autoscale needs warmup_minutes (model load + warm-up of one replica, measured; 0..60)")
+        if self.mode in ("autoscale", "mixed") and self.warmup_minutes is None:
+            raise ValueError(f"{self.mode} needs warmup_minutes (model load + warm-up of one replica, measured; 0..60)")
+        mixed_only = {"base_replicas": self.base_replicas, "burst_offering": self.burst_offering,
+                      "spot_offering": self.spot_offering,
+                      "interruption_rate_per_hour": self.interruption_rate_per_hour,
+                      "spot_share": self.spot_share or None}
+        given = [name for name, value in mixed_only.items() if value is not None]
+        if self.mode != "mixed" and given:
+            raise ValueError(f"{', '.join(given)} apply only to mode mixed (mode is {self.mode})")
+        if self.spot_share > 0 and self.interruption_rate_per_hour is None:
+            raise ValueError("spot_share > 0 needs interruption_rate_per_hour (spot interruptions per replica-hour; "
+                             "no public default is bundled)")
+        if (self.max_replicas is not None and self.base_replicas is not None
+                and self.base_replicas > self.max_replicas):
+            raise ValueError(f"base_replicas ({self.base_replicas}) must be <= max_replicas ({self.max_replicas})")
         return self
 
 
@@ -111,7 +147,18 @@ class SelfHostOption(StrictModel):
         description="your own price per GPU-hour; overrides the offering's price"
     )
     ops_usd_per_month: float = Field(default=0.0, ge=0, le=MAX_USD_PER_MONTH,
-                                     description="operations (people, monitoring), USD/month")
+                                     description="operations (people, monitoring), USD/month, whatever the fleet size")
+    ops_usd_per_gpu_month: float = Field(
+        default=0.0, ge=0, le=MAX_USD_PER_GPU_MONTH,
+        description="operations that grow with the fleet, USD per GPU-month paid (default 0: no public "
+        "per-GPU figure is bundled); ops = ops_usd_per_month + this x GPU-hours / 730.5 h")
+    host_capex_usd_per_gpu: float | None = Field(
+        default=None, ge=0, le=MAX_HOST_CAPEX_USD_PER_GPU,
+        description="owned GPUs: the host server's purchase price per GPU, beyond the GPU (default: "
+        "pricing_data/host_servers.csv; 0 leaves the host out)")
+    host_power_kw_per_gpu: float | None = Field(
+        default=None, ge=0, le=MAX_HOST_POWER_KW_PER_GPU,
+        description="owned GPUs: the host server's power per GPU, beyond the GPU's, kW (default: the host sheet)")
     engine: str = Field(
         default="generic", pattern=_ID,
         description="serving engine profile id in catalog/engines (generic, vllm, sglang, trtllm, naive): "
@@ -128,7 +175,7 @@ class SelfHostOption(StrictModel):
     target_peak_utilization: float | None = _TARGET
     min_replicas: int | None = _MIN_REPLICAS
     scaling: ScalingPolicy = Field(default_factory=ScalingPolicy,
-                                   description="fixed (default) or autoscale; see docs/economics.md")
+                                   description="fixed (default), autoscale or mixed; see docs/economics.md")
     calibration: str | list[str] | None = Field(
         default=None,
         description=_CALIBRATION_HELP + "a `calibrate-endpoint` CAL.json (the fitted step-time model of your "

@@ -1,0 +1,211 @@
+"""Mixed fleets: a fixed base (reserved or owned) plus an autoscaled on-demand burst, part of it on spot.
+
+Hour h needs replicas_h = min(max_replicas, max(m, ceil(λ_h / (t x μ)))) (decision/fleet.py). With k base
+replicas (docs/economics.md, "Mixed fleets"):
+- burst_h = max(0, replicas_h - k); the burst starts (cyclic rises of burst_h) pay their warm-up, billed per
+  hour like an autoscaled fleet's: w = ceil(warmup_minutes / 60) h;
+- a share s of the burst's replica-hours runs on spot and pays, per interruption, a replacement warm-up w and
+  the work in flight redone, r = (TTFT p90 + E[T_out] x TPOT p90) / 2 (a request is interrupted on average
+  half way through; the sequences of a batch share the replica, so the replica-time lost is about half one
+  request's latency), at ρ interruptions per spot replica-hour;
+- $/GPU/day = 24 k c_base + (1 - s)(B + W) c_od + s (B + W + ρ B (w + r)) c_spot, with B = Σ_h burst_h and
+  W = starts x w; $/month = that x N x D + ops.
+k is `scaling.base_replicas` when given, else the count that minimizes $/month among 0 and the distinct
+values of replicas_h: between two consecutive values both the base hours and the burst's hours and starts
+are linear in k, so the cheapest k lies on one of them (ties go to the smaller base).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from costmodel.decision.fleet import (
+    BILLING_SECONDS,
+    MAX_AUTOSCALE_REPLICAS,
+    fleet_ops_usd_per_month,
+    replicas_by_hour,
+)
+from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
+from costmodel.errors import CostmodelError
+from costmodel.pricing import GpuPriceRow, PriceSheet
+from costmodel.scenario import Scenario, SelfHostOption
+from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_HOUR
+
+
+@dataclass(frozen=True, kw_only=True)
+class BurstPrices:
+    """USD per GPU-hour of the burst: on-demand, and spot for its spot share (None when spot_share is 0)."""
+
+    on_demand_usd_per_gpu_hour: float
+    spot_usd_per_gpu_hour: float | None
+    sources: tuple[PriceSource, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MixedDay:
+    """One day of a mixed fleet, per replica-slot (multiply GPU figures by N GPUs per replica)."""
+
+    base_replicas: int
+    replicas_by_hour: tuple[int, ...]  # base + burst paid in each hour
+    burst_replicas_by_hour: tuple[int, ...]
+    burst_starts_per_day: int
+    burst_serving_replica_hours_per_day: int
+    burst_warmup_replica_hours_per_day: float
+    spot_overhead_replica_hours_per_day: float  # interruptions: replacement warm-ups + work redone
+    usd_per_gpu_per_day: float
+    capped_hours: int  # hours whose demand needs more than max_replicas
+
+    @property
+    def replica_hours_per_day(self) -> float:
+        """Every paid replica-hour: base, burst serving, burst warm-ups and spot interruption overhead."""
+        return (24 * self.base_replicas + self.burst_serving_replica_hours_per_day
+                + self.burst_warmup_replica_hours_per_day + self.spot_overhead_replica_hours_per_day)
+
+
+def cyclic_starts(replicas: Sequence[int]) -> int:
+    """Replicas started in a day seen as a cycle: the sum of the rises between consecutive hours (23 -> 0 too)."""
+    return sum(max(0, replicas[h] - replicas[h - 1]) for h in range(len(replicas)))
+
+
+def _day_for_base(k: int, paid: tuple[int, ...], *, warmup_hours: float, redo_hours: float, base_usd: float,
+                  on_demand_usd: float, spot_usd: float, spot_share: float, interruptions_per_hour: float,
+                  capped_hours: int) -> MixedDay:
+    burst = tuple(max(0, p - k) for p in paid)
+    starts = cyclic_starts(burst)
+    serving = sum(burst)
+    warmup = starts * warmup_hours
+    overhead = spot_share * serving * interruptions_per_hour * (warmup_hours + redo_hours)
+    usd = (24 * k * base_usd + (1 - spot_share) * (serving + warmup) * on_demand_usd
+           + (spot_share * (serving + warmup) + overhead) * spot_usd)
+    return MixedDay(base_replicas=k, replicas_by_hour=tuple(max(p, k) for p in paid), burst_replicas_by_hour=burst,
+                    burst_starts_per_day=starts, burst_serving_replica_hours_per_day=serving,
+                    burst_warmup_replica_hours_per_day=warmup, spot_overhead_replica_hours_per_day=overhead,
+                    usd_per_gpu_per_day=usd, capped_hours=capped_hours)
+
+
+def mixed_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_per_second: float,
+              target_peak_utilization: float, min_replicas: int, max_replicas: int, warmup_minutes: float,
+              base_usd_per_gpu_hour: float, on_demand_usd_per_gpu_hour: float, spot_usd_per_gpu_hour: float = 0.0,
+              spot_share: float = 0.0, interruptions_per_replica_hour: float = 0.0, redo_seconds: float = 0.0,
+              base_replicas: int | None = None) -> MixedDay:
+    """The mixed fleet's day for the given base, or for the cheapest base (module docstring)."""
+    if min_replicas > max_replicas:
+        raise CostmodelError(f"scaling.min_replicas ({min_replicas}) must be <= scaling.max_replicas ({max_replicas})")
+    if not 0 <= warmup_minutes <= 60:
+        raise CostmodelError(f"scaling.warmup_minutes must be in 0..60 (got {warmup_minutes})")
+    if not 0 <= spot_share <= 1:
+        raise CostmodelError(f"scaling.spot_share must be in 0..1 (got {spot_share})")
+    values = (base_usd_per_gpu_hour, on_demand_usd_per_gpu_hour, spot_usd_per_gpu_hour,
+              interruptions_per_replica_hour, redo_seconds)
+    if not all(math.isfinite(v) and v >= 0 for v in values):
+        raise CostmodelError("mixed fleet: prices, scaling.interruption_rate_per_hour and the redone work must be "
+                             "finite and >= 0")
+    wanted = replicas_by_hour(hourly_requests_per_second=hourly_requests_per_second,
+                              capacity_requests_per_second=capacity_requests_per_second,
+                              target_peak_utilization=target_peak_utilization, min_replicas=min_replicas)
+    paid = tuple(min(r, max_replicas) for r in wanted)
+    capped = sum(1 for w, p in zip(wanted, paid, strict=True) if w > p)
+    warmup_hours = math.ceil(warmup_minutes * 60 / BILLING_SECONDS) * BILLING_SECONDS / SECONDS_PER_HOUR
+    settings = {"warmup_hours": warmup_hours, "redo_hours": redo_seconds / SECONDS_PER_HOUR,
+                "base_usd": base_usd_per_gpu_hour, "on_demand_usd": on_demand_usd_per_gpu_hour,
+                "spot_usd": spot_usd_per_gpu_hour, "spot_share": spot_share,
+                "interruptions_per_hour": interruptions_per_replica_hour, "capped_hours": capped}
+    if base_replicas is not None:
+        return _day_for_base(base_replicas, paid, **settings)  # type: ignore[arg-type]
+    days = [_day_for_base(k, paid, **settings) for k in sorted({0, *paid})]  # type: ignore[arg-type]
+    return min(days, key=lambda d: (round(d.usd_per_gpu_per_day, 9), d.base_replicas))
+
+
+def _burst_row(sheet: PriceSheet[GpuPriceRow], option: SelfHostOption, *, field: str, row_id: str | None,
+               kind: str) -> GpuPriceRow:
+    """The named row (checked: same accelerator, the right offering kind), else the cheapest row of that kind."""
+    if row_id is None:
+        rows = [r for r in sheet.rows if r.accelerator_id == option.hardware and r.offering == kind]
+        if not rows:
+            raise CostmodelError(f"option '{option.name}': the GPU price sheet has no {kind} row for "
+                                 f"{option.hardware}; set scaling.{field} to a {kind} row id")
+        return min(rows, key=lambda r: r.all_in_usd_per_gpu_hour())
+    try:
+        row = sheet.get(row_id)
+    except CostmodelError as err:
+        raise CostmodelError(f"option '{option.name}': scaling.{field}: {err}") from err
+    if row.offering != kind:
+        raise CostmodelError(f"option '{option.name}': scaling.{field} {row_id} is a {row.offering} row; the burst "
+                             f"must be {kind} (owned and reserved GPUs are paid whether used or not)")
+    if row.accelerator_id != option.hardware:
+        raise CostmodelError(f"option '{option.name}': scaling.{field} {row_id} is for {row.accelerator_id}, the "
+                             f"option runs on {option.hardware}: the burst uses the same hardware")
+    return row
+
+
+def burst_rows(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow]) -> tuple[GpuPriceRow, GpuPriceRow | None]:
+    """The burst's on-demand row and, with spot_share > 0, its spot row (named in the scenario, else cheapest)."""
+    scaling = option.scaling
+    on_demand = _burst_row(sheet, option, field="burst_offering", row_id=scaling.burst_offering, kind="on-demand")
+    spot = (_burst_row(sheet, option, field="spot_offering", row_id=scaling.spot_offering, kind="spot")
+            if scaling.spot_share > 0 else None)
+    return on_demand, spot
+
+
+def check_mixed_base(option: SelfHostOption, offering_kind: str | None) -> None:
+    """A mixed fleet's base is the option's reserved or owned offering (or its own usd_per_gpu_hour)."""
+    if offering_kind in ("on-demand", "spot"):
+        raise CostmodelError(f"option '{option.name}': scaling.mode mixed needs a reserved or owned offering as its "
+                             f"fixed base ({option.offering} is {offering_kind}); use mode autoscale for an "
+                             "all-on-demand fleet")
+
+
+def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenario, *,
+                 hourly_profile: Sequence[float], burst: BurstPrices) -> OptionResult:
+    """The fixed-fleet `result` re-priced as a mixed fleet (option.scaling.mode == "mixed")."""
+    scaling = option.scaling
+    assert result.capacity_requests_per_second and result.usd_per_gpu_hour is not None
+    assert result.gpus_per_replica is not None and result.target_peak_utilization is not None
+    assert scaling.warmup_minutes is not None  # validated by the scenario schema
+    workload = scenario.workload
+    mean = workload.mean_requests_per_second()
+    floor = scaling.min_replicas if scaling.min_replicas is not None else (result.min_replicas or 1)
+    redo_seconds = ((result.ttft_p90_seconds or 0.0)
+                    + workload.mean_output_tokens() * (result.tpot_p90_seconds or 0.0)) / 2.0
+    day = mixed_day(hourly_requests_per_second=[mean * w for w in hourly_profile],
+                    capacity_requests_per_second=result.capacity_requests_per_second,
+                    target_peak_utilization=result.target_peak_utilization, min_replicas=floor,
+                    max_replicas=scaling.max_replicas or MAX_AUTOSCALE_REPLICAS, warmup_minutes=scaling.warmup_minutes,
+                    base_usd_per_gpu_hour=result.usd_per_gpu_hour,
+                    on_demand_usd_per_gpu_hour=burst.on_demand_usd_per_gpu_hour,
+                    spot_usd_per_gpu_hour=burst.spot_usd_per_gpu_hour or 0.0, spot_share=scaling.spot_share,
+                    interruptions_per_replica_hour=scaling.interruption_rate_per_hour or 0.0,
+                    redo_seconds=redo_seconds, base_replicas=scaling.base_replicas)
+    n = result.gpus_per_replica
+    gpu_hours = day.replica_hours_per_day * n * DAYS_PER_MONTH
+    gpu_usd = day.usd_per_gpu_per_day * n * DAYS_PER_MONTH
+    ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)
+    total = gpu_usd + ops
+    scale = total / result.usd_per_month if result.usd_per_month > 0 else 1.0
+    mean_paid = sum(day.replicas_by_hour) / 24.0
+    base_why = "set in scaling.base_replicas" if scaling.base_replicas is not None else "the cheapest base for this day"
+    spot = (f"; {scaling.spot_share:.0%} of the burst on spot at {scaling.interruption_rate_per_hour:g} interruptions "
+            f"per replica-hour ({day.spot_overhead_replica_hours_per_day:.2f} replica-hours a day redone or warming up)"
+            if scaling.spot_share > 0 else "")
+    note = (f"mixed: {day.base_replicas} base replica(s) 24/7 ({base_why}) plus an on-demand burst of "
+            f"{day.burst_serving_replica_hours_per_day} replica-hours a day, {day.burst_starts_per_day} start(s) paying "
+            f"{scaling.warmup_minutes:g} min warm-up each, billed per hour{spot}")
+    changes: dict[str, object] = {}
+    if day.capped_hours:
+        reason = (f"max_replicas {scaling.max_replicas} is below the replicas needed in {day.capped_hours} hour(s) "
+                  "of the day: raise scaling.max_replicas")
+        changes = {"meets_slo": False, "slo_status": "misses", "slo_reason": reason}
+    peak = max(day.replicas_by_hour)
+    return replace(
+        result, usd_per_month=total, usd_per_mtok=result.usd_per_mtok * scale,
+        usd_per_mtok_input=result.usd_per_mtok_input * scale, usd_per_mtok_output=result.usd_per_mtok_output * scale,
+        replicas=peak, gpus=peak * n,
+        utilization=mean / (mean_paid * result.capacity_requests_per_second) if mean_paid > 0 else None,
+        scaling="mixed", replicas_by_hour=day.replicas_by_hour,
+        base_replicas=day.base_replicas, burst_replicas_by_hour=day.burst_replicas_by_hour,
+        gpu_hours_per_month=gpu_hours, min_replicas=floor, price_sources=(*result.price_sources, *burst.sources),
+        breakdown=CostBreakdown(gpu_usd_per_month=gpu_usd, ops_usd_per_month=ops),
+        notes=(*result.notes, note), **changes,  # type: ignore[arg-type]
+    )
