@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from costmodel.decision.rank import CapacityCache
+from costmodel.decision.capacity import CapacityCache
 
 
 @st.cache_resource(show_spinner=False)

@@ -32,7 +32,8 @@ def _one(scenario: Path) -> tuple[float, float]:
 
 def _in_process(scenario: Path) -> tuple[float, float]:
     """Seconds of `decide` at a 1-month and a 36-month horizon, capacities already cached (the horizon's own cost)."""
-    from costmodel.decision.rank import CapacityCache, decide
+    from costmodel.decision.capacity import CapacityCache
+    from costmodel.decision.rank import decide
     from costmodel.scenario import load_scenario
 
     loaded = load_scenario(scenario)

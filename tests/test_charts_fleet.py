@@ -11,7 +11,8 @@ import pytest
 from app.scenario_io import load_example
 from costmodel.charts.fleet import HORIZON_NOT_COMPUTED, fleet_chart, months_chart
 from costmodel.charts.whatif import at_volume, whatif
-from costmodel.decision.rank import CapacityCache, Overrides, decide
+from costmodel.decision.capacity import CapacityCache
+from costmodel.decision.rank import Overrides, decide
 from costmodel.decision.results import Decision
 from costmodel.errors import CostmodelError
 from costmodel.scenario import Scenario

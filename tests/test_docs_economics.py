@@ -39,7 +39,9 @@ import yaml
 
 from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.cli import main
-from costmodel.decision import rank as decision_module
+from costmodel.decision import capacity as decision_module
+from costmodel.decision.attach import option_efficiency
+from costmodel.decision.capacity import SIMULATED_REQUESTS, CapacityCache, self_host_capacity
 from costmodel.decision.economics import (
     HOURS_PER_MONTH,
     SECONDS_PER_MONTH,
@@ -59,13 +61,7 @@ from costmodel.decision.fleet import (
 )
 from costmodel.decision.horizon import committed_replicas
 from costmodel.decision.mixed import cyclic_starts, mixed_day
-from costmodel.decision.rank import (
-    SIMULATED_REQUESTS,
-    CapacityCache,
-    decide,
-    option_efficiency,
-    self_host_capacity,
-)
+from costmodel.decision.rank import decide
 from costmodel.decision.reasons import decision_reasons
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.warnings import scenario_warnings
@@ -195,7 +191,7 @@ X_LIB = SELF.tokens_per_second_per_replica or 0.0
 ROOF: OptionResult = decide(SCENARIO, today=TODAY, capacity_method="roofline").option("h100-8b")
 ROOF_MU = ROOF.capacity_requests_per_second or 0.0
 ROOF_TP = ROOF.ttft_p90_seconds or 0.0  # the roofline's TTFT is t_p, the prefill of one request
-# capacity_at_slo with the settings costmodel.decision.rank._simulated_capacity passes: the saturation rate and
+# capacity_at_slo with the settings costmodel.decision.capacity._simulated_capacity passes: the saturation rate and
 # the number of simulations the decision drops.
 RATE_TOLERANCE = decision_module.RATE_TOLERANCE
 _SELF_OPTION = SCENARIO.option("h100-8b")

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from costmodel.cli import main
-from costmodel.decision import rank
+from costmodel.decision import capacity as capacity_module
 from costmodel.decision.horizon import committed_replicas
 from costmodel.decision.rank import decide
 from costmodel.scenario import parse_scenario
@@ -130,13 +130,13 @@ def test_reserved_term_priced_over_the_term_when_volume_shrinks():
 
 def test_capacity_is_found_once_per_option_not_per_month(monkeypatch):
     calls = []
-    real = rank.roofline_capacity
+    real = capacity_module.roofline_capacity
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(rank, "roofline_capacity", counting)
+    monkeypatch.setattr(capacity_module, "roofline_capacity", counting)
     decision = decided(scenario(requests_per_day=500_000, options=[API, H100, L40S_RESERVED,
                                                                    {"kind": "hybrid", "name": "hy", "self_host": "h100",
                                                                     "api": "api"}],

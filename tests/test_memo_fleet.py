@@ -11,7 +11,8 @@ import pytest
 pytest.importorskip("reportlab")
 from app.scenario_io import load_example
 from costmodel.charts.fleet import HORIZON_NOT_COMPUTED
-from costmodel.decision.rank import CapacityCache, decide
+from costmodel.decision.capacity import CapacityCache
+from costmodel.decision.rank import decide
 from costmodel.memo.blocks import Figure, Para
 from costmodel.memo.charts import provisioned_by_hour, render_charts
 from costmodel.memo.content import memo_content

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from costmodel.catalog import accelerators
-from costmodel.decision.rank import CapacityCache, decide
+from costmodel.decision.capacity import CapacityCache
+from costmodel.decision.rank import decide
 from costmodel.decision.results import Decision
 from costmodel.errors import CostmodelError
 from costmodel.pricing import load_api_prices, load_gpu_prices

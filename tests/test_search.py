@@ -191,7 +191,7 @@ def test_vectorized_screen_equals_the_scalar_roofline() -> None:
 
 
 def test_a_shared_capacity_cache_simulates_nothing_twice(one_offering_sheet: PriceSheet) -> None:  # type: ignore[type-arg]
-    from costmodel.decision.rank import CapacityCache
+    from costmodel.decision.capacity import CapacityCache
     scenario = parse_scenario(_scenario())
     cache = CapacityCache()
     first = search(scenario, top_k=1, gpu_sheet=one_offering_sheet, cache=cache)

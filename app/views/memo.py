@@ -21,7 +21,7 @@ from app import state
 from app.cache_capacity import capacity_cache
 from app.scenario_io import file_stem
 from app.widgets import md, show_error
-from costmodel.decision.rank import CapacityCache
+from costmodel.decision.capacity import CapacityCache
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.memo import build_memo

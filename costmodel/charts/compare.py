@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from costmodel.decision.capacity import CapacityCache
 from costmodel.decision.economics import size_self_host
-from costmodel.decision.rank import CapacityCache, decide
+from costmodel.decision.rank import decide
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.volume import Scaling, cost_model, throttled, usd_per_month
 from costmodel.measurements.calibration import Calibration

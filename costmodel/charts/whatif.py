@@ -12,7 +12,7 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 
-from costmodel.decision.rank import CapacityCache
+from costmodel.decision.capacity import CapacityCache
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
 from costmodel.decision.volume import CostModel, Scaling, cost_model, throttled, usd_per_month

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from costmodel.cli.calibration_args import add_calibration_flag, apply_calibration_args
 from costmodel.cli.output import bounded_int, emit, parse_date
-from costmodel.decision.rank import CapacityCache, decide
+from costmodel.decision.capacity import CapacityCache
+from costmodel.decision.rank import decide
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.scenario import load_scenario

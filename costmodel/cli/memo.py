@@ -12,7 +12,7 @@ from pathlib import Path
 
 from costmodel.cli.calibration_args import add_calibration_flag, apply_calibration_args
 from costmodel.cli.output import bounded_int, emit, parse_date
-from costmodel.decision.rank import CapacityCache
+from costmodel.decision.capacity import CapacityCache
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_bytes
 from costmodel.scenario import load_scenario

@@ -9,28 +9,26 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import threading
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from costmodel.catalog import (
-    AcceleratorSpec,
     accelerators,
-    derive_shape,
-    load_model,
     models,
 )
 from costmodel.catalog.quality import QualitySheet, load_quality_scores
-from costmodel.config import ReplicaConfig
 from costmodel.decision.attach import (  # option_efficiency: re-exported, search and the docs tests use it here
     Attached,
     annotate,
     forced_warnings,
     load_attached,
     measured_api_option,
-    option_efficiency,
 )
 from costmodel.decision.breakeven import named_reference, reference_apis
+from costmodel.decision.capacity import (  # re-exported: the app, search and memo import them here
+    CapacityCache,
+    CapacityMethod,
+    self_host_capacity,
+)
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import apply_exclusions, assess
 from costmodel.decision.horizon import (
@@ -40,7 +38,6 @@ from costmodel.decision.horizon import (
     scaled_workload,
     with_horizon,
 )
-from costmodel.decision.measured_capacity import cached_endpoint_capacity
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
 from costmodel.decision.quality import not_substitutes, option_subject
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
@@ -52,18 +49,8 @@ from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.pricing.latency import ApiLatencySheet, load_api_latency
 from costmodel.pricing.sheets import open_model_ids
-from costmodel.roofline import Efficiency
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
-from costmodel.serving import build_replica
-from costmodel.serving.analytic import Capacity, roofline_capacity
-from costmodel.serving.breakdown import latency_owner
-from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE, CONVERGE_START_REQUESTS, capacity_for_replica
-from costmodel.serving.profile import engine_settings
-
-# Requests per bisection step to start from (doubled until the capacity's interval is within 5%) and the
-# bisection's tolerance (capacity under-stated by < 5%): the converged capacity the Latency page shows too.
-SIMULATED_REQUESTS = CONVERGE_START_REQUESTS
-RATE_TOLERANCE = CONVERGE_RATE_TOLERANCE
+from costmodel.serving.analytic import Capacity
 
 
 @dataclass(frozen=True)
@@ -74,116 +61,6 @@ class Overrides:
     api_price: float = 1.0
     efficiency: float = 1.0
     volume: float = 1.0
-
-
-CapacityMethod = Literal["simulator", "roofline"]
-
-
-class CapacityCache:
-    """Capacity per replica at the SLO (with its efficiency provenance), keyed by everything it depends on.
-
-    Pass one to every `decide` that shares options (sensitivity, the app's pages, the memo) so an option's
-    capacity is simulated once and every page reports the same figure. Not module state: each caller owns one.
-    """
-
-    def __init__(self, *, max_entries: int = 256) -> None:
-        self._entries: dict[str, tuple[Capacity, str]] = {}
-        self._max_entries = max_entries
-        self._lock = threading.Lock()  # the app shares one cache across sessions (threads)
-
-    def get(self, key: str) -> tuple[Capacity, str] | None:
-        """The cached value for `key`, or None."""
-        with self._lock:
-            return self._entries.get(key)
-
-    def put(self, key: str, value: tuple[Capacity, str]) -> None:
-        """Store `value`; past `max_entries` the oldest half is dropped (bounded memory)."""
-        with self._lock:
-            if len(self._entries) >= self._max_entries:
-                for old in list(self._entries)[: self._max_entries // 2]:
-                    del self._entries[old]
-            self._entries[key] = value
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
-def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: ReplicaConfig,
-                        quick: Capacity) -> Capacity:
-    """Capacity at the SLO percentiles from the continuous-batching simulator (costmodel.serving)."""
-    workload = scenario.workload
-    engine = engine_settings(option.engine, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens()))
-    replica = build_replica(option.model, config.hardware, gpus=config.gpus, weight_dtype=config.weight_dtype,
-                            kv_dtype=config.kv_dtype, efficiency=config.efficiency,
-                            max_batched_tokens=engine.max_batched_tokens, engine=engine)
-    # One capacity search per option (seed 0, SIMULATED_REQUESTS): the same call the app's Latency page makes,
-    # so the pages agree. `capacity --json` reports the converged capacity with its interval (serving.capacity
-    # converged_capacity); five replications per option made every compare ~5x slower, so the decision keeps one.
-    result = capacity_for_replica(
-        replica, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens, slo=scenario.slo,
-        prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
-        rate_tolerance=RATE_TOLERANCE, kv_policy=engine.kv_policy, max_num_seqs=engine.max_num_seqs,
-    )
-    run = result.at_capacity
-    if not result.feasible or run is None:
-        return Capacity(feasible=False, reason=result.reason or "no load meets the SLO", requests_per_second=0.0,
-                        batch=0, ttft_seconds=quick.ttft_seconds, tpot_seconds=quick.tpot_seconds,
-                        prefill_time_fraction=quick.prefill_time_fraction, max_batch=quick.max_batch,
-                        method="simulator")
-    reason = (f"meets the SLO at {result.max_rate_requests_per_second:.2f} requests/s per replica "
-              f"(simulated: TTFT p90 {run.ttft.p90_seconds:.3f} s, TPOT p90 {run.tpot.p90_seconds * 1e3:.1f} ms)")
-    if result.saturation_bound:
-        reason += (f"; throughput-bound: the latency limits still hold near saturation "
-                   f"({result.saturation_rate_requests_per_second:.2f} requests/s), so this rate has no headroom")
-    return Capacity(feasible=True, reason=reason, requests_per_second=result.max_rate_requests_per_second,
-                    batch=int(round(run.mean_batch)), ttft_seconds=run.ttft.p90_seconds,
-                    tpot_seconds=run.tpot.p90_seconds, prefill_time_fraction=quick.prefill_time_fraction,
-                    max_batch=quick.max_batch, method="simulator", throughput_bound=result.saturation_bound,
-                    latency_owner=latency_owner(run.breakdown("ttft", 90.0), run.breakdown("tpot", 90.0)))
-
-
-def capacity_cache_key(scenario: Scenario, option: SelfHostOption, *, hardware: AcceleratorSpec,
-                       efficiency: Efficiency, method: CapacityMethod = "simulator") -> str:
-    """The `CapacityCache` key of an option's capacity: everything the capacity per replica depends on."""
-    pricing_only = {"name", "offering", "usd_per_gpu_hour", "ops_usd_per_month", "min_replicas",
-                    "target_peak_utilization", "scaling", "ops_usd_per_gpu_month", "host_capex_usd_per_gpu",
-                    "host_power_kw_per_gpu"}  # fields that do not change the capacity per replica
-    return "|".join([method, option.model_dump_json(exclude=pricing_only),
-                     scenario.workload.model_dump_json(include={"prompt_tokens", "output_tokens",
-                                                                "cached_prompt_fraction"}),
-                     scenario.slo.model_dump_json(), repr(efficiency), hardware.model_dump_json()])
-
-
-def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
-                       efficiency_scale: float = 1.0, method: CapacityMethod = "simulator",
-                       cache: CapacityCache | None = None, attached: Attached | None = None) -> tuple[Capacity, str]:
-    """Capacity per replica at the SLO for a self-host option, with the efficiency provenance (cached in
-    `cache` when one is given); an attached calibrate-endpoint file replaces the roofline (method "measured")."""
-    if attached is not None and attached.endpoint is not None:
-        return cached_endpoint_capacity(scenario, attached.endpoint, source="; ".join(attached.descriptions),
-                                        cache=cache)
-    hardware, eff = option_efficiency(option, calibration, attached)
-    if efficiency_scale != 1.0:
-        eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale,
-                      eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
-    workload = scenario.workload
-    key = capacity_cache_key(scenario, option, hardware=hardware, efficiency=eff, method=method)
-    cached = cache.get(key) if cache is not None else None
-    if cached is not None:
-        return cached
-    config = ReplicaConfig(shape=derive_shape(load_model(option.model)), hardware=hardware,
-                           gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype,
-                           efficiency=eff)
-    quick = roofline_capacity(
-        config, prompt_tokens=workload.mean_prompt_tokens(), output_tokens=workload.mean_output_tokens(),
-        cached_prompt_fraction=workload.cached_prompt_fraction,
-        ttft_limit_seconds=scenario.slo.ttft_p90_seconds, tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
-    )
-    capacity = quick if method == "roofline" or not quick.fits else (
-        _simulated_capacity(scenario, option, config, quick))
-    if cache is not None:
-        cache.put(key, (capacity, eff.source))
-    return capacity, eff.source
 
 
 def decide(

@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from costmodel.decision.rank import CapacityCache, Overrides, decide, self_host_capacity
+from costmodel.decision.capacity import CapacityCache, self_host_capacity
+from costmodel.decision.rank import Overrides, decide
 from costmodel.decision.results import Decision
 from costmodel.decision.volume import (
     CostModel,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from costmodel.errors import CostmodelError
 
 if TYPE_CHECKING:
-    from costmodel.decision.rank import CapacityCache
+    from costmodel.decision.capacity import CapacityCache
     from costmodel.decision.results import Decision
     from costmodel.measurements.calibration import Calibration
     from costmodel.memo.content import MemoContent

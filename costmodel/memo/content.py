@@ -6,7 +6,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 from costmodel.charts.fleet import FleetChart, MonthsChart, fleet_chart, months_chart
-from costmodel.decision.rank import CapacityCache, decide
+from costmodel.decision.capacity import CapacityCache
+from costmodel.decision.rank import decide
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
 from costmodel.decision.volume import cost_model

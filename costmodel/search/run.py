@@ -22,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from costmodel.catalog import ModelSpec, load_model
+from costmodel.decision.attach import option_efficiency
+from costmodel.decision.capacity import CapacityCache, capacity_cache_key, self_host_capacity
 from costmodel.decision.options import self_host_result
-from costmodel.decision.rank import CapacityCache, capacity_cache_key, option_efficiency, self_host_capacity
 from costmodel.decision.validity import self_host_exclusion
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration

@@ -30,7 +30,7 @@ import numpy as np
 from costmodel.catalog import ModelSpec, derive_shape, load_model
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
-from costmodel.decision.rank import option_efficiency
+from costmodel.decision.attach import option_efficiency
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 from costmodel.measurements.calibration import Calibration
 from costmodel.memory import memory_arrays, plan_replica_memory
