@@ -15,7 +15,7 @@ import streamlit as st
 
 from app import formatting as fmt
 from app.widgets import md
-from costmodel.charts.fleet import FleetChart, MonthsChart
+from costmodel.charts.fleet import FleetChart, HourlyFleet, MonthsChart
 from costmodel.charts.whatif import WhatIf, at_volume
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import Sensitivity
@@ -34,18 +34,33 @@ def fleet_figure(chart: FleetChart, colors: dict[str, str]) -> go.Figure:
     ))
     for fleet in chart.fleets:
         peak = max(fleet.replicas_by_hour)
+        split = f", {fleet.split}" if fleet.split else ""
         fig.add_trace(go.Scatter(
             x=list(chart.hours), y=list(fleet.requests_per_second_by_hour), mode="lines", line_shape="hvh",
-            name=f"{fleet.name}: {peak} replica(s) at peak ({fleet.scaling or 'fixed'})",
+            name=f"{fleet.name}: {peak} replica(s) at peak ({fleet.scaling or 'fixed'}{split})",
             line={"color": colors[fleet.name], "width": 2}, customdata=list(fleet.replicas_by_hour),
             hovertemplate=(f"<b>{fleet.name}</b><br>hour %{{x}}: %{{customdata}} replica(s), "
                            "%{y:.2f} requests/s at the SLO<extra></extra>"),
         ))
+        if fleet.base_requests_per_second is not None and fleet.burst_replicas_by_hour is not None:
+            fig.add_trace(_base_trace(chart, fleet, colors[fleet.name]))
     fig.update_layout(
         xaxis={"title": "hour of day", "dtick": 2}, yaxis={"title": "requests per second", "rangemode": "tozero"},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=400,
     )
     return fig
+
+
+def _base_trace(chart: FleetChart, fleet: HourlyFleet, color: str) -> go.Scatter:
+    """A mixed fleet's fixed base (dashed, filled to zero): the burst is the gap up to the fleet's solid steps."""
+    base = fleet.base_requests_per_second or 0.0
+    return go.Scatter(
+        x=list(chart.hours), y=[base] * len(chart.hours), mode="lines", line_shape="hvh", fill="tozeroy",
+        name=f"{fleet.name}: base {fleet.base_replicas} replica(s) 24/7", line={"color": color, "dash": "dash"},
+        customdata=list(fleet.burst_replicas_by_hour or ()), opacity=0.5,
+        hovertemplate=(f"<b>{fleet.name}</b><br>hour %{{x}}: base {fleet.base_replicas} + burst %{{customdata}} "
+                       "replica(s)<extra></extra>"),
+    )
 
 
 def months_figure(chart: MonthsChart, colors: dict[str, str]) -> go.Figure:

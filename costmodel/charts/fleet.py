@@ -1,7 +1,8 @@
 """Chart data for the fleet over the day and the cost over the horizon (app Compare page and memo).
 
 Replicas by hour: each self-hosted or hybrid option's `OptionResult.replicas_by_hour` (what the fleet pays
-in each hour of month 0, decision/fleet.py) against the hourly demand (`Decision.hourly_profile` x the mean
+in each hour of month 0, decision/fleet.py; a mixed fleet's split into its fixed base and on-demand burst,
+decision/mixed.py) against the hourly demand (`Decision.hourly_profile` x the mean
 request rate). Provisioned requests/s in hour h = replicas_h x capacity per replica at the SLO.
 Cost by month: `OptionResult.usd_by_month` as the decision computed it (decision/horizon.py). When no option
 carries it the chart says "horizon not computed": a flat line of $/month x months would claim a horizon
@@ -27,6 +28,17 @@ class HourlyFleet:
     scaling: str | None  # "fixed" | "autoscale" | "mixed"
     replicas_by_hour: tuple[int, ...]
     requests_per_second_by_hour: tuple[float, ...]  # replicas_h x capacity per replica at the SLO
+    base_replicas: int | None = None  # a mixed fleet's fixed base (reserved or owned), paid 24/7
+    burst_replicas_by_hour: tuple[int, ...] | None = None  # a mixed fleet's on-demand burst above the base
+    base_requests_per_second: float | None = None  # base_replicas x capacity per replica at the SLO
+
+    @property
+    def split(self) -> str:
+        """'base 2 + burst 0..3' for a mixed fleet (its fixed base and the burst's range over the day), else ''."""
+        if self.base_replicas is None or not self.burst_replicas_by_hour:
+            return ""
+        burst = self.burst_replicas_by_hour
+        return f"base {self.base_replicas} + burst {min(burst)}..{max(burst)}"
 
 
 @dataclass(frozen=True)
@@ -68,9 +80,14 @@ def fleet_chart(decision: Decision) -> FleetChart:
         by_hour = result.replicas_by_hour
         if result.kind == "api" or by_hour is None or len(by_hour) != hours or max(by_hour, default=0) <= 0:
             continue
+        mixed = result.scaling == "mixed" and result.base_replicas is not None \
+            and result.burst_replicas_by_hour is not None and len(result.burst_replicas_by_hour) == hours
         fleets.append(HourlyFleet(
             name=result.name, kind=result.kind, scaling=result.scaling, replicas_by_hour=tuple(by_hour),
             requests_per_second_by_hour=tuple(r * per_replica for r in by_hour),
+            base_replicas=result.base_replicas if mixed else None,
+            burst_replicas_by_hour=tuple(result.burst_replicas_by_hour or ()) if mixed else None,
+            base_requests_per_second=(result.base_replicas or 0) * per_replica if mixed else None,
         ))
     return FleetChart(
         hours=tuple(range(hours)),

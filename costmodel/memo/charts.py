@@ -148,6 +148,14 @@ def provisioned_by_hour(data: ChartData) -> list[tuple[str, list[float], list[in
     return [(name, [provisioned] * 24, None) for name, provisioned in data.traffic.provisioned]
 
 
+def mixed_splits(data: ChartData) -> dict[str, tuple[str, float]]:
+    """Mixed fleets of Figure 2: option -> ('base 2 + burst 0..3', the base's requests/s at the SLO)."""
+    if data.fleet is None:
+        return {}
+    return {f.name: (f.split, f.base_requests_per_second) for f in data.fleet.fleets
+            if f.split and f.base_requests_per_second is not None}
+
+
 def traffic_chart(data: ChartData) -> Image.Image:
     traffic = data.traffic
     color = option_colors(data)
@@ -157,10 +165,14 @@ def traffic_chart(data: ChartData) -> Image.Image:
         # One stepped patch, not 24 bars: fewer artists, same picture.
         ax.stairs(traffic.requests_per_second, np.arange(25) - 0.5, fill=True, color="#9bb7d4",
                   label="demand (requests/s)")
+        splits = mixed_splits(data)
         for name, by_hour, replicas in lines:
             peak = f", {max(replicas)} replica(s) at peak" if replicas else ""
+            split = f" ({splits[name][0]})" if name in splits else ""
             ax.stairs(by_hour, np.arange(25) - 0.5, baseline=None, color=color.get(name, PALETTE[-1]), linewidth=1.5,
-                      label=f"{label(name)}: up to {max(by_hour):.2f} req/s{peak}")
+                      label=f"{label(name)}: up to {max(by_hour):.2f} req/s{peak}{split}")
+            if name in splits:  # the fixed base, dashed: the burst is the gap up to the solid steps
+                ax.axhline(splits[name][1], color=color.get(name, PALETTE[-1]), linewidth=1.0, linestyle="--")
             counts = replicas or []
             for hour, count in enumerate(counts):
                 if hour == 0 or count != counts[hour - 1]:  # the replica count where it changes

@@ -84,6 +84,9 @@ class MemoContent:
 
 
 def _chart_blocks(charts: ChartData) -> list[Block]:
+    mixed = [f for f in (charts.fleet.fleets if charts.fleet is not None else ()) if f.split]
+    split = ("".join(f" {f.name}: {f.split}, the base (reserved or owned, dashed) paid 24/7 and the on-demand "
+                     "burst above it paid only in the hours it runs." for f in mixed))
     blocks: list[Block] = [
         Figure("volume", "Figure 1. $/month of each option as the monthly volume scales with today's token mix and "
                "traffic shape (log-log). Self-hosted cost steps up one replica at a time; API cost is a straight "
@@ -93,7 +96,7 @@ def _chart_blocks(charts: ChartData) -> list[Block]:
         Figure("traffic", "Figure 2. Requests/s in each hour of the day (bars, month 0) against the requests/s each "
                "self-hosted or hybrid option provisions at the SLO in that hour (replicas paid in the hour x "
                "capacity per replica; the replica count is labelled where it changes). The gap between the bars "
-               "and a line is idle capacity you pay for.", height_fraction=0.36),
+               "and a line is idle capacity you pay for." + split, height_fraction=0.36),
     ]
     if charts.months is not None and charts.months.computed:
         blocks.append(Figure(
