@@ -10,6 +10,9 @@ Month 0 is the as-of month. Formulas (docs/economics.md, "The horizon"):
 - reserved rows with a term of T months (`GpuPriceRow.term_months`): replicas added in month k are paid for
   months k..k+T-1, so the fleet paid never shrinks below what is still committed:
   paid_m = max(needed_m, committed_m), each committed-but-idle replica at N x usd_per_gpu_hour x 730.5 h;
+- a mixed fleet's reserved base is held the same way: base_m = committed_m over each month's cheapest base,
+  and a month whose held base exceeds its cheapest is re-priced at the held base (decision/mixed.py with
+  k = base_m: the committed replicas serve what the burst would have; the burst shrinks or vanishes);
 - usd_horizon_total = sum of usd_m; the ranking changes in the first month whose cheapest usable,
   SLO-meeting option differs from month 0's.
 """
@@ -123,6 +126,30 @@ def self_host_horizon(option: SelfHostOption, by_month: Sequence[OptionResult], 
         committed_after_horizon_usd=after * replica_usd, term_months=term)
 
 
+def mixed_horizon(option: SelfHostOption, by_month: Sequence[OptionResult], months: Sequence[Scenario], *,
+                  sheet: PriceSheet[GpuPriceRow], capacity: tuple[Capacity, str], today: dt.date,
+                  gpu_price_scale: float) -> OptionHorizon | None:
+    """A mixed fleet whose base is a reserved row with a term: the base replicas committed in month k stay
+    paid through k+T-1 (`committed_replicas` over each month's base); None when not mixed or no term."""
+    term = sheet.get(option.offering).term_months if option.offering is not None else None
+    if term is None or by_month[0].scaling != "mixed":
+        return None
+    held, after = committed_replicas([r.base_replicas or 0 for r in by_month], term_months=term)
+    priced = []
+    for result, base, month in zip(by_month, held, months, strict=True):
+        if base != (result.base_replicas or 0):  # re-priced with the held base: mixed.py at k = base
+            pinned = option.model_copy(update={"scaling": option.scaling.model_copy(update={"base_replicas": base})})
+            result = self_host_result(pinned, month, sheet, capacity, reference=None, today=today,
+                                      gpu_price_scale=gpu_price_scale)
+        priced.append(result)
+    first = by_month[0]
+    assert first.gpus_per_replica is not None and first.usd_per_gpu_hour is not None
+    replica_usd = first.gpus_per_replica * first.usd_per_gpu_hour * HOURS_PER_MONTH
+    return OptionHorizon(months=tuple(MonthCost(usd=r.usd_per_month, replicas=r.replicas, slo_status=r.slo_status)
+                                      for r in priced),
+                         committed_after_horizon_usd=after * replica_usd, term_months=term)
+
+
 def hybrid_horizon(option: HybridOption, self_host: Sequence[OptionResult], months: Sequence[Scenario], *,
                    result: OptionResult, profile: tuple[float, ...], capacity: Capacity,
                    api: OptionResult) -> OptionHorizon:
@@ -160,7 +187,10 @@ def option_horizons(scenario: Scenario, results: dict[str, OptionResult], capaci
             self_host[option.name] = self_host_months(option, result, months, sheet=gpu_sheet,
                                                       capacity=capacities[option.name], today=today,
                                                       gpu_price_scale=gpu_price_scale)
-            out[option.name] = self_host_horizon(option, self_host[option.name], sheet=gpu_sheet)
+            out[option.name] = mixed_horizon(
+                option, self_host[option.name], months, sheet=gpu_sheet, capacity=capacities[option.name],
+                today=today, gpu_price_scale=gpu_price_scale,
+            ) or self_host_horizon(option, self_host[option.name], sheet=gpu_sheet)
     for option in scenario.options:
         if isinstance(option, HybridOption) and option.name in results and option.self_host in self_host \
                 and results[option.name].excluded_reason is None and math.isfinite(results[option.name].usd_per_month):
