@@ -87,6 +87,24 @@ def replicas_by_hour(*, hourly_requests_per_second: Sequence[float], capacity_re
 BILLING_SECONDS = 3_600
 
 
+def warmup_billed_hours(warmup_minutes: float) -> float:
+    """A start's warm-up as billed: ceil(warmup_minutes x 60 / 3,600 s) x 3,600 s, in hours."""
+    return math.ceil(warmup_minutes * 60 / BILLING_SECONDS) * BILLING_SECONDS / 3_600
+
+
+def interrupted_work_seconds(*, ttft_p90_seconds: float, tpot_p90_seconds: float, mean_output_tokens: float) -> float:
+    """Replica-time redone per spot interruption: r = (TTFT p90 + E[T_out] x TPOT p90) / 2 (a request is
+    interrupted on average half way through; the sequences of a batch share the replica)."""
+    return (ttft_p90_seconds + mean_output_tokens * tpot_p90_seconds) / 2.0
+
+
+def spot_overhead_replica_hours(*, spot_replica_hours: float, interruptions_per_replica_hour: float,
+                                warmup_hours: float, redo_seconds: float) -> float:
+    """Replica-hours a day lost to spot interruptions: ρ x spot replica-hours x (w + r): each interruption pays
+    a replacement warm-up w and the work in flight redone r (docs/economics.md "Mixed fleets")."""
+    return spot_replica_hours * interruptions_per_replica_hour * (warmup_hours + redo_seconds / 3_600)
+
+
 @dataclass(frozen=True, kw_only=True)
 class AutoscaledDay:
     """An autoscaled fleet over one day: replicas paid per hour, starts, warm-up and serving GPU-hours."""
@@ -96,13 +114,17 @@ class AutoscaledDay:
     serving_replica_hours_per_day: int
     warmup_replica_hours_per_day: float
     capped_hours: int  # hours whose demand needs more than max_replicas
+    spot_overhead_replica_hours_per_day: float = 0.0  # on a spot offering: interruption warm-ups + work redone
 
 
 def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_per_second: float,
                    target_peak_utilization: float, min_replicas: int, max_replicas: int,
-                   warmup_minutes: float) -> AutoscaledDay:
+                   warmup_minutes: float, interruptions_per_replica_hour: float = 0.0,
+                   redo_seconds: float = 0.0) -> AutoscaledDay:
     """Replicas follow the hourly demand (replicas_h, clipped to max_replicas); every replica started pays its
     warm-up, billed per hour: starts x ceil(warmup_minutes x 60 / 3,600 s) x 3,600 s / 3,600 replica-hours.
+    On spot (interruptions_per_replica_hour > 0) every serving replica-hour is on spot and pays
+    `spot_overhead_replica_hours` (the mixed fleet's spot formula with a spot share of 1).
 
     Starts count the rises between consecutive hours of the cyclic day (hour 23 -> hour 0 included), so a
     steady day starts nothing and a 7-hour nightly window starts its replicas once a day."""
@@ -110,15 +132,35 @@ def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requ
         raise CostmodelError(f"scaling.min_replicas ({min_replicas}) must be <= scaling.max_replicas ({max_replicas})")
     if not 0 <= warmup_minutes <= 60:
         raise CostmodelError(f"scaling.warmup_minutes must be in 0..60 (got {warmup_minutes})")
+    if not all(math.isfinite(v) and v >= 0 for v in (interruptions_per_replica_hour, redo_seconds)):
+        raise CostmodelError("scaling.interruption_rate_per_hour and the redone work must be finite and >= 0")
     wanted = replicas_by_hour(hourly_requests_per_second=hourly_requests_per_second,
                               capacity_requests_per_second=capacity_requests_per_second,
                               target_peak_utilization=target_peak_utilization, min_replicas=min_replicas)
     paid = tuple(min(r, max_replicas) for r in wanted)
     starts = sum(max(0, paid[h] - paid[h - 1]) for h in range(len(paid)))
-    billed_seconds = math.ceil(warmup_minutes * 60 / BILLING_SECONDS) * BILLING_SECONDS
+    warmup_hours = warmup_billed_hours(warmup_minutes)
+    overhead = spot_overhead_replica_hours(spot_replica_hours=sum(paid),
+                                           interruptions_per_replica_hour=interruptions_per_replica_hour,
+                                           warmup_hours=warmup_hours, redo_seconds=redo_seconds)
     return AutoscaledDay(replicas_by_hour=paid, starts_per_day=starts, serving_replica_hours_per_day=sum(paid),
-                         warmup_replica_hours_per_day=starts * billed_seconds / 3_600,
-                         capped_hours=sum(1 for w, p in zip(wanted, paid, strict=True) if w > p))
+                         warmup_replica_hours_per_day=starts * warmup_hours,
+                         capped_hours=sum(1 for w, p in zip(wanted, paid, strict=True) if w > p),
+                         spot_overhead_replica_hours_per_day=overhead)
+
+
+def spot_interruption_rate(option: SelfHostOption, offering_kind: str | None) -> float:
+    """scaling.interruption_rate_per_hour of an autoscaled spot fleet (required: no public rate is bundled);
+    0 off spot, where giving one is refused."""
+    rate = option.scaling.interruption_rate_per_hour
+    if offering_kind == "spot" and rate is None:
+        raise CostmodelError(f"option '{option.name}': scaling.interruption_rate_per_hour is required for autoscale "
+                             f"on a spot offering ({option.offering}): spot interruptions per replica-hour, measured "
+                             "or your provider's figure (no public default is bundled)")
+    if offering_kind != "spot" and rate is not None:
+        raise CostmodelError(f"option '{option.name}': scaling.interruption_rate_per_hour applies to autoscale only "
+                             "on a spot offering; remove it or set offering to a spot row")
+    return rate or 0.0
 
 
 def fleet_ops_usd_per_month(option: SelfHostOption, *, gpu_hours_per_month: float) -> float:
@@ -145,12 +187,18 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
     assert scaling.warmup_minutes is not None  # validated by the scenario schema
     mean = scenario.workload.mean_requests_per_second()
     floor = scaling.min_replicas if scaling.min_replicas is not None else (result.min_replicas or 1)
+    rate = spot_interruption_rate(option, offering_kind)
     day = autoscaled_day(hourly_requests_per_second=[mean * w for w in hourly_profile],
                          capacity_requests_per_second=result.capacity_requests_per_second,
                          target_peak_utilization=result.target_peak_utilization, min_replicas=floor,
                          max_replicas=scaling.max_replicas or MAX_AUTOSCALE_REPLICAS,
-                         warmup_minutes=scaling.warmup_minutes)
-    gpu_hours = (day.serving_replica_hours_per_day + day.warmup_replica_hours_per_day) * result.gpus_per_replica * DAYS_PER_MONTH
+                         warmup_minutes=scaling.warmup_minutes, interruptions_per_replica_hour=rate,
+                         redo_seconds=interrupted_work_seconds(
+                             ttft_p90_seconds=result.ttft_p90_seconds or 0.0,
+                             tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
+                             mean_output_tokens=scenario.workload.mean_output_tokens()))
+    gpu_hours = (day.serving_replica_hours_per_day + day.warmup_replica_hours_per_day
+                 + day.spot_overhead_replica_hours_per_day) * result.gpus_per_replica * DAYS_PER_MONTH
     gpu_usd = gpu_hours * result.usd_per_gpu_hour
     ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)
     total = gpu_usd + ops
@@ -159,6 +207,9 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
     note = (f"autoscaled: {day.serving_replica_hours_per_day} replica-hours a day, {day.starts_per_day} start(s) a day "
             f"paying {scaling.warmup_minutes:g} min warm-up each, billed per hour (the sheet records no finer "
             "billing granularity)")
+    if rate > 0:
+        note += (f"; on spot at {rate:g} interruptions per replica-hour "
+                 f"({day.spot_overhead_replica_hours_per_day:.2f} replica-hours a day redone or warming up)")
     changes: dict[str, object] = {}
     if day.capped_hours:
         reason = (f"max_replicas {scaling.max_replicas} is below the replicas needed in {day.capped_hours} hour(s) "

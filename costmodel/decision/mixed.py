@@ -22,10 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from costmodel.decision.fleet import (
-    BILLING_SECONDS,
     MAX_AUTOSCALE_REPLICAS,
     fleet_ops_usd_per_month,
+    interrupted_work_seconds,
     replicas_by_hour,
+    spot_overhead_replica_hours,
+    warmup_billed_hours,
 )
 from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.errors import CostmodelError
@@ -76,7 +78,9 @@ def _day_for_base(k: int, paid: tuple[int, ...], *, warmup_hours: float, redo_ho
     starts = cyclic_starts(burst)
     serving = sum(burst)
     warmup = starts * warmup_hours
-    overhead = spot_share * serving * interruptions_per_hour * (warmup_hours + redo_hours)
+    overhead = spot_overhead_replica_hours(spot_replica_hours=spot_share * serving,
+                                           interruptions_per_replica_hour=interruptions_per_hour,
+                                           warmup_hours=warmup_hours, redo_seconds=redo_hours * SECONDS_PER_HOUR)
     usd = (24 * k * base_usd + (1 - spot_share) * (serving + warmup) * on_demand_usd
            + (spot_share * (serving + warmup) + overhead) * spot_usd)
     return MixedDay(base_replicas=k, replicas_by_hour=tuple(max(p, k) for p in paid), burst_replicas_by_hour=burst,
@@ -107,7 +111,7 @@ def mixed_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_
                               target_peak_utilization=target_peak_utilization, min_replicas=min_replicas)
     paid = tuple(min(r, max_replicas) for r in wanted)
     capped = sum(1 for w, p in zip(wanted, paid, strict=True) if w > p)
-    warmup_hours = math.ceil(warmup_minutes * 60 / BILLING_SECONDS) * BILLING_SECONDS / SECONDS_PER_HOUR
+    warmup_hours = warmup_billed_hours(warmup_minutes)
     settings = {"warmup_hours": warmup_hours, "redo_hours": redo_seconds / SECONDS_PER_HOUR,
                 "base_usd": base_usd_per_gpu_hour, "on_demand_usd": on_demand_usd_per_gpu_hour,
                 "spot_usd": spot_usd_per_gpu_hour, "spot_share": spot_share,
@@ -167,8 +171,9 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
     workload = scenario.workload
     mean = workload.mean_requests_per_second()
     floor = scaling.min_replicas if scaling.min_replicas is not None else (result.min_replicas or 1)
-    redo_seconds = ((result.ttft_p90_seconds or 0.0)
-                    + workload.mean_output_tokens() * (result.tpot_p90_seconds or 0.0)) / 2.0
+    redo_seconds = interrupted_work_seconds(ttft_p90_seconds=result.ttft_p90_seconds or 0.0,
+                                            tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
+                                            mean_output_tokens=workload.mean_output_tokens())
     day = mixed_day(hourly_requests_per_second=[mean * w for w in hourly_profile],
                     capacity_requests_per_second=result.capacity_requests_per_second,
                     target_peak_utilization=result.target_peak_utilization, min_replicas=floor,

@@ -74,8 +74,9 @@ class ScalingPolicy(StrictModel):
         "option's hardware")
     interruption_rate_per_hour: float | None = Field(
         default=None, ge=0, le=1,
-        description="mixed: spot interruptions per spot replica-hour (required with spot_share > 0: the sheets "
-        "publish no rate; measure it or take your provider's figure)")
+        description="mixed, or autoscale on a spot offering: spot interruptions per spot replica-hour (required "
+        "with spot_share > 0 and for autoscale on spot: the sheets publish no rate; measure it or take your "
+        "provider's figure)")
 
     @model_validator(mode="after")
     def _check(self) -> ScalingPolicy:
@@ -85,8 +86,9 @@ class ScalingPolicy(StrictModel):
             raise ValueError(f"{self.mode} needs warmup_minutes (model load + warm-up of one replica, measured; 0..60)")
         mixed_only = {"base_replicas": self.base_replicas, "burst_offering": self.burst_offering,
                       "spot_offering": self.spot_offering,
-                      "interruption_rate_per_hour": self.interruption_rate_per_hour,
                       "spot_share": self.spot_share or None}
+        if self.mode == "fixed":  # autoscale takes it on a spot offering (decision/fleet.py)
+            mixed_only["interruption_rate_per_hour"] = self.interruption_rate_per_hour
         given = [name for name, value in mixed_only.items() if value is not None]
         if self.mode != "mixed" and given:
             raise ValueError(f"{', '.join(given)} apply only to mode mixed (mode is {self.mode})")
