@@ -66,7 +66,7 @@ def test_compare_prices_the_overhead_of_an_autoscaled_spot_fleet() -> None:
     ({"mode": "autoscale", "warmup_minutes": 10}, SPOT_ROW, "scaling.interruption_rate_per_hour is required"),
     ({"mode": "autoscale", "warmup_minutes": 10, "interruption_rate_per_hour": 0.1}, "lambda/h100-sxm/on-demand",
      "scaling.interruption_rate_per_hour applies to autoscale only on a spot offering"),
-    ({"mode": "fixed", "interruption_rate_per_hour": 0.1}, SPOT_ROW, "interruption_rate_per_hour apply only"),
+    ({"mode": "fixed", "interruption_rate_per_hour": 0.1}, SPOT_ROW, "also to autoscale on a spot offering"),
     ({"mode": "autoscale", "warmup_minutes": 10, "interruption_rate_per_hour": 2.0}, SPOT_ROW,
      "options[1].scaling.interruption_rate_per_hour"),
     ({"mode": "autoscale", "warmup_minutes": 10, "interruption_rate_per_hour": "nan"}, SPOT_ROW,

@@ -11,7 +11,7 @@ import datetime as dt
 
 import pytest
 
-from costmodel.charts.fleet import HourlyFleet, fleet_chart
+from costmodel.charts.fleet import HourlyFleet, fleet_cell, fleet_chart
 from costmodel.decision.rank import decide
 from costmodel.scenario import parse_scenario
 from tests.test_fleet import TODAY
@@ -87,3 +87,16 @@ def test_memo_figure_two_states_the_split(mixed) -> None:  # type: ignore[no-unt
     assert f"h100: base 1 + burst {min(burst)}..{max(burst)}" in caption
     image = render_charts(content.charts, {"traffic"})["traffic"]  # draws the dashed base without error
     assert image.size[0] > 0 and image.size[1] > 0
+
+
+def test_table_fleet_cell_names_the_split(mixed) -> None:  # type: ignore[no-untyped-def]
+    _, decision = mixed
+    option = decision.option("h100")
+    burst = option.burst_replicas_by_hour
+    assert fleet_cell(option) == f"mixed: base 1 + burst {min(burst)}..{max(burst)}"
+    assert fleet_cell(decision.option("api")) == ""
+    fixed = dataclasses.replace(option, scaling="fixed", replicas_by_hour=(3,) * 24, base_replicas=None,
+                                burst_replicas_by_hour=None)
+    assert fleet_cell(fixed) == "fixed: 3"
+    auto = dataclasses.replace(fixed, scaling="autoscale", replicas_by_hour=(0,) * 17 + (5,) * 7)
+    assert fleet_cell(auto) == "autoscale: 0..5 by hour"

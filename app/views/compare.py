@@ -26,7 +26,7 @@ from app.compare_panels import (
 )
 from app.widgets import md, show_error
 from costmodel.charts.compare import CompareView, compare_view
-from costmodel.charts.fleet import fleet_chart, months_chart
+from costmodel.charts.fleet import fleet_cell, fleet_chart, months_chart
 from costmodel.charts.whatif import WhatIf, whatif
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
@@ -233,6 +233,7 @@ def _table(view: CompareView) -> pd.DataFrame:
             "TTFT p90": fmt.ms(o.ttft_p90_seconds),
             "TPOT p90": fmt.ms(o.tpot_p90_seconds),
             "GPUs": fmt.count(o.gpus),
+            "fleet": fleet_cell(o),
             "utilization": fmt.percent(o.utilization),
             "break-even utilization": fmt.break_even_utilization(o.break_even_utilization),
             "break-even volume": fmt.billions_per_month(o.break_even_tokens_per_month, applies=o.kind == "self-host"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costmodel.decision.results import Decision
+from costmodel.decision.results import Decision, OptionResult
 
 HORIZON_NOT_COMPUTED = ("horizon not computed: this decision has no month-by-month cost (usd_by_month); "
                         "the cost by month is shown once the horizon is evaluated")
@@ -69,6 +69,19 @@ class MonthsChart:
     ranking_change_month: int | None
     computed: bool
     note: str  # HORIZON_NOT_COMPUTED when nothing was computed, else ""
+
+
+def fleet_cell(result: OptionResult) -> str:
+    """The table's fleet cell: 'mixed: base 2 + burst 0..3', 'autoscale: 0..5 by hour', 'fixed: 3', '' for an API."""
+    hours = result.replicas_by_hour
+    if result.kind == "api" or not hours:
+        return ""
+    burst = result.burst_replicas_by_hour
+    if result.scaling == "mixed" and result.base_replicas is not None and burst:
+        return f"mixed: base {result.base_replicas} + burst {min(burst)}..{max(burst)}"
+    if result.scaling == "autoscale":
+        return f"autoscale: {min(hours)}..{max(hours)} by hour"
+    return f"fixed: {max(hours)}"
 
 
 def fleet_chart(decision: Decision) -> FleetChart:

@@ -91,7 +91,9 @@ class ScalingPolicy(StrictModel):
             mixed_only["interruption_rate_per_hour"] = self.interruption_rate_per_hour
         given = [name for name, value in mixed_only.items() if value is not None]
         if self.mode != "mixed" and given:
-            raise ValueError(f"{', '.join(given)} apply only to mode mixed (mode is {self.mode})")
+            also = " (interruption_rate_per_hour also to autoscale on a spot offering)" if self.mode == "fixed" \
+                and self.interruption_rate_per_hour is not None else ""
+            raise ValueError(f"{', '.join(given)} apply only to mode mixed{also} (mode is {self.mode})")
         if self.spot_share > 0 and self.interruption_rate_per_hour is None:
             raise ValueError("spot_share > 0 needs interruption_rate_per_hour (spot interruptions per replica-hour; "
                              "no public default is bundled)")
