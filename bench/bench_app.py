@@ -1,5 +1,7 @@
-"""App responsiveness (AppTest timing): first render (target < 3 s) and the median rerun after a widget
-change on the Compare page (target < 300 ms). Printed, never asserted."""
+"""App responsiveness (AppTest timing): first render (target <= 2.5 s) and the median rerun after a widget
+change on the Compare page (target <= 300 ms). Printed with CPU time beside wall time (process_time: all of
+the process's threads, AppTest's script thread included), since wall time on a shared machine mostly
+measures the load. Printed, never asserted."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 MAIN = Path(__file__).resolve().parents[1] / "app" / "main.py"
 RERUNS = 15
@@ -17,18 +20,19 @@ FRESH_PROCESSES = 3
 # Runs in a fresh interpreter so imports and caches are cold, as for a user opening the app.
 _FIRST_RENDER = """
 import json, time
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 from streamlit.testing.v1 import AppTest
-imports = time.perf_counter() - started
+imports, imports_cpu = time.perf_counter() - started, time.process_time() - cpu
 at = AppTest.from_file({main!r}, default_timeout=120)
 at.run()
-first = time.perf_counter() - started
+first, first_cpu = time.perf_counter() - started, time.process_time() - cpu
 assert not at.exception, [e.value for e in at.exception]
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 at.switch_page("views/compare.py").run()
-compare = time.perf_counter() - started
+compare, compare_cpu = time.perf_counter() - started, time.process_time() - cpu
 assert not at.exception, [e.value for e in at.exception]
-print(json.dumps({{"imports": imports, "first": first, "compare": compare}}))
+print(json.dumps({{"imports": imports, "first": first, "compare": compare,
+                  "imports_cpu": imports_cpu, "first_cpu": first_cpu, "compare_cpu": compare_cpu}}))
 """
 
 
@@ -38,26 +42,33 @@ def _first_render() -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def _compare_reruns() -> tuple[list[float], list[float]]:
+def _timed_run(at: Any, wall: list[float], cpu: list[float]) -> None:
+    started, cpu_started = time.perf_counter(), time.process_time()
+    at.run()
+    wall.append(time.perf_counter() - started)
+    cpu.append(time.process_time() - cpu_started)
+
+
+def _compare_reruns() -> tuple[list[float], list[float], list[float], list[float]]:
+    """(wall, CPU) seconds of each rerun with a new volume, then (wall, CPU) with a volume seen before."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(MAIN), default_timeout=120).run()
     at.switch_page("views/compare.py").run()
-    fresh, cached = [], []
+    fresh: list[float] = []
+    fresh_cpu: list[float] = []
+    cached: list[float] = []
+    cached_cpu: list[float] = []
     for index in range(RERUNS):
         volume = 150_000.0 + 25_000.0 * index  # a new volume each time: decide + curves recomputed
         at.number_input(key="cmp_requests_per_day").set_value(volume)
-        started = time.perf_counter()
-        at.run()
-        fresh.append(time.perf_counter() - started)
+        _timed_run(at, fresh, fresh_cpu)
         assert not at.exception and not at.error
     for index in range(RERUNS):
         volume = 150_000.0 + 25_000.0 * (index % 3)  # seen before: st.cache_data hit
         at.number_input(key="cmp_requests_per_day").set_value(volume)
-        started = time.perf_counter()
-        at.run()
-        cached.append(time.perf_counter() - started)
-    return fresh, cached
+        _timed_run(at, cached, cached_cpu)
+    return fresh, fresh_cpu, cached, cached_cpu
 
 
 def run() -> list[str]:
@@ -65,15 +76,20 @@ def run() -> list[str]:
     # Median of three fresh processes: a cold start is noisy on a shared 2-core machine.
     colds = [_first_render() for _ in range(FRESH_PROCESSES)]
     first = {key: statistics.median(c[key] for c in colds) for key in colds[0]}
-    fresh, cached = _compare_reruns()
+    fresh, fresh_cpu, cached, cached_cpu = _compare_reruns()
+    ms = 1e3
     return [
-        f"first render of the Scenario page, fresh process (median of {FRESH_PROCESSES}): "
-        f"{(first['first'] - first['imports']) * 1e3:.0f} ms after importing streamlit (target < 3000 ms); "
-        f"{first['first'] * 1e3:.0f} ms with the import",
-        f"first render of the Compare page (decide + charts, cold cache): {first['compare'] * 1e3:.0f} ms",
-        f"Compare rerun after a volume change, new value: median {statistics.median(fresh) * 1e3:.0f} ms, "
-        f"max {max(fresh) * 1e3:.0f} ms over {RERUNS} (target median < 300 ms)",
-        f"Compare rerun after a volume change, cached value: median {statistics.median(cached) * 1e3:.0f} ms",
+        f"first render of the landing (Overview) page, fresh process (median of {FRESH_PROCESSES}): "
+        f"{(first['first'] - first['imports']) * ms:.0f} ms wall, "
+        f"{(first['first_cpu'] - first['imports_cpu']) * ms:.0f} ms CPU after importing streamlit "
+        f"(target <= 2500 ms); {first['first'] * ms:.0f} ms wall, {first['first_cpu'] * ms:.0f} ms CPU with the import",
+        f"then the Compare page (its figures; the decision is cached by Overview): {first['compare'] * ms:.0f} ms wall, "
+        f"{first['compare_cpu'] * ms:.0f} ms CPU",
+        f"Compare rerun after a volume change, new value: median {statistics.median(fresh) * ms:.0f} ms wall "
+        f"({statistics.median(fresh_cpu) * ms:.0f} ms CPU), max {max(fresh) * ms:.0f} ms over {RERUNS} "
+        "(target median <= 300 ms)",
+        f"Compare rerun after a volume change, cached value: median {statistics.median(cached) * ms:.0f} ms wall "
+        f"({statistics.median(cached_cpu) * ms:.0f} ms CPU)",
     ]
 
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from costmodel.serving.confidence import percentile_interval, percentile_intervals
+from costmodel.serving.confidence import BATCHES, batch_percentiles, percentile_interval, percentile_intervals
 
 
 @pytest.mark.parametrize("size", [5, 199, 200, 1001, 4096])
@@ -29,3 +29,15 @@ def test_infinite_values_keep_an_open_interval() -> None:
     assert math.isfinite(p50.low)
     assert p99.high == math.inf
     assert p99 == percentile_interval(values, 99.0, estimate=math.inf)
+
+
+@pytest.mark.parametrize("size", [20, 29, 30, 1001, 4097])
+def test_batch_percentiles_equal_one_call_per_batch(size: int) -> None:
+    # The stacked form (two rectangular arrays, one np.percentile per array along axis 1) must give the
+    # very numbers of np.percentile on each np.array_split batch, infinities (and the NaN numpy makes of
+    # inf - inf when interpolating next to one) included.
+    values = np.random.default_rng(size).lognormal(0.0, 1.5, size=size)
+    values[size // 3] = np.inf
+    percentiles = (50.0, 90.0, 99.0)
+    expected = np.array([np.percentile(batch, percentiles) for batch in np.array_split(values, BATCHES)])
+    assert np.array_equal(batch_percentiles(values, percentiles), expected, equal_nan=True)

@@ -153,3 +153,19 @@ def test_owned_row_without_capex_is_rejected_with_the_fix() -> None:
 def test_missing_file_says_so(tmp_path: Path) -> None:
     with pytest.raises(CostmodelError, match="not found"):
         load_api_prices(tmp_path / "nope.csv")
+
+
+def test_load_sheet_reads_the_file_each_time_and_validates_its_text_once(tmp_path: Path) -> None:
+    # The parse is memoized on the file's text: the same text gives the same (immutable) sheet object,
+    # an edited file gives a new sheet with the edit.
+    from costmodel.pricing.sheets import load_sheet
+
+    path = tmp_path / "api.csv"
+    text = default_sheet_path("api").read_text(encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    first = load_sheet("api", path)
+    assert load_sheet("api", path) is first
+    header, row, *rest = text.splitlines(keepends=True)
+    path.write_text(header + "".join(rest), encoding="utf-8")  # the first row removed
+    edited = load_sheet("api", path)
+    assert edited is not first and edited.ids() == first.ids()[1:]

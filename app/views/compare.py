@@ -1,5 +1,5 @@
 """Compare page: the ranked options ($/month, $/M, SLO verdict, utilization, break-even), the charts
-that explain them, replicas by hour, cost by month and the what-if panel (app/compare_panels.py). One call: costmodel.charts.compare.compare_view (decide + chart data), cached.
+that explain them, replicas by hour, cost by month and the what-if panel (app/compare_panels.py). One call: costmodel.charts.compare.compare_view (decide + chart data), cached in app/compare_cache.py.
 
 Owns: the cached compare_view call, its plotly figures (values only rescaled to display units; every
 option keeps its color from app.colors) and clear_price_caches (the Prices page calls it after a refresh).
@@ -16,8 +16,8 @@ import streamlit as st
 from app import formatting as fmt
 from app import glossary, state
 from app.cache import api_sheet, api_sheet_for, gpu_sheet
-from app.cache_capacity import capacity_cache
 from app.colors import LIMIT_COLOR, option_colors
+from app.compare_cache import cached_compare_view, cached_whatif
 from app.compare_panels import (
     fleet_figure,
     months_figure,
@@ -25,13 +25,11 @@ from app.compare_panels import (
     render_whatif,
 )
 from app.widgets import md, show_error
-from costmodel.charts.compare import CompareView, compare_view
+from costmodel.charts.compare import CompareView
 from costmodel.charts.fleet import fleet_cell, fleet_chart, months_chart
-from costmodel.charts.whatif import WhatIf, whatif
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.errors import CostmodelError
-from costmodel.measurements.calibration import Calibration
 from costmodel.memo.text import rank_cells
 from costmodel.scenario import Scenario, parse_scenario
 
@@ -54,26 +52,6 @@ TABLE_CONFIG = {
 
 
 # --- cached calls -------------------------------------------------------------------------------------
-
-@st.cache_data(show_spinner="Evaluating the options...", max_entries=64)
-def cached_compare_view(scenario_json: str, calibration_json: str | None = None,
-                        overrides_json: str | None = None) -> CompareView:
-    """`costmodel.charts.compare.compare_view` (decide + chart data), keyed by the scenario's JSON."""
-    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
-    return compare_view(Scenario.model_validate_json(scenario_json), calibration=calibration,
-                        api_sheet=api_sheet_for(overrides_json), gpu_sheet=gpu_sheet(),
-                        capacity_cache=capacity_cache())
-
-
-@st.cache_data(show_spinner="Testing the decision's sensitivity...", max_entries=64)
-def cached_whatif(scenario_json: str, calibration_json: str | None = None,
-                  overrides_json: str | None = None) -> WhatIf | None:
-    """`costmodel.charts.whatif.whatif` (tornado, flip volumes) on the cached decision and capacities."""
-    view = cached_compare_view(scenario_json, calibration_json, overrides_json)
-    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
-    return whatif(Scenario.model_validate_json(scenario_json), view.decision, calibration=calibration,
-                  api_sheet=api_sheet_for(overrides_json), capacity_cache=capacity_cache())
-
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def cached_compare_figures(scenario_json: str, calibration_json: str | None = None,

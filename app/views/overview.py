@@ -9,6 +9,7 @@ import math
 import streamlit as st
 
 from app import glossary, state
+from app.compare_cache import cached_compare_view  # the Compare page's cache, without its figure imports
 from app.widgets import md, show_error
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult
@@ -82,8 +83,6 @@ def render() -> None:
     scenario = state.current()
     st.caption(md(f"Scenario **{scenario.name}**: {len(scenario.options)} options. Edit it on the Scenario page; "
                   "the link in the sidebar holds the whole scenario."))
-    from app.views.compare import cached_compare_view  # the Compare page's cache, shared
-
     try:
         view = cached_compare_view(scenario.model_dump_json(), state.calibration_json(), state.api_overrides_json())
     except CostmodelError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -141,7 +142,15 @@ def load_sheet(kind: SheetKind, path: str | Path | None = None) -> PriceSheet:  
         raise CostmodelError(f"price sheet {file_path} not found; pass an existing file") from None
     except UnicodeDecodeError:
         raise CostmodelError(f"price sheet {file_path} is not UTF-8 text; save it as UTF-8 CSV") from None
-    return parse_sheet_text(text, kind=kind, where=str(file_path))
+    return _parse_cached(text, kind, str(file_path))
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_cached(text: str, kind: SheetKind, where: str) -> PriceSheet:  # type: ignore[type-arg]
+    """parse_sheet_text memoized on the file's text: a decide() call without sheets reads the file each
+    time (so an edited sheet is seen) but validates the same text once (the memo's sensitivity runs ~6
+    decisions). The result is immutable (a frozen dataclass of frozen rows); errors are not cached."""
+    return parse_sheet_text(text, kind=kind, where=where)
 
 
 def load_api_prices(path: str | Path | None = None) -> PriceSheet[ApiPriceRow]:

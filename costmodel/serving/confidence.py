@@ -77,9 +77,24 @@ def percentile_intervals(values: np.ndarray, percentiles: Sequence[float], *,
     per batch and percentile (the same numbers; a simulation summary needs p50, p90 and p99 of each metric)."""
     if values.size < BATCHES * MIN_PER_BATCH:
         return tuple(Interval.unknown() for _ in percentiles)
-    batches = np.array([np.percentile(batch, list(percentiles)) for batch in np.array_split(values, BATCHES)])
+    batches = batch_percentiles(values, percentiles)
     return tuple(batch_means_interval(float(estimate), batches[:, column], lower_bound=0.0)
                  for column, estimate in enumerate(estimates))
+
+
+def batch_percentiles(values: np.ndarray, percentiles: Sequence[float]) -> np.ndarray:
+    """(BATCHES, len(percentiles)): np.percentile of each np.array_split batch, batch in time order.
+
+    array_split makes the first `size % BATCHES` batches one longer than the rest, so the batches stack into
+    two rectangular arrays and np.percentile runs once per array along axis 1: the same numbers as one call
+    per batch (the same algorithm on each row), two calls instead of ten (each call costs ~25 us of overhead,
+    and a memo summarizes hundreds of simulated metrics)."""
+    size = values.size
+    short, long_count = divmod(size, BATCHES)
+    split = long_count * (short + 1)
+    parts = [values[:split].reshape(long_count, short + 1), values[split:].reshape(BATCHES - long_count, short)]
+    rows = [np.percentile(part, list(percentiles), axis=1).T for part in parts if part.shape[0]]
+    return np.concatenate(rows, axis=0)
 
 
 def percentile_interval(values: np.ndarray, percentile: float, *, estimate: float | None = None) -> Interval:
