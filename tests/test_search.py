@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from dataclasses import replace
 
 import pytest
 
@@ -26,7 +27,8 @@ def _scenario(**search: object) -> dict[str, object]:
         "workload": {"requests_per_day": 20000, "prompt_tokens": {"kind": "fixed", "tokens": 500},
                      "output_tokens": {"kind": "fixed", "tokens": 100}, "peak_to_mean_ratio": 2.0},
         "slo": {"ttft_p90_seconds": 1.0, "tpot_p90_seconds": 0.05},
-        "search": {"models": ["qwen2.5-0.5b"], "hardware": ["l4"], **search},
+        # One engine unless a test asks for more (every engine multiplies the simulations by 5).
+        "search": {"models": ["qwen2.5-0.5b"], "hardware": ["l4"], "engines": ["generic"], **search},
         "options": [{"kind": "self-host", "name": "listed", "model": "qwen2.5-0.5b", "hardware": "l4",
                      "gpus_per_replica": 1, "weight_dtype": "bf16", "kv_dtype": "bf16",
                      "offering": "owned/l4/owned"}],
@@ -47,6 +49,74 @@ def test_enumeration_is_the_product_of_the_axes(one_offering_sheet: PriceSheet) 
     assert {c.gpus_per_replica for c in candidates} == {1, 2, 7}
     assert all("fp4" not in (c.weight_dtype, c.kv_dtype) for c in candidates)
     assert {c.engine for c in candidates} == {"generic"} and {c.scaling for c in candidates} == {"fixed"}
+
+
+def test_engines_and_scaling_multiply_the_space() -> None:
+    # Default engines: the 5 bundled profiles (generic, naive, sglang, trtllm, vllm). An owned offering is
+    # fixed only (owned GPUs are paid whether used or not); an on-demand one is fixed and autoscale.
+    sheet = load_gpu_prices()
+    owned = PriceSheet(kind="gpu", where=sheet.where, rows=(sheet.get("owned/l4/owned"),))
+    on_demand = PriceSheet(kind="gpu", where=sheet.where, rows=(sheet.get("runpod/l4/on-demand"),))
+    every_engine = parse_scenario(_scenario(engines=None))
+    owned_space = enumerate_candidates(every_engine, gpu_sheet=owned)
+    assert len(owned_space) == 3 * 8 * 5 and {c.scaling for c in owned_space} == {"fixed"}
+    assert {c.engine for c in owned_space} == {"generic", "naive", "sglang", "trtllm", "vllm"}
+    rented = enumerate_candidates(every_engine, gpu_sheet=on_demand)
+    assert len(rented) == 3 * 8 * 5 * 2 and {c.scaling for c in rented} == {"fixed", "autoscale"}
+    autoscaled = next(c for c in rented if c.scaling == "autoscale")
+    option = autoscaled.option(name="x")
+    assert option.scaling.mode == "autoscale" and option.scaling.warmup_minutes == 60.0
+    assert option.engine == autoscaled.engine
+
+
+def test_unknown_engine_in_search_engines_names_the_field(one_offering_sheet: PriceSheet) -> None:  # type: ignore[type-arg]
+    with pytest.raises(CostmodelError, match=r"search\.engines\[0\].*vlm"):
+        enumerate_candidates(parse_scenario(_scenario(engines=["vlm"])), gpu_sheet=one_offering_sheet)
+
+
+def test_pruning_is_safe_over_engines_and_scaling() -> None:
+    # One on-demand offering (so fixed and autoscale), two engines of very different capacity (naive runs one
+    # sequence at a time): 3 TP x 8 dtype pairs x 2 engines x 2 scalings = 96 configurations.
+    sheet = load_gpu_prices()
+    on_demand = PriceSheet(kind="gpu", where=sheet.where, rows=(sheet.get("runpod/l4/on-demand"),))
+    scenario = parse_scenario(_scenario(engines=["generic", "naive"]))
+    found = search(scenario, top_k=3, gpu_sheet=on_demand)
+    brute = search(scenario, top_k=3, gpu_sheet=on_demand, prune=False)
+    assert brute.candidates_simulated == 96 and found.candidates_simulated < brute.candidates_simulated
+    assert found.best and found.best == brute.best
+    assert all(found.best[0].usd_per_month <= c.usd_per_month for c in brute.frontier)
+    assert {c.engine for c in brute.frontier} <= {"generic", "naive"}
+
+
+def _nightly_scenario() -> dict[str, object]:
+    # A 7-hour nightly window (hours 0-6) and no traffic the other 17 hours; heavy enough that the window needs
+    # many replicas. Fixed pays the window's replicas 24 h; autoscale pays them 7 h plus one warm-up hour each.
+    base = _scenario(engines=["generic"])
+    base["workload"] = {"requests_per_day": 50_000_000, "prompt_tokens": {"kind": "fixed", "tokens": 500},
+                        "output_tokens": {"kind": "fixed", "tokens": 100},
+                        "hourly_traffic_weights": [1] * 7 + [0] * 17}
+    return base
+
+
+def test_an_autoscaled_on_demand_configuration_wins_a_nightly_workload() -> None:
+    from costmodel.search import with_configuration
+
+    sheet = load_gpu_prices()
+    on_demand = PriceSheet(kind="gpu", where=sheet.where, rows=(sheet.get("runpod/l4/on-demand"),))
+    scenario = parse_scenario(_nightly_scenario())
+    result = search(scenario, top_k=1, gpu_sheet=on_demand)
+    best = result.best[0]
+    assert best.scaling == "autoscale" and best.offering == "runpod/l4/on-demand"
+    fixed_twin = replace(best, scaling="fixed")
+    priced = with_configuration(with_configuration(scenario, best, name="auto"), fixed_twin, name="fixed")
+    by_name = {o.name: o for o in decide(priced).options}
+    assert by_name["auto"].usd_per_month == pytest.approx(best.usd_per_month)
+    assert by_name["auto"].scaling == "autoscale" and by_name["fixed"].scaling == "fixed"
+    # Both size the window at the same replicas (n, the simulated capacity). Fixed pays n replicas 24 h a day;
+    # autoscale pays n for the 7 window hours, the interactive floor of 2 the other 17, and one billed warm-up
+    # hour per start (n - 2 starts): (7n + 34 + n - 2) / 24n < 1/2 for any n >= 5, and the window needs more.
+    assert by_name["fixed"].replicas >= 5
+    assert by_name["auto"].usd_per_month < 0.5 * by_name["fixed"].usd_per_month
 
 
 def test_fp4_only_on_fp4_hardware() -> None:
@@ -185,8 +255,8 @@ def test_vectorized_screen_equals_the_scalar_roofline() -> None:
     scenario = parse_scenario(_scenario(models=["qwen2.5-0.5b", "mixtral-8x7b"], hardware=["l4", "h100-sxm", "mi300x"]))
     candidates = enumerate_candidates(scenario, gpu_sheet=load_gpu_prices())
     vectorized = screen_replicas(scenario, candidates, calibration=None)
-    assert len(vectorized) == len({c.replica_key for c in candidates})
-    firsts = {c.replica_key: c for c in candidates}
+    assert len(vectorized) == len({c.capacity_key for c in candidates})
+    firsts = {c.capacity_key: c for c in candidates}
     assert all(vectorized[key] == screen_replica(scenario, c, calibration=None) for key, c in firsts.items())
 
 

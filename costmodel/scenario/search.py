@@ -19,5 +19,13 @@ class SearchSettings(StrictModel):
         default=None, min_length=1,
         description="catalog accelerator ids to search over; default: every accelerator with a GPU price offering",
     )
+    engines: list[str] | None = Field(
+        default=None, min_length=1,
+        description="engine profile ids (catalog/engines) to search over; default: every bundled profile",
+    )
     ops_usd_per_month: float = Field(default=0.0, ge=0, le=MAX_USD_PER_MONTH,
                                      description="operations cost added to every searched configuration, USD/month")
+    warmup_minutes: float = Field(
+        default=60.0, ge=0, le=60,
+        description="warm-up per started replica of an autoscaled searched configuration, minutes (default 60, the "
+        "largest allowed: warm-up is billed in whole hours, so any warm-up in (0, 60] costs the same)")

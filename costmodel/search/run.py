@@ -7,7 +7,7 @@ lower bound is >= the K-th cheapest SLO-feasible cost simulated so far (it canno
 bound and gives >= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is
 exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
 the simulated configurations.
-Offerings of one replica configuration share one simulation (the price does not change the capacity).
+Offerings and scalings of one replica configuration and engine share one simulation (they only price it).
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
 returns the same result. Capacities come from the decision's own `self_host_capacity` and costs from its
 `self_host_result`, so a searched configuration costs what `compare` says it costs.
@@ -32,7 +32,13 @@ from costmodel.pricing import GpuPriceRow, PriceSheet, load_gpu_prices
 from costmodel.scenario import Scenario
 from costmodel.search.executors import LocalExecutor, RayExecutor
 from costmodel.search.screen import ReplicaKey, Screened, screen_candidates
-from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates, scenario_quality_filter
+from costmodel.search.space import (
+    Candidate,
+    QualityFilter,
+    enumerate_candidates,
+    scenario_quality_filter,
+    search_warmup_minutes,
+)
 from costmodel.serving.analytic import Capacity
 
 WAVE = 8
@@ -114,7 +120,7 @@ def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capa
                   gpu_sheet: PriceSheet[GpuPriceRow], today: dt.date) -> Configuration:
     """The decision's cost of one candidate at its simulated capacity."""
     ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
-    option = candidate.option(name="search", ops_usd_per_month=ops)
+    option = candidate.option(name="search", ops_usd_per_month=ops, warmup_minutes=search_warmup_minutes(scenario))
     result = self_host_result(option, scenario, gpu_sheet, capacity, reference=None, today=today)
     tpot = result.tpot_p90_seconds
     c = candidate
@@ -165,9 +171,9 @@ def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
                       model_specs: dict[str, ModelSpec] | None = None) -> tuple[Candidate, ...]:
     """Candidates the decision would evaluate (no exclusion: TP and dtypes valid, lengths servable)."""
     specs = model_specs if model_specs is not None else {m: load_model(m) for m in {c.model for c in candidates}}
-    verdicts: dict[ReplicaKey, bool] = {}
+    verdicts: dict[tuple[str, str, int, str, str], bool] = {}
     for c in candidates:
-        if c.replica_key not in verdicts:
+        if c.replica_key not in verdicts:  # the exclusions read the replica, not the engine or the price
             verdicts[c.replica_key] = self_host_exclusion(c.option(name="search"), scenario,
                                                           model_spec=specs[c.model]) is None
     return tuple(c for c in candidates if verdicts[c.replica_key])
@@ -220,7 +226,7 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     if progress is not None:
         progress(0.0, f"screened {len(enumerated):,} configurations; simulating the cheapest")
     simulated: list[Configuration] = []
-    capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica
+    capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica and engine
     hits = 0
     while queue:
         feasible = [r for r in simulated if r.meets_slo]
@@ -228,12 +234,12 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
         if prune:
             queue = [s for s in queue if not _pruned(s, feasible, kth_usd_per_month=kth, keep_front=keep_front)]
         wave, queue = queue[:WAVE], queue[WAVE:]
-        new = list({s.candidate.replica_key: s.candidate for s in wave
-                    if s.candidate.replica_key not in capacities}.values())
+        new = list({s.candidate.capacity_key: s.candidate for s in wave
+                    if s.candidate.capacity_key not in capacities}.values())
         values, wave_hits = _capacities(scenario, new, runner=runner, calibration=calibration, cache=cache)
         hits += wave_hits
-        capacities.update(zip((c.replica_key for c in new), values, strict=True))
-        simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.replica_key],
+        capacities.update(zip((c.capacity_key for c in new), values, strict=True))
+        simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.capacity_key],
                                        gpu_sheet=sheet, today=today) for s in wave)
         if progress is not None:
             progress(1.0 - len(queue) / total, f"simulated {len(simulated):,} configurations")
@@ -249,9 +255,12 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
 
 
 def option_name(rank: int, configuration: Configuration) -> str:
-    """'search-1-<model>-<hardware>-tp<N>' (dtypes appended so two precisions of one replica stay distinct)."""
+    """'search-1-<model>-<hardware>-tp<N>' (dtypes appended so two precisions of one replica stay distinct; the
+    engine and 'autoscale' appended when not generic / fixed)."""
     c = configuration
-    return f"search-{rank}-{c.model}-{c.hardware}-tp{c.gpus_per_replica}-{c.weight_dtype}-{c.kv_dtype}"
+    name = f"search-{rank}-{c.model}-{c.hardware}-tp{c.gpus_per_replica}-{c.weight_dtype}-{c.kv_dtype}"
+    name += f"-{c.engine}" if c.engine != "generic" else ""
+    return name + ("-autoscale" if c.scaling != "fixed" else "")
 
 
 def with_configuration(scenario: Scenario, configuration: Configuration, *, name: str) -> Scenario:
@@ -260,7 +269,8 @@ def with_configuration(scenario: Scenario, configuration: Configuration, *, name
     if any(o.name == name for o in scenario.options):
         raise CostmodelError(f"options: an option named '{name}' is already in the scenario; rename or remove it first")
     ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
-    added = configuration.candidate().option(name=name, ops_usd_per_month=ops)
+    added = configuration.candidate().option(name=name, ops_usd_per_month=ops,
+                                             warmup_minutes=search_warmup_minutes(scenario))
     return scenario.model_copy(update={"options": [*scenario.options, added]})
 
 

@@ -1,6 +1,7 @@
 """Step 2 of the search: screen every configuration with the roofline, without simulating.
 
-Per replica configuration (model, hardware, TP, dtypes) it computes
+Per replica configuration and engine (model, hardware, TP, dtypes, engine profile; the engine's step overhead
+and all-reduce overlap applied to the efficiencies as `serving.replica.build_replica` applies them) it computes
 - memory fit (`plan_replica_memory` at the mean prompt + output, what `roofline_capacity` checks first); a
   configuration that does not fit is left out exactly as the decision leaves it out (`self_host_capacity`
   returns that answer without simulating);
@@ -8,12 +9,16 @@ Per replica configuration (model, hardware, TP, dtypes) it computes
   (`roofline.step` takes per-op maxima of compute and memory time, so step >= compute_seconds). A request
   needs (1 - f) P new prompt tokens and O output tokens, each at least `c_tok` compute-seconds, so a replica
   serves at most 1 / ((1 - f) P + O) / c_tok requests/s. `LENGTH_SAMPLING_MARGIN` covers the simulator's
-  sampled lengths being shorter than the means (its 1000 requests) and its 5% bisection tolerance;
+  sampled lengths being shorter than the means (its 1000 requests) and its 5% bisection tolerance. An engine
+  that runs at most S sequences (`naive`: 1) emits at most S tokens per step, and a step takes >= t_min (below),
+  so also capacity <= margin x S / (O t_min);
 - a decode-step LOWER bound t_min = step(batch 1, 1 new token, context 0): every decode step of any batch
   and context takes at least this, so TPOT p90 >= t_min and tokens/s per user <= 1 / t_min. If t_min
   exceeds the TPOT limit no load meets the SLO.
-From these a $/month LOWER bound: replicas >= max(1, ceil(peak / capacity upper bound)), at the offering's
-price (`size_self_host`'s own sizing rule).
+From these a $/month LOWER bound: fixed, replicas >= max(1, ceil(peak / capacity upper bound)), at the
+offering's price (`size_self_host`'s own sizing rule); autoscale, sum over the day's hours of
+ceil(demand_h / capacity upper bound) replica-hours x N x D days x price (`decision.fleet.autoscaled_day`
+without its floor, headroom and warm-up, which only add).
 `screen_candidates` evaluates these with the vectorized roofline (`roofline.step_arrays` and
 `memory.memory_arrays` over one array per model of every replica configuration), the same formulas
 `screen_replica` runs one configuration at a time (kept as the scalar reference, tested equal).
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -31,6 +36,7 @@ from costmodel.catalog import ModelSpec, derive_shape, load_model
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
 from costmodel.decision.attach import option_efficiency
+from costmodel.decision.economics import diurnal_profile
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 from costmodel.measurements.calibration import Calibration
 from costmodel.memory import memory_arrays, plan_replica_memory
@@ -38,7 +44,8 @@ from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.roofline import Efficiency, step_arrays, uniform_work
 from costmodel.scenario import Scenario
 from costmodel.search.space import Candidate
-from costmodel.units import HOURS_PER_MONTH
+from costmodel.serving.profile import EngineSettings, engine_settings
+from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH
 
 LENGTH_SAMPLING_MARGIN = 1.5
 # Batch at which the per-token compute cost is taken (the largest GEMMs run nearest peak; a larger batch
@@ -77,10 +84,34 @@ class Screened:
         return self.replica.can_meet_slo and self.replica.decode_step_lower_seconds <= self.tpot_limit_seconds
 
 
+def _engine(scenario: Scenario, engine_id: str) -> EngineSettings:
+    """The engine's settings as the decision's simulator runs them (`decision.capacity`)."""
+    return engine_settings(engine_id, longest_prompt_tokens=math.ceil(scenario.workload.mean_prompt_tokens()))
+
+
+def engine_efficiency(eff: Efficiency, engine: EngineSettings) -> Efficiency:
+    """The efficiencies a replica runs with under `engine` (as `serving.replica.build_replica` sets them)."""
+    eff = replace(eff, comm_overlap_fraction=engine.comm_overlap_fraction)
+    if engine.step_overhead_seconds is not None:
+        eff = replace(eff, overhead_seconds_per_step=engine.step_overhead_seconds)
+    return eff
+
+
+def _capacity_upper(*, per_token_seconds: float, tokens_per_request: float, max_num_seqs: int,
+                    output_tokens: float, decode_step_lower_seconds: float) -> float:
+    """min(compute bound, sequence-cap bound), both with LENGTH_SAMPLING_MARGIN (module docstring)."""
+    compute = LENGTH_SAMPLING_MARGIN / (tokens_per_request * per_token_seconds) if per_token_seconds > 0 else math.inf
+    seqs = (LENGTH_SAMPLING_MARGIN * max_num_seqs / (output_tokens * decode_step_lower_seconds)
+            if decode_step_lower_seconds > 0 else math.inf)
+    return min(compute, seqs)
+
+
 def screen_replica(scenario: Scenario, candidate: Candidate, *, calibration: Calibration | None) -> ReplicaScreen:
-    """Roofline capacity and the two bounds for the candidate's replica (see the module docstring)."""
+    """Roofline capacity and the two bounds for the candidate's replica and engine (see the module docstring)."""
     option = candidate.option(name="screen")
     hardware, eff = option_efficiency(option, calibration)
+    engine = _engine(scenario, candidate.engine)
+    eff = engine_efficiency(eff, engine)
     shape = derive_shape(load_model(candidate.model))
     workload = scenario.workload
     config = ReplicaConfig(shape=shape, hardware=hardware, gpus=candidate.gpus_per_replica,
@@ -89,12 +120,13 @@ def screen_replica(scenario: Scenario, candidate: Candidate, *, calibration: Cal
         config, context_tokens=int(workload.mean_prompt_tokens() + workload.mean_output_tokens()))
     per_token = config.step(batch=_FLOOR_BATCH, new_tokens=1, context_tokens=0).compute_seconds / _FLOOR_BATCH
     tokens = workload.mean_prompt_tokens() * (1.0 - workload.cached_prompt_fraction) + workload.mean_output_tokens()
-    upper = LENGTH_SAMPLING_MARGIN / (tokens * per_token) if per_token > 0 else math.inf
     t_min = config.step(batch=1, new_tokens=1, context_tokens=0).step_seconds
+    upper = _capacity_upper(per_token_seconds=per_token, tokens_per_request=tokens, max_num_seqs=engine.max_num_seqs,
+                            output_tokens=workload.mean_output_tokens(), decode_step_lower_seconds=t_min)
     return ReplicaScreen(fits=memory.fits, capacity_upper_requests_per_second=upper, decode_step_lower_seconds=t_min)
 
 
-ReplicaKey = tuple[str, str, int, str, str]
+ReplicaKey = tuple[str, str, int, str, str, str]  # Candidate.capacity_key: replica and engine
 
 
 def _replica_tokens(scenario: Scenario) -> tuple[int, float]:
@@ -109,11 +141,12 @@ def _column(values: list[float]) -> np.ndarray:
 
 
 def _model_screens(spec: ModelSpec, keys: list[ReplicaKey], hardware: Mapping[str, tuple[AcceleratorSpec, Efficiency]],
-                   *, context_tokens: int, tokens_per_request: float) -> list[ReplicaScreen]:
+                   *, engines: Mapping[str, EngineSettings], context_tokens: int, tokens_per_request: float,
+                   output_tokens: float) -> list[ReplicaScreen]:
     """`screen_replica` for every replica configuration of one model at once (one array element per key)."""
     shape = derive_shape(spec)
     hws = [hardware[k[1]][0] for k in keys]
-    effs = [hardware[k[1]][1] for k in keys]
+    effs = [engine_efficiency(hardware[k[1]][1], engines[k[5]]) for k in keys]
     gpus = _column([float(k[2]) for k in keys])
     kv_bytes = _column([BYTES_PER_ELEMENT[k[4]] for k in keys])
     per_hw = {
@@ -137,9 +170,11 @@ def _model_screens(spec: ModelSpec, keys: list[ReplicaKey], hardware: Mapping[st
     per_token = np.broadcast_to(floor.compute_seconds, gpus.shape) / _FLOOR_BATCH
     t_min = np.broadcast_to(one.step_seconds, gpus.shape)
     fits = np.broadcast_to(max_batch, gpus.shape) >= 1
-    return [ReplicaScreen(fits=bool(f), capacity_upper_requests_per_second=(
-                LENGTH_SAMPLING_MARGIN / (tokens_per_request * float(p)) if p > 0 else math.inf),
-            decode_step_lower_seconds=float(t)) for f, p, t in zip(fits, per_token, t_min, strict=True)]
+    return [ReplicaScreen(fits=bool(f), capacity_upper_requests_per_second=_capacity_upper(
+                per_token_seconds=float(p), tokens_per_request=tokens_per_request,
+                max_num_seqs=engines[k[5]].max_num_seqs, output_tokens=output_tokens,
+                decode_step_lower_seconds=float(t)),
+            decode_step_lower_seconds=float(t)) for f, p, t, k in zip(fits, per_token, t_min, keys, strict=True)]
 
 
 def screen_replicas(scenario: Scenario, candidates: tuple[Candidate, ...], *, calibration: Calibration | None,
@@ -148,23 +183,58 @@ def screen_replicas(scenario: Scenario, candidates: tuple[Candidate, ...], *, ca
     context, tokens = _replica_tokens(scenario)
     by_model: dict[str, dict[ReplicaKey, Candidate]] = {}
     for c in candidates:
-        by_model.setdefault(c.model, {}).setdefault(c.replica_key, c)
+        by_model.setdefault(c.model, {}).setdefault(c.capacity_key, c)
     hardware = {}
     for group in by_model.values():
         for c in group.values():
             if c.hardware not in hardware:
                 hardware[c.hardware] = option_efficiency(c.option(name="screen"), calibration)
+    engines = {e: _engine(scenario, e) for e in {c.engine for c in candidates}}
     out: dict[ReplicaKey, ReplicaScreen] = {}
     for model_id, group in by_model.items():
         spec = model_specs[model_id] if model_specs is not None else load_model(model_id)
         keys = list(group)
-        out.update(zip(keys, _model_screens(spec, keys, hardware, context_tokens=context, tokens_per_request=tokens),
+        out.update(zip(keys, _model_screens(spec, keys, hardware, engines=engines, context_tokens=context,
+                                            tokens_per_request=tokens,
+                                            output_tokens=scenario.workload.mean_output_tokens()),
                        strict=True))
     return out
 
 
 def _month_usd(*, replicas: int, gpus: int, usd_per_gpu_hour: float, ops_usd_per_month: float) -> float:
     return replicas * gpus * usd_per_gpu_hour * HOURS_PER_MONTH + ops_usd_per_month
+
+
+def hourly_demand_requests_per_second(scenario: Scenario) -> tuple[float, ...]:
+    """The 24 hourly request rates an autoscaled fleet follows (`decision.options.self_host_result`'s profile)."""
+    workload = scenario.workload
+    profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
+    mean = workload.mean_requests_per_second()
+    return tuple(mean * w for w in profile)
+
+
+def autoscaled_replica_hours_lower(*, capacity_upper_requests_per_second: float,
+                                   hourly_requests_per_second: tuple[float, ...]) -> int:
+    """Replica-hours a day an autoscaled fleet pays at least: sum_h ceil(demand_h / capacity upper bound)."""
+    cap = capacity_upper_requests_per_second
+    return sum(max(0, math.ceil(d / cap - 1e-12)) for d in hourly_requests_per_second)
+
+
+def lower_usd_per_month(candidate: Candidate, replica: ReplicaScreen, *, usd_per_gpu_hour: float,
+                        ops_usd_per_month: float, peak_requests_per_second: float,
+                        hourly_requests_per_second: tuple[float, ...], replica_hours: int | None = None) -> float:
+    """$/month lower bound of the candidate at its capacity upper bound, fixed or autoscaled (module docstring);
+    `replica_hours`: `autoscaled_replica_hours_lower` already computed for this replica."""
+    cap = replica.capacity_upper_requests_per_second
+    if candidate.scaling == "autoscale":
+        if replica_hours is None:
+            replica_hours = autoscaled_replica_hours_lower(capacity_upper_requests_per_second=cap,
+                                                           hourly_requests_per_second=hourly_requests_per_second)
+        return (replica_hours * candidate.gpus_per_replica * usd_per_gpu_hour * DAYS_PER_MONTH
+                + ops_usd_per_month)
+    replicas = max(1, math.ceil(peak_requests_per_second / cap - 1e-12))
+    return _month_usd(replicas=replicas, gpus=candidate.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour,
+                      ops_usd_per_month=ops_usd_per_month)
 
 
 def screen_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *, gpu_sheet: PriceSheet[GpuPriceRow],
@@ -176,15 +246,19 @@ def screen_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *, 
     tpot_limit = scenario.slo.tpot_p90_seconds
     replicas = screen_replicas(scenario, candidates, calibration=calibration, model_specs=model_specs)
     prices = {o: gpu_sheet.get(o).all_in_usd_per_gpu_hour() for o in {c.offering for c in candidates}}
+    hourly = hourly_demand_requests_per_second(scenario)
+    hours = {key: autoscaled_replica_hours_lower(capacity_upper_requests_per_second=r.capacity_upper_requests_per_second,
+                                                 hourly_requests_per_second=hourly) for key, r in replicas.items()}
     out = []
     for candidate in candidates:
-        replica = replicas[candidate.replica_key]
+        key = candidate.capacity_key
+        replica = replicas[key]
         price = prices[candidate.offering]
-        lower_replicas = max(1, math.ceil(peak / replica.capacity_upper_requests_per_second - 1e-12))
         out.append(Screened(
             candidate=candidate, replica=replica, usd_per_gpu_hour=price,
-            usd_per_month_lower=_month_usd(replicas=lower_replicas, gpus=candidate.gpus_per_replica,
-                                           usd_per_gpu_hour=price, ops_usd_per_month=ops),
+            usd_per_month_lower=lower_usd_per_month(candidate, replica, usd_per_gpu_hour=price, ops_usd_per_month=ops,
+                                                    peak_requests_per_second=peak, hourly_requests_per_second=hourly,
+                                                    replica_hours=hours[key]),
             tokens_per_second_per_user_upper=1.0 / replica.decode_step_lower_seconds,
             tpot_limit_seconds=tpot_limit,
         ))
