@@ -4,8 +4,9 @@ models (the scenario's `search: models:`, else the catalog minus tiny-test, opti
 hook) x accelerators with a GPU price offering x valid tensor-parallel sizes x weight/KV dtypes the hardware
 holds x offerings x engine profiles x scaling. Every bundled engine profile is searched (`naive`, the teaching
 baseline, included: its one-sequence cap gives a tight capacity bound, so the screen prunes it without simulating).
-Scaling is `fixed` on every offering and `autoscale` on on-demand and spot offerings (owned and reserved GPUs are
-paid whether used or not, so the decision refuses to autoscale them: `decision.fleet.autoscaled_result`).
+Scaling is `fixed` on every offering and `autoscale` on on-demand offerings (owned and reserved GPUs are
+paid whether used or not, so the decision refuses to autoscale them: `decision.fleet.autoscaled_result`; autoscale
+on spot needs the user's interruption rate, which has no public default, so the search does not invent one).
 An autoscaled configuration pays `search.warmup_minutes` per started replica (default 60, the schema's largest
 value: warm-up is billed in whole hours, so every warm-up in (0, 60] min bills the same hour).
 """
@@ -34,7 +35,7 @@ SEARCH_KV_DTYPES: tuple[str, ...] = ("bf16", "fp8", "fp4")
 # Tensor parallelism beyond one 8-GPU node is not searched (NVLink domain of HGX/DGX boards).
 MAX_SEARCH_GPUS = 8
 SEARCH_SCALING: tuple[str, ...] = ("fixed", "autoscale")
-AUTOSCALE_OFFERINGS = frozenset({"on-demand", "spot"})  # owned/reserved: fixed only (decision.fleet)
+AUTOSCALE_OFFERINGS = frozenset({"on-demand"})  # owned/reserved: fixed only; spot: needs an interruption rate
 DEFAULT_SEARCH_WARMUP_MINUTES = 60.0  # the schema's largest warm-up; billed per whole hour, so = any in (0, 60]
 EXCLUDED_MODELS = frozenset({"tiny-test"})  # a test fixture, not a servable model
 
@@ -83,7 +84,7 @@ def search_warmup_minutes(scenario: Scenario) -> float:
 
 
 def scalings(offering_kind: str) -> tuple[str, ...]:
-    """Scaling modes an offering of this kind can run (autoscale only on on-demand and spot)."""
+    """Scaling modes an offering of this kind can run (autoscale only on on-demand)."""
     return SEARCH_SCALING if offering_kind in AUTOSCALE_OFFERINGS else ("fixed",)
 
 
