@@ -169,7 +169,16 @@ def test_compare_tables_fit_a_phone_width(server_url: str) -> None:
             token = encode_token(load_example("chat-assistant.yaml"))
             page.goto(f"{server_url}/{spec.url_path}?s={token}", wait_until="domcontentloaded")
             _check_page(page, spec, problems, how="phone width")
-            page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible", timeout=TIMEOUT_MS)
+            # At phone width the ranked table gives way to the compact list (app/phone_list.py); every
+            # other table (sources) must still fit the screen.
+            page.locator(".st-key-cmp_compact").wait_for(state="visible", timeout=TIMEOUT_MS)
+            if page.locator(".st-key-cmp_table_box").is_visible():
+                problems.append("the wide ranked table still shows at phone width")
+            if "/month" not in page.locator(".st-key-cmp_compact").inner_text():
+                problems.append("the compact ranked list has no ranked line")
+            box = page.locator(".st-key-cmp_compact").bounding_box()
+            if box is None or box["x"] + box["width"] > PHONE["width"] + 1:
+                problems.append(f"the compact ranked list does not fit the {PHONE['width']} px screen: {box}")
             page.screenshot(path=str(ARTIFACTS / "page-compare-phone.png"), full_page=True)
             found = page.evaluate(_OVERFLOW_JS)
             if found["page"] > PHONE["width"] + 1:

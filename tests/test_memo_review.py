@@ -126,3 +126,18 @@ def test_cjk_text_renders_in_an_embedded_cjk_font(memo: Memo) -> None:
     descriptor = fonts[cjk[0]]["/FontDescriptor"].get_object()
     assert "/FontFile2" in descriptor  # embedded
     assert CJK_NAME.split()[0] in reader.pages[0].extract_text()  # the characters map back (ToUnicode)
+
+
+def test_latency_section_lists_each_option_with_its_source(memo: Memo) -> None:
+    text = _text(memo)
+    section = re.sub(r"\s+", " ", text[text.index("Latency\nThe SLO:"):])
+    assert "TTFT p90" in section and "Owner of the latency" in section
+    decision = memo.content.decision
+    assert decision is not None
+    # Every option's verdict is stated with where its figure comes from (the tri-state, never a bare 'meets').
+    for option in decision.options:
+        if option.excluded_reason is None and option.latency_source == "simulated":
+            assert "simulated (this tool)" in section
+        if option.latency_source == "published":
+            assert "published, not your traffic" in section
+    assert "E2E p90" in section  # the SLO line names every limit, p99 and E2E included

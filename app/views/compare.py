@@ -24,6 +24,7 @@ from app.compare_panels import (
     render_fleet_and_months,
     render_whatif,
 )
+from app.phone_list import render_ranked
 from app.widgets import md, show_error
 from costmodel.charts.compare import CompareView
 from costmodel.charts.fleet import fleet_cell, fleet_chart, months_chart
@@ -300,7 +301,8 @@ def render() -> None:
         st.stop()
     _recommendation(view.decision)
     st.subheader("Ranked options")
-    st.dataframe(_table(view), hide_index=True, column_config=TABLE_CONFIG, key="cmp_table")
+    render_ranked(view.decision, _slo_cell,
+                  lambda: st.dataframe(_table(view), hide_index=True, column_config=TABLE_CONFIG, key="cmp_table"))
     if figures is not None:
         _charts(figures)
         render_fleet_and_months(figures, months_chart(view.decision))

@@ -25,6 +25,7 @@ from costmodel.memo.curves import (
     volume_curves,
 )
 from costmodel.memo.infeasible import infeasible_blocks
+from costmodel.memo.latency_section import latency_blocks
 from costmodel.memo.review import (
     context_blocks,
     goals_blocks,
@@ -161,6 +162,7 @@ def memo_content(
     blocks += [Heading("1. Decision"), *decision_blocks(decision, scenario, model, sens)]
     blocks += [Heading("2. Workload and SLO"), workload_table(decision, scenario)]
     blocks += [Heading("3. Options compared"), options_table(decision), option_notes(decision)]
+    blocks += latency_blocks(decision, scenario)
     if search_result is not None:
         blocks += search_blocks(search_result, top_k=search_top_k)
     blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts), *totals_blocks(decision)]
