@@ -82,24 +82,24 @@ def check_level(level: SweepLevel, rows: list[Measured]) -> None:
                 "); rerun the sweep on a steady server")
 
 
-def peak_decoding(rows: list[Measured]) -> int:
-    """Most requests decoding (between first and last token) at once."""
-    events = sorted([(m.first, 1) for m in rows] + [(m.last, -1) for m in rows])
+def _peak_overlap(intervals: list[tuple[float, float]]) -> int:
+    """Most (start, end) intervals open at once (a sweep over their ends; an end at a start closes first)."""
+    events = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
     running = peak = 0
     for _, step in events:
         running += step
         peak = max(peak, running)
     return peak
+
+
+def peak_decoding(rows: list[Measured]) -> int:
+    """Most requests decoding (between first and last token) at once."""
+    return _peak_overlap([(m.first, m.last) for m in rows])
 
 
 def peak_in_flight(rows: list[Measured]) -> int:
     """Most requests in flight (sent, not finished) at once, as the client saw it."""
-    events = sorted([(m.sent, 1) for m in rows] + [(m.last, -1) for m in rows])
-    running = peak = 0
-    for _, step in events:
-        running += step
-        peak = max(peak, running)
-    return peak
+    return _peak_overlap([(m.sent, m.last) for m in rows])
 
 
 def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
