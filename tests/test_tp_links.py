@@ -41,13 +41,18 @@ def test_inside_a_node_the_nvlink_row_and_across_nodes_the_nic() -> None:
     assert (inside.bytes_per_s, inside.latency_seconds, inside.nodes) == (450e9, 20e-6, 1)
     across = tp_link(H100, gpus=16)
     assert (across.bytes_per_s, across.nodes) == (400e9 / 8, 2)
+    assert across.latency_seconds == 47.6e-6  # NVIDIA/nccl issue #1244: 8 B all-reduce, 2 nodes, IB NDR
+    # A row that cites its own cross-node latency keeps it.
+    cited = H100.model_copy(update={"inter_node_latency_seconds": 30e-6})
+    assert tp_link(cited, gpus=16).latency_seconds == 30e-6
     assert "across 2 nodes of 8" in across.description
 
 
 def test_decode_allreduce_across_two_nodes_by_hand() -> None:
     # TP16 decode at batch 64: ring bytes 2 * 15/16 * 64 * 8192 * 2 = 1,966,080 B per all-reduce, over
-    # 50e9 B/s plus 20 us (no cited cross-node latency: the in-node one, a lower bound); 2 per layer.
-    by_hand = 80 * 2 * (1_966_080 / 50e9 + 20e-6)
+    # 50e9 B/s plus 47.6 us (the row cites no cross-node latency: the 8 B all-reduce measured across 2 x 8
+    # Hopper GPUs on IB NDR in NVIDIA/nccl issue #1244, catalog/links.py); 2 per layer.
+    by_hand = 80 * 2 * (1_966_080 / 50e9 + 47.6e-6)
     result = step(SHAPE, H100, batch=64, new_tokens=1, context_tokens=1024, gpus=16)
     assert result.comm_seconds == pytest.approx(by_hand, rel=1e-12)
     inside = step(SHAPE, H100, batch=64, new_tokens=1, context_tokens=1024, gpus=8)
@@ -151,3 +156,12 @@ def test_simulate_cli_takes_collectives(tmp_path: Path, capsys: pytest.CaptureFi
     assert main([*base, "--collectives", str(path)]) == 0
     slow = json.loads(capsys.readouterr().out)
     assert slow["tpot_p50_seconds"] > datasheet["tpot_p50_seconds"] + 80 * 2 * 1e-3 * 0.9
+
+
+def test_h200_nvl_bridge_domain_is_four_cards() -> None:
+    # NVIDIA's H200 page: "2- or 4-way NVIDIA NVLink bridge: 900GB/s per GPU"; no network figure is cited,
+    # so a replica of more than 4 cards (across bridge groups, over PCIe) is refused, naming the row.
+    nvl = load_accelerator("h200-nvl")
+    assert tp_link(nvl, gpus=4).bytes_per_s == 900e9 / 2
+    with pytest.raises(CostmodelError, match="h200-nvl.*at most 4"):
+        tp_link(nvl, gpus=8)

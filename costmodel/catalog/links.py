@@ -6,7 +6,8 @@ Beyond that the ring crosses the network, and a ring all-reduce runs at the spee
 (Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters of workstations", JPDC 69(2)):
 the per-GPU NIC (`inter_node_bytes_per_s`, e.g. one 400 Gb/s ConnectX-7 per GPU on a DGX H100).
 A row without `gpus_per_node` states no topology, so every size is priced on the intra-node link (the
-behaviour before topology existed). A row that names its node size but no cited network figure cannot
+behaviour before topology existed). Across nodes each all-reduce also pays a fixed latency: the row's
+`inter_node_latency_seconds`, else a measured two-node NCCL figure over InfiniBand (below). A row that names its node size but no cited network figure cannot
 price a replica that spans nodes: that raises, naming the row and the way out.
 """
 
@@ -17,6 +18,16 @@ from dataclasses import dataclass
 
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.errors import CostmodelError
+
+# A small all-reduce across two nodes over InfiniBand, measured: NVIDIA/nccl issue #1244 (2024-04-09, read
+# 2026-12-01), "2 node 16 H20 GPU allreduce performance": 2 HGX nodes of 8 Hopper GPUs on NVLink 4 / NVSwitch,
+# 16 ConnectX-7 NICs (IB NDR 400 Gb/s, one per GPU, as on a DGX H100/H200/B200 row here), NCCL 2.21.5 with
+# NCCL_ALGO=NVLSTree: nccl-tests all_reduce_perf at 8 B takes 47.60 us out of place (47.54 in place), and
+# 46-48 us from 4 B to 512 B, so the floor is latency, not bandwidth. A row whose network cites no latency of
+# its own uses this; it is a two-node figure, so a replica spanning more nodes (deeper trees) is, if anything,
+# slower: a lower bound there.
+CROSS_NODE_ALLREDUCE_LATENCY_SECONDS = 47.6e-6
+CROSS_NODE_LATENCY_SOURCE = "NVIDIA/nccl issue #1244: 8 B all-reduce, 2 x 8 Hopper GPUs over IB NDR, 47.6 us"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,7 +55,7 @@ def tp_link(hardware: AcceleratorSpec, *, gpus: int) -> TensorParallelLink:
             "--collectives with a measured cross-node all-reduce"
         )
     latency = hardware.inter_node_latency_seconds
-    if latency is None:
-        latency = hardware.link_latency_seconds  # no cited cross-node figure: the in-node one, a lower bound
+    if latency is None:  # the row cites none: the measured two-node figure, never below the in-node latency
+        latency = max(CROSS_NODE_ALLREDUCE_LATENCY_SECONDS, hardware.link_latency_seconds)
     return TensorParallelLink(bytes_per_s=hardware.inter_node_bytes_per_s, latency_seconds=latency, nodes=nodes,
                               description=f"{hardware.inter_node} across {nodes} nodes of {per_node}")
