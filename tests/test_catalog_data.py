@@ -509,3 +509,28 @@ def test_catalog_doc_lists_every_row_with_its_figures() -> None:
         assert f"| {spec.memory_bytes / 2**30:g} GiB |" in line, hw_id
         assert f"| {spec.peak_flops_per_s['bf16'] / 1e12:,.1f} |" in line, hw_id
     assert set(_models()) <= set(key.strip("`") for key in lines)
+
+
+def test_new_rows_run_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from costmodel.cli import main
+
+    # Llama 4 Maverick in fp8 (1 B per weight) on 4 MI355X: the 400,711,352,320 weights written out above plus
+    # the RMSNorm weights (2 per layer + final: 97 * 5120 = 496,640) = 400,711,848,960 B.
+    argv = ["estimate", "--model", "llama-4-maverick", "--hardware", "mi355x", "--gpus", "4", "--weight-dtype", "fp8",
+            "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["weights_bytes"] == 400_711_352_320 + 97 * 5120 and out["fits"] is True
+    assert out["kv_bytes_per_token"] == 2 * 48 * 8 * 128 * 2
+    # fp4 weights and KV run on the two new fp4 rows (MXFP4 on CDNA 4, NVFP4 on Blackwell)...
+    for hw_id in ("mi355x", "rtx-pro-6000"):
+        argv = ["estimate", "--model", "llama-4-scout", "--hardware", hw_id, "--gpus", "2", "--weight-dtype", "fp4",
+                "--kv-dtype", "fp4", "--json"]
+        assert main(argv) == 0, hw_id
+        assert json.loads(capsys.readouterr().out)["weight_dtype"] == "fp4"
+    # ...and exit 2 on the H200 NVL, which has none.
+    argv = ["estimate", "--model", "llama-4-scout", "--hardware", "h200-nvl", "--gpus", "2", "--weight-dtype", "fp4"]
+    assert main(argv) == 2
+    assert "('h200-nvl'): --weight-dtype fp4 needs fp4 tensor cores" in capsys.readouterr().err
