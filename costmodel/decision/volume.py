@@ -268,11 +268,11 @@ def step_volumes(model: CostModel, *, up_to: float) -> tuple[float, ...]:
 def _replica_steps(model: CostModel, option: OptionCost, *, up_to: float) -> list[float]:
     """Volumes where a replica is added: in the peak hour (fixed fleet), or in any hour of the day (autoscaled
     or mixed; the MAX_STEPS nearest to 1 in log scale, beyond them the search's grid)."""
-    demands = [max(model.hourly_profile)] if option.fleet is None else sorted(set(model.hourly_profile))
+    demands = ([model.peak_requests_per_second] if option.fleet is None
+               else [model.mean_requests_per_second * w for w in sorted(set(model.hourly_profile))])
     found: list[float] = []
-    for weight in (w for w in demands if w > 0):
-        per_replica = (option.capacity_requests_per_second * option.target_peak_utilization
-                       / (model.mean_requests_per_second * weight))
+    for demand in (d for d in demands if d > 0):
+        per_replica = option.capacity_requests_per_second * option.target_peak_utilization / demand
         count = min(int(up_to / per_replica), MAX_STEPS)
         found += [k * per_replica for k in range(1, count + 1)]
     return sorted(found, key=lambda s: abs(math.log(s)))[:MAX_STEPS]
