@@ -14,7 +14,8 @@ import timeit
 
 from costmodel.scenario.distributions import LognormalTokens
 from costmodel.scenario.slo import SloLimit
-from costmodel.serving import build_replica, capacity_at_slo, converged_capacity, simulate
+from costmodel.serving import CapacitySearch, build_replica, capacity_at_slo, converged_capacity, simulate
+from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE, CONVERGE_START_REQUESTS
 
 PROMPT = LognormalTokens(mean_tokens=1024, sigma=0.8)
 OUTPUT = LognormalTokens(mean_tokens=256, sigma=0.6)
@@ -50,7 +51,9 @@ def run() -> list[str]:
     conv_times = []
     for _ in range(2):
         started = time.perf_counter()
-        conv = converged_capacity(replica, prompt_tokens=PROMPT, output_tokens=OUTPUT, slo=SLO)
+        conv = converged_capacity(replica, CapacitySearch(prompt_tokens=PROMPT, output_tokens=OUTPUT, slo=SLO,
+                                                          requests=CONVERGE_START_REQUESTS,
+                                                          rate_tolerance=CONVERGE_RATE_TOLERANCE))
         conv_times.append(time.perf_counter() - started)
     loop_after = _loop_ns()
     return [

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("app.views.compare", "app.compare_panels")
+HEAVY = ("app.views.compare", "app.compare_panels", "app.compare_figures")
 
 _SCRIPT = """
 import json, sys

@@ -48,3 +48,33 @@ def test_search_runs_shows_the_front_and_adds_a_configuration() -> None:
     assert added[0].model == "qwen2.5-0.5b" and added[0].hardware == "l4"
     assert any("Added" in s.value for s in at.success)
     assert at.button(key="search_add_1").disabled  # one click adds it once
+
+
+def test_configurations_found_show_engine_and_scaling() -> None:
+    # A search result put in the session (no search runs): two configurations that differ only in engine
+    # profile and scaling, so the table must name both for the rows to differ before their prices.
+    from app.views.search import LastSearch, search_basis
+    from costmodel.search import Configuration, SearchResult
+
+    base = {"model": "qwen2.5-7b", "hardware": "h100-sxm", "gpus_per_replica": 1, "weight_dtype": "bf16",
+            "kv_dtype": "bf16", "offering": "lambda/h100-sxm/on-demand", "tokens_per_second_per_user": 40.0,
+            "ttft_p90_seconds": 0.3, "meets_slo": True}
+    autoscaled = Configuration(engine="vllm", scaling="autoscale", usd_per_month=1200.0, usd_per_mtok=0.3,
+                               **base)  # type: ignore[arg-type]
+    fixed = Configuration(engine="sglang", scaling="fixed", usd_per_month=2000.0, usd_per_mtok=0.5,
+                          **base)  # type: ignore[arg-type]
+    result = SearchResult(candidates_enumerated=2, candidates_pruned=0, candidates_simulated=2, seconds=1.0,
+                          best=(autoscaled, fixed), frontier=(autoscaled, fixed))
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.session_state["search_last"] = LastSearch(basis=search_basis(at.session_state["scenario"]), result=result,
+                                                 top_k=2)
+    at.switch_page("views/search.py").run()
+    assert not at.exception and not at.error and not at.warning
+    cells = [m.value for m in at.markdown]
+    header = cells.index("**configuration**")
+    assert cells[header:header + 7] == ["**configuration**", "**engine**", "**scaling**", "**$/month**",
+                                        "**$/M tokens**", "**tok/s per user**", "**TTFT p90**"]
+    first = cells.index("qwen2.5-7b, 1x h100-sxm bf16/bf16 (lambda/h100-sxm/on-demand) (cheapest)")
+    assert cells[first + 1:first + 4] == ["vllm", "autoscale", "\\$1,200"]
+    second = cells.index("qwen2.5-7b, 1x h100-sxm bf16/bf16 (lambda/h100-sxm/on-demand)")
+    assert cells[second + 1:second + 4] == ["sglang", "fixed", "\\$2,000"]

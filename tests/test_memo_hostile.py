@@ -16,7 +16,7 @@ pytest.importorskip("reportlab")
 pytest.importorskip("matplotlib")
 
 from costmodel.memo import build_memo
-from costmodel.memo.builder import clean, markup
+from costmodel.memo.pdf_text import clean, markup
 from costmodel.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -96,7 +96,7 @@ def test_table_columns_fit_the_text_width_and_hold_their_longest_word() -> None:
     assert sum(widths) == pytest.approx(TEXT_WIDTH)
     from reportlab.pdfbase import pdfmetrics
 
-    from costmodel.memo.builder import register_fonts
+    from costmodel.memo.pdf_text import register_fonts
 
     register_fonts()
     assert widths[2] >= pdfmetrics.stringWidth("$2,084,463", "DejaVuSans", 8.0) + 6  # never split mid-number

@@ -11,7 +11,7 @@ import pytest
 from costmodel.cli import main
 from costmodel.memo.configurations import FIGURE_KEY, front_table, search_blocks
 from costmodel.scenario import parse_scenario
-from costmodel.search import search
+from costmodel.search import Configuration, SearchResult, search
 
 SCENARIO = {
     "name": "memo search", "as_of": "2026-12-01",
@@ -44,6 +44,10 @@ def test_section_has_counts_chart_and_the_front_table(result) -> None:  # type: 
     assert label == f"{best.model}, {best.gpus_per_replica}x {best.hardware} {best.weight_dtype}/{best.kv_dtype}"
     assert len(table.rows) == len({*result.frontier, best})
     assert all(len(row) == len(table.header) for row in table.rows)
+    listed = {*result.frontier, best}  # each row names its configuration's engine profile and scaling
+    assert {row[:4] for row in table.rows} == {
+        (f"{c.model}, {c.gpus_per_replica}x {c.hardware} {c.weight_dtype}/{c.kv_dtype}", c.offering, c.engine, c.scaling)
+        for c in listed}
 
 
 def test_front_chart_renders_two_panels(result) -> None:  # type: ignore[no-untyped-def]
@@ -78,3 +82,29 @@ def test_memo_without_a_search_has_no_section(tmp_path: Path, capsys: pytest.Cap
     assert main(["memo", str(path), "--out", str(out), "--date", "2026-12-01"]) == 0
     text = "\n".join(page.extract_text() for page in pypdf.PdfReader(out).pages)
     assert "Configurations considered" not in text and "search-1-" not in text
+
+
+def _configuration(**changes: object) -> Configuration:
+    base = {"model": "qwen2.5-7b", "hardware": "h100-sxm", "gpus_per_replica": 1, "weight_dtype": "bf16",
+            "kv_dtype": "bf16", "offering": "lambda/h100-sxm/on-demand", "engine": "vllm", "scaling": "fixed",
+            "usd_per_month": 2000.0, "usd_per_mtok": 0.5, "tokens_per_second_per_user": 40.0,
+            "ttft_p90_seconds": 0.3, "meets_slo": True}
+    return Configuration(**{**base, **changes})  # type: ignore[arg-type]
+
+
+def test_front_table_names_each_configurations_engine_and_scaling() -> None:
+    # Three configurations that differ only in engine profile and scaling: without those two columns their
+    # 'configuration' and 'offering' cells would be the same, and the table could not tell them apart.
+    fixed = _configuration()
+    autoscaled = _configuration(scaling="autoscale", usd_per_month=1200.0, usd_per_mtok=0.3)
+    sglang = _configuration(engine="sglang", usd_per_month=1800.0, usd_per_mtok=0.45, tokens_per_second_per_user=60.0)
+    result = SearchResult(candidates_enumerated=3, candidates_pruned=0, candidates_simulated=3, seconds=1.0,
+                          best=(autoscaled,), frontier=(autoscaled, sglang, fixed))
+    table = front_table(result)
+    assert table.header[:4] == ("configuration", "offering", "engine", "scaling")
+    assert [row[2:4] for row in table.rows] == [("vllm", "autoscale"), ("sglang", "fixed"), ("vllm", "fixed")]
+    assert table.highlight_row == 0  # the cheapest ($0.3/M) is the autoscaled one
+    assert len(table.widths) == len(table.align) == len(table.header)
+    assert sum(table.widths) == pytest.approx(1.0)
+    best_line = next(b.text for b in search_blocks(result, top_k=1) if getattr(b, "lead", "") == "Best found.")
+    assert "(engine vllm, autoscale)" in best_line

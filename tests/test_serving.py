@@ -21,7 +21,13 @@ from costmodel.estimate import estimate
 from costmodel.roofline import step
 from costmodel.scenario.distributions import FixedTokens, LognormalTokens, UniformTokens
 from costmodel.scenario.slo import SloLimit
-from costmodel.serving import build_replica, capacity_for_replica, simulate, throughput_interactivity_curve
+from costmodel.serving import (
+    CapacitySearch,
+    build_replica,
+    capacity_for_replica,
+    simulate,
+    throughput_interactivity_curve,
+)
 from costmodel.serving.engine import EngineLimits, run_engine
 from costmodel.serving.simulation import simulate_requests
 
@@ -126,7 +132,7 @@ def test_kv_pressure_preempts_and_reserve_never_does() -> None:
 
 def test_capacity_is_the_edge_of_the_slo(replica) -> None:
     slo = [SloLimit("ttft", 90, 0.5), SloLimit("tpot", 90, 0.03)]
-    cap = capacity_for_replica(replica, slo=slo, requests=1500, seed=9, **CHAT)
+    cap = capacity_for_replica(replica, CapacitySearch(slo=slo, requests=1500, seed=9, **CHAT))
     assert cap.feasible and cap.reason == ""
     assert 0 < cap.max_rate_requests_per_second <= cap.saturation_rate_requests_per_second
     assert cap.at_capacity is not None and cap.at_capacity.meets_slo
@@ -137,14 +143,15 @@ def test_capacity_is_the_edge_of_the_slo(replica) -> None:
 
 def test_capacity_infeasible_says_why(replica) -> None:
     long_prompt = {"prompt_tokens": FixedTokens(tokens=8000), "output_tokens": FixedTokens(tokens=100)}
-    cap = capacity_for_replica(replica, slo=[SloLimit("ttft", 90, 0.05)], requests=200, **long_prompt)
+    cap = capacity_for_replica(replica, CapacitySearch(slo=[SloLimit("ttft", 90, 0.05)], requests=200, **long_prompt))
     prefill = step(replica.shape, replica.hardware, batch=1, new_tokens=8000, context_tokens=0).step_seconds
     assert not cap.feasible and cap.max_rate_requests_per_second == 0.0
     assert "prefill of a 8000-token prompt" in cap.reason and f"{prefill:.3g} s" in cap.reason
     assert "TTFT p90 limit 0.05 s" in cap.reason
-    tpot = capacity_for_replica(replica, slo=[SloLimit("tpot", 90, 1e-4)], requests=50, **long_prompt)
+    tpot = capacity_for_replica(replica, CapacitySearch(slo=[SloLimit("tpot", 90, 1e-4)], requests=50, **long_prompt))
     assert not tpot.feasible and "decode step alone" in tpot.reason
-    too_big = capacity_for_replica(build_replica("llama-3.1-405b", "l4"), slo=[SloLimit("ttft", 90, 1.0)], **long_prompt)
+    too_big = capacity_for_replica(build_replica("llama-3.1-405b", "l4"),
+                                   CapacitySearch(slo=[SloLimit("ttft", 90, 1.0)], **long_prompt))
     assert not too_big.feasible and "does not fit" in too_big.reason
 
 

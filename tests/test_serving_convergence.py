@@ -17,18 +17,27 @@ from costmodel.decision.rank import decide
 from costmodel.scenario import load_scenario
 from costmodel.scenario.distributions import LognormalTokens
 from costmodel.scenario.slo import SloLimit
-from costmodel.serving import build_replica, converged_capacity
-from costmodel.serving.capacity import CONVERGED_HALF_WIDTH
+from costmodel.serving import CapacitySearch, build_replica, converged_capacity
+from costmodel.serving.capacity import (
+    CONVERGE_RATE_TOLERANCE,
+    CONVERGE_START_REQUESTS,
+    CONVERGED_HALF_WIDTH,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PROMPT, OUTPUT = LognormalTokens(mean_tokens=1024, sigma=0.8), LognormalTokens(mean_tokens=256, sigma=0.6)
 SLO = (SloLimit("ttft", 90, 1.0), SloLimit("tpot", 90, 0.05))
 
 
+def _search(*, seed: int = 0, requests: int = CONVERGE_START_REQUESTS) -> CapacitySearch:
+    """The converging search's settings: start at the decision's request count and rate tolerance."""
+    return CapacitySearch(prompt_tokens=PROMPT, output_tokens=OUTPUT, slo=SLO, seed=seed, requests=requests,
+                          rate_tolerance=CONVERGE_RATE_TOLERANCE)
+
+
 def test_converged_capacity_within_its_interval_across_seeds() -> None:
     replica = build_replica("llama-3.1-8b", "h100-sxm")
-    results = [converged_capacity(replica, prompt_tokens=PROMPT, output_tokens=OUTPUT, slo=SLO, seed=seed)
-               for seed in range(3)]
+    results = [converged_capacity(replica, _search(seed=seed)) for seed in range(3)]
     for result in results:
         assert result.feasible and result.converged
         rate = result.max_rate_requests_per_second
@@ -40,8 +49,7 @@ def test_converged_capacity_within_its_interval_across_seeds() -> None:
 
 def test_work_bound_says_not_converged() -> None:
     replica = build_replica("llama-3.1-8b", "h100-sxm")
-    result = converged_capacity(replica, prompt_tokens=PROMPT, output_tokens=OUTPUT, slo=SLO, requests=40,
-                                max_requests=40)
+    result = converged_capacity(replica, _search(requests=40), max_requests=40)
     assert result.requests_per_simulation == 40  # no doubling past the bound
     half_width = 0.5 * (result.capacity_ci_high - result.capacity_ci_low)
     assert result.converged == (half_width <= CONVERGED_HALF_WIDTH * result.max_rate_requests_per_second)

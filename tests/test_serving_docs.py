@@ -25,6 +25,7 @@ from costmodel.scenario.distributions import FixedTokens, LognormalTokens
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import (
     MAX_NUM_SEQS,
+    CapacitySearch,
     build_replica,
     capacity_for_replica,
     confidence,
@@ -141,8 +142,8 @@ def claims() -> tuple[Claim, ...]:
     # Capacity at SLO.
     lengths = {"prompt_tokens": LognormalTokens(mean_tokens=1024, sigma=0.8),
                "output_tokens": LognormalTokens(mean_tokens=256, sigma=0.6)}
-    tight = capacity_for_replica(replica, slo=[SloLimit("ttft", 90, 0.5), SloLimit("tpot", 90, 0.025)], **lengths)
-    lenient = capacity_for_replica(replica, slo=[SloLimit("ttft", 90, 1.0), SloLimit("tpot", 90, 0.05)], **lengths)
+    tight = capacity_for_replica(replica, CapacitySearch(slo=[SloLimit("ttft", 90, 0.5), SloLimit("tpot", 90, 0.025)], **lengths))
+    lenient = capacity_for_replica(replica, CapacitySearch(slo=[SloLimit("ttft", 90, 1.0), SloLimit("tpot", 90, 0.05)], **lengths))
     assert tight.feasible and not tight.saturation_bound and lenient.saturation_bound
     example = ("15.22 requests/s per replica, 3,786 output tokens/s, with TTFT p90 = 0.172 s and TPOT p90 = 24.9 ms"
                " there; TPOT binds. Saturation is 18.04 requests/s.")
@@ -151,7 +152,7 @@ def claims() -> tuple[Claim, ...]:
     found += [
         Claim("(2,000 by default, seeded)", DEFAULT_REQUESTS, n0),
         Claim("8,000-token prompt: the prefill alone takes 2.36 s, so a 1 s TTFT p90 limit", l4_prefill, fixed(2)),
-        Claim("to 2% of the rate", inspect.signature(capacity_for_replica).parameters["rate_tolerance"].default, pct(0)),
+        Claim("to 2% of the rate", CapacitySearch.rate_tolerance, pct(0)),
         Claim("(prompt mean 1,024, sigma 0.8; output mean 256, sigma 0.6), TTFT p90 at most 0.5 s and TPOT p90 at most"
               " 25 ms:", 1024, n0),
         Claim(example, tight.max_rate_requests_per_second, fixed(2)),

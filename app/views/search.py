@@ -27,6 +27,9 @@ from costmodel.search.space import EXCLUDED_MODELS
 
 RESULT_KEY = "search_last"
 FRONT_COLOR, BEST_COLOR = "#1f77b4", "#ff7f0e"
+# The table of configurations found: engine profile and scaling (fixed / autoscale) as the search enumerates them.
+ROW_TITLES = ("configuration", "engine", "scaling", "$/month", "$/M tokens", "tok/s per user", "TTFT p90", "")
+ROW_WIDTHS = [3.4, 1.0, 1.0, 1.1, 1.1, 1.1, 1.1, 1.3]
 
 
 @dataclass(frozen=True)
@@ -108,20 +111,21 @@ def _add(configuration: Configuration, name: str) -> None:
 
 def _rows(result: SearchResult) -> None:
     names = {o.name for o in state.current().options}
-    header = st.columns([4, 1.2, 1.2, 1.2, 1.2, 1.3])
-    for cell, title in zip(header, ("configuration", "$/month", "$/M tokens", "tok/s per user", "TTFT p90", ""),
-                           strict=True):
-        cell.markdown(f"**{title}**")
+    header = st.columns(ROW_WIDTHS)
+    for cell, title in zip(header, ROW_TITLES, strict=True):
+        cell.markdown(f"**{title}**" if title else "")
     for rank, row in enumerate(listed_rows(result), start=1):
         name = option_name(rank, row)
-        cells = st.columns([4, 1.2, 1.2, 1.2, 1.2, 1.3])
+        cells = st.columns(ROW_WIDTHS)
         cells[0].markdown(md(label(row)) + (" (cheapest)" if rank == 1 else ""))
-        cells[1].markdown(md(f"${row.usd_per_month:,.0f}"))
-        cells[2].markdown(md(f"${row.usd_per_mtok:,.3f}"))
-        cells[3].markdown(f"{row.tokens_per_second_per_user:,.0f}")
-        cells[4].markdown("n/a" if row.ttft_p90_seconds is None else f"{row.ttft_p90_seconds * 1e3:,.0f} ms")
+        cells[1].markdown(md(row.engine))
+        cells[2].markdown(md(row.scaling))
+        cells[3].markdown(md(f"${row.usd_per_month:,.0f}"))
+        cells[4].markdown(md(f"${row.usd_per_mtok:,.3f}"))
+        cells[5].markdown(f"{row.tokens_per_second_per_user:,.0f}")
+        cells[6].markdown("n/a" if row.ttft_p90_seconds is None else f"{row.ttft_p90_seconds * 1e3:,.0f} ms")
         added = name in names
-        cells[5].button("added" if added else "add to scenario", key=f"search_add_{rank}", disabled=added,
+        cells[7].button("added" if added else "add to scenario", key=f"search_add_{rank}", disabled=added,
                         on_click=_add, args=(row, name), help=f"adds the self-host option '{name}'")
 
 

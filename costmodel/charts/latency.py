@@ -18,7 +18,7 @@ from costmodel.scenario import SelfHostOption, Slo, SloLimit, Workload
 from costmodel.serving.breakdown import latency_owner
 from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE as DECISION_RATE_TOLERANCE
 from costmodel.serving.capacity import CONVERGE_START_REQUESTS as DECISION_REQUESTS
-from costmodel.serving.capacity import capacity_for_replica
+from costmodel.serving.capacity import CapacitySearch, capacity_for_replica
 from costmodel.serving.curve import DEFAULT_CONCURRENCY, CurvePoint, throughput_interactivity_curve
 from costmodel.serving.profile import engine_settings
 from costmodel.serving.replica import build_replica
@@ -95,10 +95,11 @@ def option_latency(
     cached = min(workload.cached_prompt_fraction, 0.99)  # the simulator computes at least one prompt token
     # The capacity search with the decision's settings (seed 0, its request count and tolerance): the figure
     # `compare` and the memo print for this option.
-    capacity = capacity_for_replica(replica, prompt_tokens=prompts, output_tokens=outputs, slo=slo,
-                                    prefix_cached_fraction=cached, requests=DECISION_REQUESTS,
-                                    rate_tolerance=DECISION_RATE_TOLERANCE, kv_policy=engine.kv_policy,
-                                    max_num_seqs=engine.max_num_seqs)
+    capacity = capacity_for_replica(replica, CapacitySearch(
+        prompt_tokens=prompts, output_tokens=outputs, slo=slo, prefix_cached_fraction=cached,
+        requests=DECISION_REQUESTS, rate_tolerance=DECISION_RATE_TOLERANCE, kv_policy=engine.kv_policy,
+        max_num_seqs=engine.max_num_seqs,
+    ))
     saturation = capacity.saturation_rate_requests_per_second
     load: list[LoadPoint] = []
     curve: tuple[InteractivityPoint, ...] = ()

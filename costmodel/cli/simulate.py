@@ -32,6 +32,7 @@ from costmodel.serving import MAX_NUM_SEQS, Replica, SimulationResult, build_rep
 from costmodel.serving.capacity import (
     MAX_CONVERGE_REQUESTS,
     CapacityResult,
+    CapacitySearch,
     converged_capacity,
     zero_load_result,
     zero_load_seconds,
@@ -264,11 +265,10 @@ def run_capacity(args: argparse.Namespace) -> int:
         return run_measured_capacity(args, measured, limits=limits)
     replica = _replica(args)
     # The request count doubles from --requests until the capacity's 95% interval is within 5% (or the bound).
-    result = converged_capacity(
-        replica, prompt_tokens=prompt, output_tokens=output, slo=limits, prefix_cached_fraction=args.prefix_cached_fraction,
-        seed=args.seed, requests=args.requests, max_requests=max(args.requests, MAX_CONVERGE_REQUESTS),
-        burstiness=args.burstiness, kv_policy=args.kv_policy, max_num_seqs=args.max_num_seqs, rate_tolerance=0.02,
-    )
+    search = CapacitySearch(prompt_tokens=prompt, output_tokens=output, slo=limits, seed=args.seed, requests=args.requests,
+                            prefix_cached_fraction=args.prefix_cached_fraction, burstiness=args.burstiness,
+                            kv_policy=args.kv_policy, max_num_seqs=args.max_num_seqs, rate_tolerance=0.02)
+    result = converged_capacity(replica, search, max_requests=max(args.requests, MAX_CONVERGE_REQUESTS))
     curve: tuple[CurvePoint, ...] = ()
     if args.curve and replica.fits:
         curve = throughput_interactivity_curve(replica, prompt_tokens=prompt, output_tokens=output, seed=args.seed,

@@ -22,7 +22,12 @@ from costmodel.scenario import Scenario, SelfHostOption
 from costmodel.serving import build_replica
 from costmodel.serving.analytic import Capacity, roofline_capacity
 from costmodel.serving.breakdown import latency_owner
-from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE, CONVERGE_START_REQUESTS, capacity_for_replica
+from costmodel.serving.capacity import (
+    CONVERGE_RATE_TOLERANCE,
+    CONVERGE_START_REQUESTS,
+    CapacitySearch,
+    capacity_for_replica,
+)
 from costmodel.serving.profile import engine_settings
 
 # Requests per bisection step to start from (doubled until the capacity's interval is within 5%) and the
@@ -74,11 +79,11 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
     # One capacity search per option (seed 0, SIMULATED_REQUESTS): the same call the app's Latency page makes,
     # so the pages agree. `capacity --json` reports the converged capacity with its interval (serving.capacity
     # converged_capacity); five replications per option made every compare ~5x slower, so the decision keeps one.
-    result = capacity_for_replica(
-        replica, prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens, slo=scenario.slo,
+    result = capacity_for_replica(replica, CapacitySearch(
+        prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens, slo=scenario.slo,
         prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
         rate_tolerance=RATE_TOLERANCE, kv_policy=engine.kv_policy, max_num_seqs=engine.max_num_seqs,
-    )
+    ))
     run = result.at_capacity
     if not result.feasible or run is None:
         return Capacity(feasible=False, reason=result.reason or "no load meets the SLO", requests_per_second=0.0,

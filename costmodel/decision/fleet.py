@@ -116,6 +116,11 @@ class AutoscaledDay:
     capped_hours: int  # hours whose demand needs more than max_replicas
     spot_overhead_replica_hours_per_day: float = 0.0  # on a spot offering: interruption warm-ups + work redone
 
+    def gpu_hours_per_month(self, *, gpus_per_replica: int) -> float:
+        """GPU-hours paid a month: (serving + warm-up + spot overhead replica-hours a day) x N x D days."""
+        return (self.serving_replica_hours_per_day + self.warmup_replica_hours_per_day
+                + self.spot_overhead_replica_hours_per_day) * gpus_per_replica * DAYS_PER_MONTH
+
 
 def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_per_second: float,
                    target_peak_utilization: float, min_replicas: int, max_replicas: int,
@@ -197,8 +202,7 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
                              ttft_p90_seconds=result.ttft_p90_seconds or 0.0,
                              tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
                              mean_output_tokens=scenario.workload.mean_output_tokens()))
-    gpu_hours = (day.serving_replica_hours_per_day + day.warmup_replica_hours_per_day
-                 + day.spot_overhead_replica_hours_per_day) * result.gpus_per_replica * DAYS_PER_MONTH
+    gpu_hours = day.gpu_hours_per_month(gpus_per_replica=result.gpus_per_replica)
     gpu_usd = gpu_hours * result.usd_per_gpu_hour
     ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)
     total = gpu_usd + ops

@@ -65,6 +65,14 @@ class MixedDay:
         return (24 * self.base_replicas + self.burst_serving_replica_hours_per_day
                 + self.burst_warmup_replica_hours_per_day + self.spot_overhead_replica_hours_per_day)
 
+    def gpu_hours_per_month(self, *, gpus_per_replica: int) -> float:
+        """GPU-hours paid a month: replica-hours a day x N x D days."""
+        return self.replica_hours_per_day * gpus_per_replica * DAYS_PER_MONTH
+
+    def gpu_usd_per_month(self, *, gpus_per_replica: int) -> float:
+        """GPU $/month: $/GPU/day x N x D days."""
+        return self.usd_per_gpu_per_day * gpus_per_replica * DAYS_PER_MONTH
+
 
 def cyclic_starts(replicas: Sequence[int]) -> int:
     """Replicas started in a day seen as a cycle: the sum of the rises between consecutive hours (23 -> 0 too)."""
@@ -184,8 +192,8 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
                     interruptions_per_replica_hour=scaling.interruption_rate_per_hour or 0.0,
                     redo_seconds=redo_seconds, base_replicas=scaling.base_replicas)
     n = result.gpus_per_replica
-    gpu_hours = day.replica_hours_per_day * n * DAYS_PER_MONTH
-    gpu_usd = day.usd_per_gpu_per_day * n * DAYS_PER_MONTH
+    gpu_hours = day.gpu_hours_per_month(gpus_per_replica=n)
+    gpu_usd = day.gpu_usd_per_month(gpus_per_replica=n)
     ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)
     total = gpu_usd + ops
     scale = total / result.usd_per_month if result.usd_per_month > 0 else 1.0
@@ -210,6 +218,7 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
         utilization=mean / (mean_paid * result.capacity_requests_per_second) if mean_paid > 0 else None,
         scaling="mixed", replicas_by_hour=day.replicas_by_hour,
         base_replicas=day.base_replicas, burst_replicas_by_hour=day.burst_replicas_by_hour,
+        burst_usd_per_gpu_hour=burst.on_demand_usd_per_gpu_hour, burst_spot_usd_per_gpu_hour=burst.spot_usd_per_gpu_hour,
         gpu_hours_per_month=gpu_hours, min_replicas=floor, price_sources=(*result.price_sources, *burst.sources),
         breakdown=CostBreakdown(gpu_usd_per_month=gpu_usd, ops_usd_per_month=ops),
         notes=(*result.notes, note), **changes,  # type: ignore[arg-type]

@@ -121,6 +121,8 @@ class OptionResult:
     # Mixed fleets (decision/mixed.py): replicas of the fixed base and the burst's replicas in each hour.
     base_replicas: int | None = None
     burst_replicas_by_hour: tuple[int, ...] | None = None
+    burst_usd_per_gpu_hour: float | None = None  # mixed: the burst's on-demand and spot prices (the volume sweep)
+    burst_spot_usd_per_gpu_hour: float | None = None
     ops_usd_per_gpu_month: float = 0.0  # the per-GPU part of ops (self-host, hybrid); the rest is fixed
 
     @property

@@ -9,7 +9,8 @@ Per option, from its `OptionResult` (month 0):
 - API: $/request = prompt share + output share (its input/output $/M split); $/month = requests x $/request.
   Throttled when the peak minute's requests or tokens pass the price row's limits (batch API: never).
 - self-host: replicas = max(min_replicas, ceil(peak req/s / (target_peak_utilization x capacity req/s per
-  replica))), as `economics.size_self_host` (the option's fleet policy, decision/fleet.py);
+  replica))), as `economics.size_self_host` (the option's fleet policy, decision/fleet.py); an autoscaled or
+  mixed fleet re-runs the decision's hourly fleet on the scaled day's demand (decision/volume_fleet.py);
   capacity scales with throughput (efficiency, first order) and inversely with GPU time per request, whose
   split between prompt and output tokens is the option's input/output cost split (prefill vs decode time).
 - hybrid: `economics.plan_hybrid` over the day's profile with the base option's replica cost and capacity
@@ -24,9 +25,10 @@ from dataclasses import dataclass, replace
 
 from costmodel.decision.economics import HybridPlan, plan_hybrid
 from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.volume_fleet import FleetInputs, fleet_inputs, fleet_usd_per_month
 from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
 from costmodel.pricing.api_cost import api_option_cost
-from costmodel.scenario import ApiOption, HybridOption, Scenario
+from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_MONTH
 
 MAX_STEPS = 400  # replica steps listed per option (beyond them the search falls back to its grid)
@@ -66,6 +68,7 @@ class OptionCost:
     min_replicas: int = 1  # self-host / hybrid base: the fleet policy's replica floor
     target_peak_utilization: float = 1.0  # share of capacity a replica may carry in the peak hour
     api: str | None = None  # hybrid: the API option that takes the overflow
+    fleet: FleetInputs | None = None  # self-host: an autoscaled or mixed fleet (None: fixed, sized for the peak)
 
 
 @dataclass(frozen=True)
@@ -120,19 +123,25 @@ def _api_cost(result: OptionResult, option: ApiOption, decision: Decision, scena
     )
 
 
-def _self_host_cost(result: OptionResult, decision: Decision) -> OptionCost:
-    replicas = max(result.replicas, 1)
+def _self_host_cost(result: OptionResult, option: SelfHostOption, decision: Decision) -> OptionCost:
+    fleet = fleet_inputs(result, option, mean_output_tokens=decision.mean_output_tokens)
     prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
     # Ops = fixed + per-GPU x GPU-hours / 730.5 h (decision/fleet.py): the per-GPU part rides with each replica.
     per_gpu_ops = result.ops_usd_per_gpu_month * (result.gpu_hours_per_month or 0.0) / HOURS_PER_MONTH
+    # One replica all month: a fixed fleet's GPU $ per replica; an hourly fleet's offering price x N x 730.5 h
+    # (what a hybrid built on it pays per base replica, decision/options.py hybrid_result).
+    replica_usd = (result.breakdown.gpu_usd_per_month / max(result.replicas, 1) if fleet is None
+                   else fleet.usd_per_gpu_hour * fleet.gpus_per_replica * HOURS_PER_MONTH)
     return OptionCost(
-        name=result.name, kind=result.kind, meets_slo=result.meets_slo,
-        replica_usd_per_month=result.breakdown.gpu_usd_per_month / replicas,
+        name=result.name, kind=result.kind, meets_slo=result.meets_slo, fleet=fleet,
+        replica_usd_per_month=replica_usd,
         ops_usd_per_month=result.breakdown.ops_usd_per_month - per_gpu_ops,
         ops_usd_per_replica_month=result.ops_usd_per_gpu_month * (result.gpus_per_replica or 1),
         capacity_requests_per_second=result.capacity_requests_per_second or 0.0,
         prefill_time_fraction=_share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens),
-        min_replicas=result.min_replicas or 1, target_peak_utilization=result.target_peak_utilization or 1.0,
+        # an hourly fleet's floor may be 0 (scaling.min_replicas: nothing runs in an empty hour)
+        min_replicas=(result.min_replicas or 1) if fleet is None else (result.min_replicas or 0),
+        target_peak_utilization=result.target_peak_utilization or 1.0,
     )
 
 
@@ -149,14 +158,15 @@ def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[
         option = scenario.option(result.name)
         if isinstance(option, ApiOption):
             costs[result.name] = _api_cost(result, option, decision, scenario, sheet)
-        elif result.kind == "self-host":
-            costs[result.name] = _self_host_cost(result, decision)
+        elif result.kind == "self-host" and isinstance(option, SelfHostOption):
+            costs[result.name] = _self_host_cost(result, option, decision)
     for result in decision.usable_options:
         option = scenario.option(result.name)
         if isinstance(option, HybridOption):
             base = costs[option.self_host]
             costs[result.name] = replace(base, name=result.name, kind="hybrid", meets_slo=result.meets_slo,
-                                         base=option.self_host, api=option.api)
+                                         base=option.self_host, api=option.api, fleet=None,
+                                         min_replicas=base.min_replicas or 1)  # as options.hybrid_result
     return CostModel(
         options=tuple(costs[r.name] for r in decision.usable_options), recommendation=decision.chosen_name(),
         parts=tuple(costs[name] for name in sorted(hybrid_parts - usable)),
@@ -216,6 +226,13 @@ def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> 
     if option.kind == "hybrid":
         return hybrid_plan(model, name, scaling).usd_per_month
     capacity = _capacity(option, scaling)
+    if option.fleet is not None and capacity > 0:  # autoscaled or mixed: the decision's hourly fleet, re-run
+        return option.ops_usd_per_month + fleet_usd_per_month(
+            option.fleet, hourly_requests_per_second=[model.mean_requests_per_second * scaling.volume * w
+                                                      for w in model.hourly_profile],
+            capacity_requests_per_second=capacity, target_peak_utilization=option.target_peak_utilization,
+            min_replicas=option.min_replicas, gpu_price_scale=scaling.usd_per_gpu_hour,
+            output_tokens_scale=scaling.output_tokens)
     replicas = _peak_replicas(model, option, capacity, scaling) if capacity > 0 else 1  # infeasible: one, as decide
     return (replicas * (option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month)
             + option.ops_usd_per_month)
@@ -244,11 +261,21 @@ def step_volumes(model: CostModel, *, up_to: float) -> tuple[float, ...]:
         if option.kind == "api":
             steps.update(s for s in (option.requests_limit_volume_scale, option.tokens_limit_volume_scale) if s <= up_to)
         elif option.capacity_requests_per_second > 0 and option.kind == "self-host":
-            per_replica = (option.capacity_requests_per_second * option.target_peak_utilization
-                           / model.peak_requests_per_second)
-            count = min(int(up_to / per_replica), MAX_STEPS)
-            steps.update(k * per_replica for k in range(1, count + 1))
+            steps.update(_replica_steps(model, option, up_to=up_to))
     return tuple(sorted(steps))
+
+
+def _replica_steps(model: CostModel, option: OptionCost, *, up_to: float) -> list[float]:
+    """Volumes where a replica is added: in the peak hour (fixed fleet), or in any hour of the day (autoscaled
+    or mixed; the MAX_STEPS nearest to 1 in log scale, beyond them the search's grid)."""
+    demands = ([model.peak_requests_per_second] if option.fleet is None
+               else [model.mean_requests_per_second * w for w in sorted(set(model.hourly_profile))])
+    found: list[float] = []
+    for demand in (d for d in demands if d > 0):
+        per_replica = option.capacity_requests_per_second * option.target_peak_utilization / demand
+        count = min(int(up_to / per_replica), MAX_STEPS)
+        found += [k * per_replica for k in range(1, count + 1)]
+    return sorted(found, key=lambda s: abs(math.log(s)))[:MAX_STEPS]
 
 
 def same_plan(model: CostModel, first: str, second: str, scaling: Scaling = Scaling()) -> bool:

@@ -9,16 +9,14 @@ max(a * c_i, b * m_i) with c_i, m_i its compute-only and memory-only seconds at 
 a fixed half-saturation h the step time is piecewise linear in (a, b, overhead). We minimise the squared
 *relative* error by alternating: fix which side of each max wins, solve the 3-variable bounded linear
 least squares, repeat until the sides stop changing (several starts, best kept). h is searched on a
-log grid and refined by golden-section search. Every 4th measured point is held out of the fit and only used to report the error.
+log grid and refined by golden-section search (the solvers: costmodel/measurements/fit_solvers.py).
+Every 4th measured point is held out of the fit and only used to report the error.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 
@@ -30,6 +28,7 @@ from costmodel.measurements.calibration import (
     Calibration,
     holdout_error_message,
 )
+from costmodel.measurements.fit_solvers import Trial, bounded_lstsq, grid_search
 from costmodel.measurements.probe_result import ProbeResult, predict_arrays, sliced_shape
 from costmodel.roofline import Efficiency
 
@@ -120,51 +119,6 @@ def _loss(data: _Data, params: np.ndarray, mask: np.ndarray) -> float:
     return float(np.sum(rel[mask] ** 2))
 
 
-def _solve_small(matrix: list[list[float]], rhs: list[float]) -> list[float] | None:
-    """Solve a 1x1..3x3 linear system by Cramer's rule (None if singular); plain floats are fast here."""
-    n = len(rhs)
-    if n == 1:
-        return [rhs[0] / matrix[0][0]] if matrix[0][0] else None
-
-    def det(m: list[list[float]]) -> float:
-        if len(m) == 2:
-            return m[0][0] * m[1][1] - m[0][1] * m[1][0]
-        return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-                + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
-
-    whole = det(matrix)
-    if abs(whole) < 1e-300:
-        return None
-    return [det([[rhs[r] if c == k else matrix[r][c] for c in range(n)] for r in range(n)]) / whole for k in range(n)]
-
-
-def _bounded_lstsq(design: np.ndarray, target: np.ndarray, lower: np.ndarray) -> np.ndarray:
-    """min |design x - target|^2 subject to x >= lower; 3 variables, so try every set of clamped ones.
-
-    Works on the normal equations (G = D'D, h = D't): cost(x) = x'Gx - 2h'x + const.
-    """
-    gram, rhs, low = (design.T @ design).tolist(), (design.T @ target).tolist(), lower.tolist()
-    best, best_cost = low, np.inf
-    for clamped in itertools.product((False, True), repeat=len(low)):
-        free = [i for i, c in enumerate(clamped) if not c]
-        x = list(low)
-        if free:
-            sub = [[gram[i][j] for j in free] for i in free]
-            sub_rhs = [rhs[i] - sum(gram[i][j] * low[j] for j in range(len(low)) if clamped[j]) for i in free]
-            solved = _solve_small(sub, sub_rhs)
-            if solved is None:
-                continue
-            for i, value in zip(free, solved, strict=True):
-                x[i] = value
-        if any(v < lo - 1e-12 for v, lo in zip(x, low, strict=True)):
-            continue
-        cost = sum(x[i] * gram[i][j] * x[j] for i in range(3) for j in range(3)) - 2.0 * sum(
-            r * v for r, v in zip(rhs, x, strict=True))
-        if cost < best_cost:
-            best, best_cost = x, cost
-    return np.array(best)
-
-
 def _fit_linear(data: _Data, mask: np.ndarray) -> tuple[np.ndarray, float]:
     """Best (a, b, overhead) for fixed saturation, by alternating sides of each max (several starts)."""
     lower = np.array([1.0 / MAX_EFFICIENCY, 1.0 / MAX_EFFICIENCY, 0.0])
@@ -181,7 +135,7 @@ def _fit_linear(data: _Data, mask: np.ndarray) -> tuple[np.ndarray, float]:
                 ],
                 axis=1,
             ) / data.measured[:, None]
-            new = _bounded_lstsq(design[mask], np.ones(int(mask.sum())), lower)
+            new = bounded_lstsq(design[mask], np.ones(int(mask.sum())), lower)
             if np.allclose(new, params, rtol=1e-9, atol=1e-15):
                 break
             params = new
@@ -189,46 +143,6 @@ def _fit_linear(data: _Data, mask: np.ndarray) -> tuple[np.ndarray, float]:
         if loss < best_loss:
             best, best_loss = params, loss
     return best, best_loss
-
-
-Trial = tuple[float, tuple[float, float], np.ndarray]  # (loss, (half, reads), (a, b, overhead))
-
-
-def _refine(evaluate: Callable[[float], Trial], grid: tuple[float, ...], value: float, best: Trial) -> Trial:
-    """Golden-section search in log space between the grid neighbours of `value` (> 0)."""
-    positive = sorted(v for v in grid if v > 0)
-    if value <= 0 or len(positive) < 2:
-        return best
-    index = min(range(len(positive)), key=lambda i: abs(np.log(positive[i] / value)))
-    lo, hi = np.log(positive[max(index - 1, 0)]), np.log(positive[min(index + 1, len(positive) - 1)])
-    ratio = (np.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(12):  # the bracket shrinks to 0.618^12 ~ 3e-3 of its log width
-        left, right = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-        at_left, at_right = evaluate(float(np.exp(left))), evaluate(float(np.exp(right)))
-        best = min((best, at_left, at_right), key=lambda trial: trial[0])
-        if at_left[0] <= at_right[0]:
-            hi = right
-        else:
-            lo = left
-    return best
-
-
-def _search(evaluate: Callable[[float, float], Trial], half_grid: tuple[float, ...],
-            reads_grid: tuple[float, ...]) -> Trial:
-    """Best (half-saturation, weight reads): the joint grid, then two passes of per-coordinate refinement."""
-    best = min((evaluate(half, reads) for half in half_grid for reads in reads_grid), key=lambda trial: trial[0])
-    for _ in range(2):
-        best = _refine(partial(_with_reads, evaluate, best[1][1]), half_grid, best[1][0], best)
-        best = _refine(partial(_with_half, evaluate, best[1][0]), reads_grid, best[1][1], best)
-    return best
-
-
-def _with_reads(evaluate: Callable[[float, float], Trial], reads: float, half: float) -> Trial:
-    return evaluate(half, reads)
-
-
-def _with_half(evaluate: Callable[[float, float], Trial], half: float, reads: float) -> Trial:
-    return evaluate(half, reads)
 
 
 def holdout_mask(count: int) -> np.ndarray:
@@ -280,7 +194,7 @@ def fit_calibration(
         params, loss = _fit_linear(_data(result, shape, arrays, half, reads), fit_mask)
         return loss, (half, reads), params
 
-    _, (half, reads), (a, b, overhead) = _search(evaluate, half_saturation_grid, weight_reads_grid)
+    _, (half, reads), (a, b, overhead) = grid_search(evaluate, half_saturation_grid, weight_reads_grid)
     efficiency = Efficiency(
         eff_compute=float(1.0 / a),
         eff_memory=float(1.0 / b),

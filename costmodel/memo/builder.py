@@ -9,13 +9,9 @@ Imported only when a memo is built (needs the `memo` extra).
 from __future__ import annotations
 
 import io
-import unicodedata
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
-import matplotlib
 from PIL import Image as PILImage
 from reportlab import rl_config
 from reportlab.lib import colors
@@ -24,7 +20,6 @@ from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfbase import pdfmetrics
-from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas as rl_canvas
 from reportlab.platypus import (
     Flowable,
@@ -40,49 +35,18 @@ from reportlab.platypus import PageBreak as RlPageBreak
 from reportlab.platypus import Table as RlTable
 
 from costmodel.memo.blocks import Block, Bullets, Code, Figure, Heading, PageBreak, Para, Table
-from costmodel.memo.cjk import register_cjk, wrap_runs
+from costmodel.memo.cjk import register_cjk
 from costmodel.memo.content import MemoContent
+from costmodel.memo.pdf_text import clean, markup, register_fonts
 
 MARGIN = 18 * mm
 FRAME_PADDING = 6  # reportlab's Frame pads its content 6 pt on each side (SimpleDocTemplate's default frame)
 TEXT_WIDTH = A4[0] - 2 * MARGIN - 2 * FRAME_PADDING  # what a flowable may use: tables and figures fit inside it
 CELL_PADDING = 3  # left and right padding of a table cell
-FONT_FILES = {  # bundled with matplotlib, so a machine without Debian's fonts still has them
-    "DejaVuSans": "DejaVuSans.ttf",
-    "DejaVuSans-Bold": "DejaVuSans-Bold.ttf",
-    "DejaVuSans-Oblique": "DejaVuSans-Oblique.ttf",
-    "DejaVuSansMono": "DejaVuSansMono.ttf",
-}
 CELL_CHARS = 90  # longer user text in a table cell is cut (the full text is in the notes below the table)
 HEADER_CHARS = 70
 INK = colors.HexColor("#1b2a3a")
 ACCENT = colors.HexColor("#1f5fa8")
-
-
-def register_fonts() -> None:
-    """Register the DejaVu family with reportlab (embedded, subset, in every memo)."""
-    if "DejaVuSans" in pdfmetrics.getRegisteredFontNames():
-        return
-    folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
-    for name, file in FONT_FILES.items():
-        pdfmetrics.registerFont(TTFont(name, str(folder / file)))
-    pdfmetrics.registerFontFamily("DejaVuSans", normal="DejaVuSans", bold="DejaVuSans-Bold",
-                                  italic="DejaVuSans-Oblique", boldItalic="DejaVuSans-Bold")
-
-
-def clean(text: str, *, limit: int | None = None) -> str:
-    """User text made safe to print: control characters become spaces, unpaired surrogates '?', cut at limit."""
-    text = text.encode("utf-8", "replace").decode("utf-8")
-    text = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + "\u2026"
-    return text
-
-
-def markup(text: str, *, limit: int | None = None, cjk: str | None = None) -> str:
-    """Plain text -> reportlab paragraph markup (escaped: '<b>' prints as '<b>'); runs of CJK characters
-    set in the `cjk` font when one is given."""
-    return wrap_runs(escape(clean(text, limit=limit)), cjk)
 
 
 def _styles() -> dict[str, ParagraphStyle]:

@@ -36,20 +36,25 @@ def front_table(result: SearchResult) -> Table:
     """The cheapest configuration and the front, cheapest $/M tokens first (the cheapest highlighted)."""
     rows = _front_rows(result)
     best = result.best[0] if result.best else None
-    cells = tuple((configuration_label(r), r.offering, money(r.usd_per_month), per_mtok(r.usd_per_mtok),
-                   f"{r.tokens_per_second_per_user:.0f}",
+    cells = tuple((configuration_label(r), r.offering, r.engine, r.scaling, money(r.usd_per_month),
+                   per_mtok(r.usd_per_mtok), f"{r.tokens_per_second_per_user:.0f}",
                    latency(r.ttft_p90_seconds) if r.ttft_p90_seconds is not None else "n/a") for r in rows)
-    return Table(header=("configuration", "offering", "$/month", "$/M tokens", "tok/s per user", "TTFT p90"),
-                 rows=cells, widths=(0.32, 0.26, 0.11, 0.11, 0.1, 0.1), align=("l", "l", "r", "r", "r", "r"),
+    return Table(header=("configuration", "offering", "engine", "scaling", "$/month", "$/M tokens", "tok/s per user",
+                         "TTFT p90"),
+                 rows=cells, widths=(0.24, 0.2, 0.1, 0.1, 0.1, 0.09, 0.08, 0.09),
+                 align=("l", "l", "l", "l", "r", "r", "r", "r"),
                  highlight_row=rows.index(best) if best in rows else None,
-                 caption="Configurations on the Pareto fronts (highlighted: the cheapest meeting the SLO).")
+                 caption="Configurations on the Pareto fronts (highlighted: the cheapest meeting the SLO). Engine: "
+                         "the serving-engine profile simulated; scaling: fixed (the same replicas every hour) or "
+                         "autoscale (replicas follow the hourly demand; on-demand offerings only).")
 
 
 def search_blocks(result: SearchResult, *, top_k: int) -> list[Block]:
     """Heading, counts, the front chart and its table."""
     counts = (f"The search enumerated {result.candidates_enumerated:,} self-host configurations (model x accelerator x "
-              f"tensor-parallel GPUs x weight/KV dtype x GPU offering), pruned {result.candidates_pruned:,} with the "
-              f"roofline bounds (memory fit, a capacity upper bound and so a $/month lower bound, a TPOT lower bound) "
+              "tensor-parallel GPUs x weight/KV dtype x GPU offering x engine profile x scaling), pruned "
+              f"{result.candidates_pruned:,} with the roofline bounds (memory fit, a capacity upper bound and so a "
+              "$/month lower bound, a TPOT lower bound) "
               f"and simulated {result.candidates_simulated:,} at the SLO in {result.seconds:.1f} s. The fronts are "
               f"over the simulated configurations; the {top_k} cheapest meeting the SLO are added to the options "
               "compared (names starting with 'search-').")
@@ -58,8 +63,9 @@ def search_blocks(result: SearchResult, *, top_k: int) -> list[Block]:
         blocks.append(Para("No searched configuration meets the SLO, so there is no front to show."))
         return blocks
     best = result.best[0]
-    blocks.append(Para(f"Cheapest meeting the SLO: {configuration_label(best)} on {best.offering}, "
-                       f"{money(best.usd_per_month)}/month ({per_mtok(best.usd_per_mtok)}/M tokens).", lead="Best found."))
+    blocks.append(Para(f"Cheapest meeting the SLO: {configuration_label(best)} on {best.offering} (engine "
+                       f"{best.engine}, {best.scaling}), {money(best.usd_per_month)}/month "
+                       f"({per_mtok(best.usd_per_mtok)}/M tokens).", lead="Best found."))
     blocks.append(Figure(FIGURE_KEY, "Figure S. The searched configurations that meet the SLO on the two Pareto fronts: "
                          "$/M tokens against tokens/s per user (left, higher is better) and against TTFT p90 (right, "
                          "lower is better). Points on a line are not beaten on both axes by any simulated "

@@ -4,13 +4,15 @@ Public API (see docs/serving.md):
 - `build_replica(model, hardware, *, gpus, weight_dtype, kv_dtype, efficiency, calibration, max_batched_tokens)`
 - `simulate(replica, *, prompt_tokens, output_tokens, rate_per_second, requests, seed, burstiness,
   replay_seconds, prefix_cached_fraction, slo, kv_policy, max_num_seqs) -> SimulationResult`
-- `capacity_at_slo(model, hardware, *, prompt_tokens, output_tokens, slo, ...) -> CapacityResult`
+- `capacity_at_slo(model, hardware, *, prompt_tokens, output_tokens, slo, ...) -> CapacityResult`;
+  `capacity_for_replica(replica, CapacitySearch(...))` and `converged_capacity(replica, CapacitySearch(...))`
 - `throughput_interactivity_curve(replica, *, prompt_tokens, output_tokens, concurrency, ...)`
 Token distributions are `costmodel.scenario.distributions` classes; SLO limits are `costmodel.scenario.slo`.
 """
 
 from costmodel.serving.capacity import (
     CapacityResult,
+    CapacitySearch,
     capacity_at_slo,
     capacity_for_replica,
     converged_capacity,
@@ -24,6 +26,7 @@ __all__ = [
     "MAX_NUM_SEQS",
     "MAX_REQUESTS",
     "CapacityResult",
+    "CapacitySearch",
     "CurvePoint",
     "LatencySummary",
     "QueueSeries",

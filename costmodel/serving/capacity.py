@@ -47,6 +47,25 @@ ZERO_LOAD_REQUESTS = 120
 _NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
 
 
+@dataclass(frozen=True, kw_only=True)
+class CapacitySearch:
+    """The settings of one capacity search, shared by `capacity_for_replica` and `converged_capacity`: the
+    workload's token lengths, the SLO, the requests simulated (the start of the doubling when converging),
+    the seed, arrival burstiness (1 = Poisson), the engine's KV policy and batch cap, and the bisection's
+    relative tolerance on the rate."""
+
+    prompt_tokens: TokenDistribution
+    output_tokens: TokenDistribution
+    slo: Slo | Sequence[SloLimit]
+    prefix_cached_fraction: float = 0.0
+    seed: int = 0
+    requests: int = DEFAULT_REQUESTS
+    burstiness: float = 1.0
+    kv_policy: KvPolicy = "preempt"
+    max_num_seqs: int = MAX_NUM_SEQS
+    rate_tolerance: float = 0.02
+
+
 @dataclass(frozen=True)
 class CapacityResult:
     """Capacity of one replica at an SLO. Rates in requests/s, throughputs in output tokens/s."""
@@ -112,22 +131,11 @@ def _infeasible_reason(replica: Replica, limit: SloLimit, value: float, prompts:
     return f"{what} > {name} limit {limit.limit_seconds:.3g} s: no load meets it"
 
 
-def capacity_for_replica(
-    replica: Replica,
-    *,
-    prompt_tokens: TokenDistribution,
-    output_tokens: TokenDistribution,
-    slo: Slo | Sequence[SloLimit],
-    prefix_cached_fraction: float = 0.0,
-    seed: int = 0,
-    requests: int = DEFAULT_REQUESTS,
-    burstiness: float = 1.0,
-    kv_policy: KvPolicy = "preempt",
-    max_num_seqs: int = MAX_NUM_SEQS,
-    rate_tolerance: float = 0.02,
-) -> CapacityResult:
-    """`capacity_at_slo` for an already built replica (reuse it across calls)."""
-    limits = slo_limits(slo)
+def capacity_for_replica(replica: Replica, search: CapacitySearch) -> CapacityResult:
+    """`capacity_at_slo` for an already built replica (reuse it across calls) with the settings of `search`."""
+    limits = slo_limits(search.slo)
+    requests, rate_tolerance, kv_policy = search.requests, search.rate_tolerance, search.kv_policy
+    prefix_cached_fraction = search.prefix_cached_fraction
     runs = 0
 
     def verdict(*, reason: str = "", best: SimulationResult | None = None, rate: float = 0.0,
@@ -146,13 +154,14 @@ def capacity_for_replica(
         raise ValueError("capacity_at_slo needs at least one SLO limit")
     if not replica.fits:
         return verdict(reason=replica.memory.message)
-    prompts, outputs = draw_lengths(prompt_tokens=prompt_tokens, output_tokens=output_tokens, requests=requests, seed=seed)
-    gaps = unit_gaps(requests=requests, burstiness=burstiness, seed=seed)
+    prompts, outputs = draw_lengths(prompt_tokens=search.prompt_tokens, output_tokens=search.output_tokens,
+                                    requests=requests, seed=search.seed)
+    gaps = unit_gaps(requests=requests, burstiness=search.burstiness, seed=search.seed)
     unit_arrivals = np.concatenate(([0.0], np.cumsum(gaps[:-1])))
     # Every run below simulates the same requests; only their arrival times (and the rate label) change.
     simulate = partial(simulate_requests, replica, prompt_tokens=prompts, output_tokens=outputs,
                        prefix_cached_fraction=prefix_cached_fraction, slo=limits, kv_policy=kv_policy,
-                       max_num_seqs=max_num_seqs)
+                       max_num_seqs=search.max_num_seqs)
 
     # Zero-load latency percentiles need no more than a few hundred requests (each runs alone, so this
     # run costs as many steps as all its tokens): the first ZERO_LOAD_REQUESTS of the same draw.
@@ -198,23 +207,10 @@ def capacity_for_replica(
     return verdict(best=best, rate=lo, saturation=saturation, zero_load=minimum)
 
 
-def converged_capacity(
-    replica: Replica,
-    *,
-    prompt_tokens: TokenDistribution,
-    output_tokens: TokenDistribution,
-    slo: Slo | Sequence[SloLimit],
-    prefix_cached_fraction: float = 0.0,
-    seed: int = 0,
-    requests: int = CONVERGE_START_REQUESTS,
-    max_requests: int = MAX_CONVERGE_REQUESTS,
-    burstiness: float = 1.0,
-    kv_policy: KvPolicy = "preempt",
-    max_num_seqs: int = MAX_NUM_SEQS,
-    rate_tolerance: float = CONVERGE_RATE_TOLERANCE,
-) -> CapacityResult:
-    """Capacity with a 95% interval from REPLICATIONS independent searches (seeds seed * REPLICATIONS + k),
-    the request count doubled from `requests` until the interval's half-width is within 5% of the mean
+def converged_capacity(replica: Replica, search: CapacitySearch, *,
+                       max_requests: int = MAX_CONVERGE_REQUESTS) -> CapacityResult:
+    """Capacity with a 95% interval from REPLICATIONS independent searches (seeds search.seed * REPLICATIONS + k),
+    the request count doubled from `search.requests` until the interval's half-width is within 5% of the mean
     (`converged`) or `max_requests` is reached (the bound on work; `converged` False then).
 
     Independent replications, not batch means within one run: near the capacity the queue's correlation
@@ -223,16 +219,10 @@ def converged_capacity(
     simulation's capacity varies over. The capacity is the replications' mean; `at_capacity` is the run of
     the replication closest to it.
     """
-    count = requests
+    count = search.requests
     while True:
-        runs = [
-            capacity_for_replica(
-                replica, prompt_tokens=prompt_tokens, output_tokens=output_tokens, slo=slo,
-                prefix_cached_fraction=prefix_cached_fraction, seed=seed * REPLICATIONS + k, requests=count,
-                burstiness=burstiness, kv_policy=kv_policy, max_num_seqs=max_num_seqs, rate_tolerance=rate_tolerance,
-            )
-            for k in range(REPLICATIONS)
-        ]
+        runs = [capacity_for_replica(replica, replace(search, seed=search.seed * REPLICATIONS + k, requests=count))
+                for k in range(REPLICATIONS)]
         rates = np.array([r.max_rate_requests_per_second for r in runs])
         mean = float(rates.mean())
         half = T_975_4_DOF * float(rates.std(ddof=1)) / math.sqrt(REPLICATIONS)
@@ -292,8 +282,8 @@ def capacity_at_slo(
     replica = build_replica(model, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                             efficiency=efficiency, calibration=calibration, max_batched_tokens=max_batched_tokens,
                             engine=engine)
-    return capacity_for_replica(
-        replica, prompt_tokens=prompt_tokens, output_tokens=output_tokens, slo=slo,
+    return capacity_for_replica(replica, CapacitySearch(
+        prompt_tokens=prompt_tokens, output_tokens=output_tokens, slo=slo,
         prefix_cached_fraction=prefix_cached_fraction, seed=seed, requests=requests, burstiness=burstiness,
         kv_policy=kv_policy, max_num_seqs=max_num_seqs, rate_tolerance=rate_tolerance,
-    )
+    ))
