@@ -9,7 +9,6 @@ import pytest
 
 from costmodel.catalog.engines import load_engine
 from costmodel.cli import main
-from costmodel.errors import CostmodelError
 from costmodel.estimate import estimate
 from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.scenario.distributions import FixedTokens
@@ -78,10 +77,19 @@ def test_profile_step_overhead_replaces_the_accelerators() -> None:
     assert base.tpot_seconds - bare.tpot_seconds == pytest.approx(base.efficiency.overhead_seconds_per_step, rel=1e-9)
 
 
-def test_per_sequence_step_overhead_is_refused_not_ignored() -> None:
-    profile = load_engine("generic").model_copy(update={"step_overhead_seconds_per_sequence": 1e-5})
-    with pytest.raises(CostmodelError, match="step_overhead_seconds_per_sequence"):
-        engine_settings(profile)
+def test_per_sequence_step_overhead_reaches_the_step_timer_and_tpot() -> None:
+    # 10 us per sequence per step: a decode step of B sequences costs B * 10 us more (the engine loop
+    # charges it per scheduled sequence; tests/test_serving_reference.py checks it step by step).
+    profile = load_engine("generic").model_copy(update={"id": "test-per-seq", "step_overhead_seconds_per_sequence": 1e-5})
+    settings = engine_settings(profile)
+    assert settings.step_overhead_seconds_per_sequence == 1e-5
+    replica = build_replica("llama-3.1-8b", "h100-sxm", engine=settings)
+    bare = build_replica("llama-3.1-8b", "h100-sxm")
+    static, _ = replica.timer.decode_tables()
+    static_bare, _ = bare.timer.decode_tables()
+    assert static[32] - static_bare[32] == pytest.approx(32 * 1e-5, rel=1e-9)
+    kwargs = {"prompt_tokens": PROMPT, "output_tokens": OUTPUT, "rate_per_second": 20.0, "requests": 200}
+    assert simulate(replica, **kwargs).tpot.p50_seconds > simulate(bare, **kwargs).tpot.p50_seconds
 
 
 def test_naive_serves_one_request_at_a_time() -> None:
@@ -108,7 +116,13 @@ def test_cli_engine_flag(capsys: pytest.CaptureFixture[str]) -> None:
                              "--kv-policy", "preempt", "--json"])
     assert flagged["kv_policy"] == "preempt"  # an explicit flag wins over the profile
     est = _json(capsys, ["estimate", *BASE, "--engine", "vllm", "--json"])
-    assert est["engine"] == "vllm" and est["ttft_seconds"] == _json(capsys, ["estimate", *BASE, "--json"])["ttft_seconds"]
+    # The vllm profile's TTFT = generic + its per-request overhead + its step overhead in place of the
+    # accelerator row's (H100: 4e-4 s) on the one prefill step.
+    vllm = load_engine("vllm")
+    assert vllm.step_overhead_seconds is not None
+    expected = (_json(capsys, ["estimate", *BASE, "--json"])["ttft_seconds"] + vllm.request_overhead_seconds
+                + vllm.step_overhead_seconds - 4e-4)
+    assert est["engine"] == "vllm" and est["ttft_seconds"] == pytest.approx(expected, rel=1e-9)
     cap = _json(capsys, ["capacity", *BASE, "--requests", "200", "--engine", "naive", "--slo-ttft-p90", "5", "--json"])
     assert cap["feasible"] is True
     with pytest.raises(SystemExit) as exc:

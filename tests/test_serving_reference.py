@@ -15,8 +15,10 @@ import math
 import numpy as np
 import pytest
 
+from costmodel.catalog.engines import load_engine
 from costmodel.roofline import StepWork, step_from_work, uniform_work
 from costmodel.serving.engine import EngineLimits, run_engine
+from costmodel.serving.profile import engine_settings
 from costmodel.serving.replica import Replica, build_replica
 
 FIELDS = ("tokens", "logit_rows", "full_pairs", "sliding_pairs", "full_cached_tokens", "sliding_cached_tokens")
@@ -106,6 +108,8 @@ def reference(replica: Replica, *, arrival, prompt, cached, output, limits: Engi
             replica.shape, replica.hardware, StepWork(**totals), weight_dtype=replica.weight_dtype,
             kv_dtype=replica.kv_dtype, gpus=replica.gpus, efficiency=replica.efficiency,
         ).step_seconds
+        # The engine profile's CPU cost per sequence in the step (decoders that emit + prefill chunks).
+        seconds += replica.timer.per_sequence_seconds * (len(decoders) + len(chunks))
         now += seconds
         if not chunks and limits.scheduler_steps > 1:  # a decode-only step uses up one step of the window
             window_left = (window_left or limits.scheduler_steps) - 1
@@ -247,3 +251,42 @@ def test_prefill_only_steps_match_the_reference(name: str) -> None:
     def decode_seconds(trace):
         return np.nanmean(trace.finish_seconds - trace.first_token_seconds)
     assert decode_seconds(results[False]) > decode_seconds(results[True])
+
+
+@pytest.mark.parametrize("mixed", [True, False])
+@pytest.mark.parametrize("name", ["dense-roomy", "dense-chunked-tight-kv", "dense-reserve-tight-kv", "moe-sliding-window"])
+def test_per_sequence_step_overhead_matches_the_reference(name: str, mixed: bool) -> None:
+    # An engine profile's step_overhead_seconds_per_sequence (CPU per sequence per step: sampling,
+    # detokenize, streaming): the fast loop (in its decode tables and mixed steps) must charge it as the
+    # step-by-step rule does: per decoding sequence that emits plus per prefill chunk, every step.
+    model, hardware, budget, kv_share, policy, prefix = CASES[name]
+    profile = load_engine("generic").model_copy(update={"id": "test-per-seq", "max_num_batched_tokens": budget,
+                                                         "step_overhead_seconds_per_sequence": 40e-6})
+    replica = build_replica(model, hardware, engine=engine_settings(profile))
+    assert replica.timer.per_sequence_seconds == 40e-6
+    rng = np.random.default_rng(13)
+    n = 50
+    arrival = np.sort(rng.uniform(0.0, 1.0, size=n))
+    prompt = rng.integers(20, 400, size=n)
+    output = rng.integers(1, 90, size=n)
+    cached = np.minimum(np.floor(prefix * prompt).astype(np.int64), prompt - 1)
+    need = replica.kv_bytes_per_sequence_per_gpu + replica.kv_bytes_per_token_per_gpu * (prompt - cached + output)
+    cap = max(replica.kv_budget_bytes_per_gpu * kv_share, float(need.max()))
+    limits = EngineLimits(
+        max_batched_tokens=budget, max_num_seqs=min(32, budget), kv_capacity_bytes=cap,
+        kv_bytes_per_token=replica.kv_bytes_per_token_per_gpu,
+        kv_bytes_per_sequence=replica.kv_bytes_per_sequence_per_gpu, kv_policy=policy, max_events=10**6,
+        mixed_prefill_decode=mixed,
+    )
+    fast = run_engine(replica.timer, arrival_seconds=arrival, prompt_tokens=prompt, cached_tokens=cached,
+                      output_tokens=output, limits=limits)
+    admitted, first, finish, preemptions = reference(replica, arrival=arrival, prompt=prompt, cached=cached,
+                                                     output=output, limits=limits)
+    np.testing.assert_allclose(fast.admitted_seconds, admitted, rtol=1e-9)
+    np.testing.assert_allclose(fast.first_token_seconds, first, rtol=1e-9)
+    np.testing.assert_allclose(fast.finish_seconds, finish, rtol=1e-9)
+    assert fast.preemptions == preemptions
+    # And it costs time: the same requests without it finish sooner.
+    bare = run_engine(build_replica(model, hardware, max_batched_tokens=budget).timer, arrival_seconds=arrival,
+                      prompt_tokens=prompt, cached_tokens=cached, output_tokens=output, limits=limits)
+    assert np.nanmax(bare.finish_seconds) < np.nanmax(fast.finish_seconds)

@@ -28,8 +28,10 @@ ENGINES_DIR = CATALOG_DIR / "engines"
 
 # engine-code: the engine's source at `version` (a commit); engine-docs: its documentation; measurement:
 # a published measurement; definition: the value defines the profile (naive: no continuous batching);
-# generic-default: no public source found, so the generic profile's value is kept (the note says so).
-SourceBasis = Literal["engine-code", "engine-docs", "measurement", "definition", "generic-default"]
+# generic-default: no public source found, so the generic profile's value is kept (the note says so);
+# fitted-public: no public source found, so the value is fitted on the tuning half of public reference rows
+# by a script under scripts/ that the note names, with the rows (docs/validation.md's fitting policy).
+SourceBasis = Literal["engine-code", "engine-docs", "measurement", "definition", "generic-default", "fitted-public"]
 _NEEDS_URL: frozenset[str] = frozenset({"engine-code", "engine-docs", "measurement"})
 
 
@@ -50,6 +52,8 @@ class ValueSource(BaseModel):
             raise ValueError(f"a '{self.basis}' source needs an https:// url")
         if self.basis == "engine-code" and not self.version:
             raise ValueError("an 'engine-code' source needs the commit it was read at in 'version'")
+        if self.basis == "fitted-public" and "scripts/" not in self.note:
+            raise ValueError("a 'fitted-public' source's note must name the fitting script (scripts/...) and its rows")
         return self
 
 

@@ -133,8 +133,10 @@ def tpot_breakdown(
         parts["weight_reads"] += op.seconds * share
         parts["kv_reads"] += op.seconds * (1.0 - share)
     parts["communication"] = result.comm_seconds
-    parts["step_overhead"] = result.overhead_seconds
-    parts["prefill_in_steps"] = max(tpot_seconds - result.step_seconds, 0.0)
+    # The engine profile's per-sequence CPU cost (s per sequence per step) at this batch is step overhead too.
+    per_sequence = replica.timer.per_sequence_seconds * batch
+    parts["step_overhead"] = result.overhead_seconds + per_sequence
+    parts["prefill_in_steps"] = max(tpot_seconds - result.step_seconds - per_sequence, 0.0)
     return _scaled("tpot", percentile, tpot_seconds, parts)
 
 

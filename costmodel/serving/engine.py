@@ -2,7 +2,8 @@
 
 Every engine step: each running decode sequence adds one token; sequences still in prefill, then waiting
 requests (FCFS, preempted ones first), get prefill chunks from what is left of the token budget while KV
-memory and the sequence cap allow. The step lasts the roofline time of that mix (`StepTimer`).
+memory and the sequence cap allow. The step lasts the roofline time of that mix (`StepTimer`)
+plus the engine profile's CPU cost per sequence scheduled in it (`StepTimer.per_sequence_seconds`).
 
 Speed: between events (an admissible arrival, a finish, a sliding-window crossing, KV full) a batch of
 decode-only steps keeps its composition and only its contexts grow, by one token per sequence per step,
@@ -136,7 +137,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     sliding = window_tokens < NO_WINDOW  # without a window no context ever crosses it: no crossing events
     static_seconds, seconds_per_flop, seconds_per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
     mix_ops = mix_op_table(timer)
-    static_by_batch, lines_by_batch = timer.decode_tables()
+    static_by_batch, lines_by_batch = timer.decode_tables()  # per-sequence CPU cost included
+    per_sequence_seconds = timer.per_sequence_seconds
     chunk_cache, chunk_cost = timer.chunk_cache, timer.chunk_cost
 
     now, step, events, preemptions, busy_seconds, sequence_seconds = 0.0, 0, 0, 0, 0.0, 0.0
@@ -294,6 +296,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     chunk_work = tuple(x + y for x, y in zip(chunk_work, one, strict=True)) if chunk_work else one
             per_flop = seconds_per_flop[step_tokens]  # effective s/FLOP at this many tokens
             seconds = static_seconds[step_tokens]
+            if per_sequence_seconds:  # the profile's CPU cost per sequence in the step: decoders + chunks
+                seconds += per_sequence_seconds * (n_below_step + n_above + len(chunks))
             for (
                 flops_slot, bytes_slot, flops_by_tokens, bytes_by_tokens,
                 flops_seq_below, flops_ctx_below, flops_seq_above, flops_ctx_above,

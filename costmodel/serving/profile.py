@@ -1,7 +1,8 @@
 """An engine profile (`catalog/engines/<id>.yaml`) turned into the settings the simulator runs with.
 
 The profile gives the scheduler defaults (sequence cap, token budget, KV policy), the per-request CPU cost
-(added before the request reaches the scheduler, so it is a TTFT floor) and the fixed per-step CPU cost.
+(added before the request reaches the scheduler, so it is a TTFT floor), the fixed per-step CPU cost and
+the CPU cost per sequence in a step (`StepTimer.per_sequence_seconds`).
 Explicit settings (CLI flags) win over the profile. `generic` reproduces the pre-profile numbers exactly:
 256 sequences, 8192 tokens, preempt, no per-request cost, the accelerator row's step overhead.
 Where a profile leaves a limit open (`None`): no sequence cap means the token budget caps it (every running
@@ -14,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costmodel.catalog.engines import GENERIC_ENGINE_ID, EngineProfile, load_engine
-from costmodel.errors import CostmodelError
 from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.serving.engine_io import KvPolicy
 
@@ -31,6 +31,8 @@ class EngineSettings:
     step_overhead_seconds: float | None  # None = the accelerator row's (or a calibration's) overhead
     comm_overlap_fraction: float  # share of TP all-reduce time hidden (profile tp_comm_overlap_fraction)
     mixed_prefill_decode: bool = True  # False: prefill-only steps, decoders wait (profile mixed_prefill_decode)
+    # CPU s per sequence scheduled in a step (sampling, detokenize, stream), on top of the fixed step overhead
+    step_overhead_seconds_per_sequence: float = 0.0
 
 
 def engine_settings(
@@ -43,12 +45,6 @@ def engine_settings(
 ) -> EngineSettings:
     """The profile's settings; an explicit argument (not None) overrides the profile's value."""
     profile = load_engine(engine) if isinstance(engine, str) else engine
-    if profile.step_overhead_seconds_per_sequence != 0.0:
-        # The engine loop charges one fixed overhead per step; a batch-dependent one is not modelled yet.
-        raise CostmodelError(
-            f"engine '{profile.id}': step_overhead_seconds_per_sequence "
-            f"{profile.step_overhead_seconds_per_sequence:g} is not supported by the simulator yet; set it to 0"
-        )
     budget = max_batched_tokens or profile.max_num_batched_tokens or max(MAX_BATCHED_TOKENS, longest_prompt_tokens)
     sequences = max_num_seqs or min(profile.max_num_seqs or budget, budget)
     return EngineSettings(
@@ -60,4 +56,5 @@ def engine_settings(
         step_overhead_seconds=profile.step_overhead_seconds,
         comm_overlap_fraction=profile.tp_comm_overlap_fraction,
         mixed_prefill_decode=profile.mixed_prefill_decode,
+        step_overhead_seconds_per_sequence=profile.step_overhead_seconds_per_sequence,
     )

@@ -123,7 +123,8 @@ def build_replica(
         shape, context_tokens=above, kv_dtype=kv_dtype, gpus=gpus
     )
     per_sequence = _kv_per_gpu(shape, context_tokens=above, kv_dtype=kv_dtype, gpus=gpus) - above * per_token
-    timer = StepTimer.for_config(config, max_tokens=max_batched_tokens)
+    timer = StepTimer.for_config(config, max_tokens=max_batched_tokens, per_sequence_seconds=0.0 if engine is None
+                                 else engine.step_overhead_seconds_per_sequence)
     return Replica(
         model_id=spec.id,
         hardware_id=hw.id,

@@ -12,6 +12,10 @@ on random mixes (1e-9 relative), so a change to the formulas that breaks the dec
 
 Decode work per sequence comes from `roofline.uniform_work(batch=1, new_tokens=1, context)`, which is
 affine in the context below the sliding window and again above it; `decode_fields` sums it per group.
+
+`per_sequence_seconds` is the engine profile's CPU cost per sequence in a step (sampling, detokenizing,
+streaming: `step_overhead_seconds_per_sequence`), charged on top of the roofline: the engine loop adds it
+per sequence scheduled in a step, and `decode_tables` holds it in `static_by_batch[B]` as B times it.
 """
 
 from __future__ import annotations
@@ -56,10 +60,11 @@ class StepTimer:
     """Seconds of one engine step of any mix, for one replica configuration (numbers per GPU)."""
 
     @classmethod
-    def for_config(cls, config: ReplicaConfig, *, max_tokens: int) -> StepTimer:
+    def for_config(cls, config: ReplicaConfig, *, max_tokens: int, per_sequence_seconds: float = 0.0) -> StepTimer:
         """The step timer of one replica (`config`), for steps of up to `max_tokens` new tokens."""
         return cls(config.shape, config.hardware, weight_dtype=config.weight_dtype, kv_dtype=config.kv_dtype,
-                   gpus=config.gpus, efficiency=config.efficiency, max_tokens=max_tokens)
+                   gpus=config.gpus, efficiency=config.efficiency, max_tokens=max_tokens,
+                   per_sequence_seconds=per_sequence_seconds)
 
     def __init__(
         self,
@@ -71,9 +76,11 @@ class StepTimer:
         gpus: int,
         efficiency: Efficiency,
         max_tokens: int,
+        per_sequence_seconds: float = 0.0,
     ) -> None:
         self.shape = shape
         self.max_tokens = max_tokens
+        self.per_sequence_seconds = float(per_sequence_seconds)  # CPU s per sequence per step (engine profile)
         self.window_tokens = shape.sliding_window_tokens or NO_WINDOW
         self._kwargs = {
             "weight_bytes_per_param": streamed_weight_bytes_per_param(weight_dtype),
@@ -222,8 +229,8 @@ class StepTimer:
     def decode_tables(self) -> tuple[list[float], list[tuple[tuple[float, ...], ...]]]:
         """Per decode batch size B (all sequences decoding, no prefill): a static table and context lines.
 
-        Returns (static_by_batch, lines_by_batch). static_by_batch[B] holds `static_seconds[B]` plus every
-        dynamic op whose cost does not depend on contexts (lm_head: B logit rows). lines_by_batch[B] has one
+        Returns (static_by_batch, lines_by_batch). static_by_batch[B] holds `static_seconds[B]`, B times
+        `per_sequence_seconds` and every dynamic op whose cost does not depend on contexts (lm_head: B logit rows). lines_by_batch[B] has one
         tuple per remaining op (attention), in seconds: compute and memory intercepts for B below-window
         sequences (f0, m0), their change per above-window sequence (fa, ma), and per context token below
         and above the window (fb, fab, mb, mab), ordered (f0, fa, fb, fab, m0, ma, mb, mab). A decode step
@@ -239,7 +246,8 @@ class StepTimer:
         ones = np.ones_like(batches)
         per_flop = np.asarray(self.seconds_per_flop)
         per_byte = self.seconds_per_byte
-        static = np.asarray(self.static_seconds).copy()
+        # B decode sequences each cost the engine's per-sequence CPU time (0 unless the profile sets one).
+        static = np.asarray(self.static_seconds) + self.per_sequence_seconds * batches
         columns: list[np.ndarray] = []
         for op, (fc, bc) in zip(self.dynamic, self.decode_coefficients, strict=True):
             flops0 = (np.asarray(op.flops_by_tokens) + fc[0] * batches) * per_flop

@@ -1,8 +1,9 @@
 """Reference measurements by category (issue 17): saturated, multi-GPU, fp4, MoE and online rows.
 
 Each row of `costmodel/data/reference_measurements.csv` that belongs to a category is predicted with the
-catalog's default efficiencies (nothing is fitted to these rows) or listed as not evaluated with the
-reason (a model, accelerator or weight format the catalog lacks). A deterministic half of every category
+catalog's default efficiencies or listed as not evaluated with the reason (a model, accelerator or weight
+format the catalog lacks). Online rows run with their engine's bundled profile (`validation.online`), whose
+two CPU costs are fitted on the tuning half of the online rows (scripts/fit_online_overheads.py). A deterministic half of every category
 is held out: a row's split is the parity of a hash of its configuration (never of its value), and
 the held-out rows must never be used to tune an engine profile or an efficiency.
 """
@@ -19,10 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from costmodel import dtypes
-from costmodel.catalog.engines import load_engine
 from costmodel.errors import CostmodelError
 from costmodel.serving import build_replica, simulate_requests
-from costmodel.serving.simulation import arrival_times
 from costmodel.validation import (
     HARDWARE_IDS,
     MODEL_IDS,
@@ -31,6 +30,15 @@ from costmodel.validation import (
     read_reference_rows,
     trtllm_bench_settings,
 )
+from costmodel.validation.online import (  # noqa: F401 -- re-exported: the online rows' simulation lives there
+    ONLINE_METRICS,
+    SHAREGPT_OUTPUT_TOKENS,
+    SHAREGPT_PROMPT_TOKENS,
+    mixed_prefill_decode_of,
+    predict_online,
+    scheduler_steps_of,
+)
+from costmodel.validation.online import online_shape as _online_shape  # noqa: F401 -- tests read it
 
 
 @dataclass(frozen=True)
@@ -68,21 +76,6 @@ THROUGHPUT_METRICS = ("total_output_throughput", "output_throughput_per_gpu")
 # perf-overview.md version; the older shapes are in costmodel.validation.TRTLLM_BENCH_REQUESTS).
 TRTLLM_BENCH_REQUESTS_V12 = {(1024, 1024): 3000, (8192, 1024): 1500, (1024, 8192): 1500, (32768, 1024): 1000,
                              (1024, 32768): 1000}
-
-# ShareGPT rows are simulated with every request at the published mean lengths. Prompt: 229,711 input
-# tokens over 1,000 ShareGPT prompts with the Llama-3.1 tokenizer (vllm-project/vllm PR #18566,
-# 2025-05-22, https://github.com/vllm-project/vllm/pull/18566) -> 230. Output: the same README's offline
-# table, 4,281.51 output tok/s / 22.03 req/s = 194 tokens per request (sgl-project/sglang
-# benchmark/benchmark_vllm_060/README.md, commit 120affb9).
-SHAREGPT_PROMPT_TOKENS = 230
-SHAREGPT_OUTPUT_TOKENS = 194
-ONLINE_METRICS = {
-    "median_ttft_ms": ("online_ttft", "ttft", "p50"),
-    "mean_ttft_ms": ("online_ttft", "ttft", "mean"),
-    "median_tpot_ms": ("online_tpot", "tpot", "p50"),
-    "mean_itl_ms": ("online_tpot", "tpot", "mean"),  # mean ITL over tokens ~ mean TPOT (no ITL output yet)
-}
-
 
 @dataclass(frozen=True)
 class CategoryRow:
@@ -167,65 +160,14 @@ def _throughput(model_id: str, hardware_id: str, gpus: int, precision: str, isl:
     return run.output_tokens_per_second
 
 
-def scheduler_steps_of(row: dict[str, str]) -> int:
-    """The multi-step scheduling the row's server ran: `--num-scheduler-steps K` in its scenario, else 1.
-
-    The SGLang README's vLLM v0.6.0 rows state it ("added the `--num-scheduler-steps 10` parameter when
-    starting the vLLM server", benchmark/benchmark_vllm_060/README.md, commit 120affb9): a configuration
-    the source gives, not a fitted value.
-    """
-    flag = "--num-scheduler-steps "
-    scenario = row["scenario"]
-    return int(scenario.split(flag, 1)[1].split()[0]) if flag in scenario else 1
-
-
-def mixed_prefill_decode_of(row: dict[str, str]) -> bool:
-    """Whether the row's engine mixes prefill chunks and decode tokens in one step: the measured engine's
-    bundled profile says (catalog/engines: sglang `mixed_prefill_decode: false`, SGLang's
-    enable_mixed_chunk default; vllm and trtllm true). The profiles were read at today's commits, not at
-    the benchmarked versions; the note in docs/validation.md says so."""
-    return load_engine("sglang").mixed_prefill_decode if "SGLang" in row["scenario"] else True
-
-
-@functools.cache
-def _online(model_id: str, hardware_id: str, gpus: int, *, rate: float, requests: int, isl: int, osl: int,
-            scheduler_steps: int = 1, mixed_prefill_decode: bool = True) -> dict[str, float]:
-    """Poisson arrivals at `rate` with fixed lengths, bf16 weights and KV, simulator defaults (seed 0).
-
-    sglang.bench_serving draws exponential gaps (python/sglang/bench_serving.py, get_request:
-    np.random.exponential(1.0 / request_rate), commit 0033168f); the TensorRT-LLM online table does not
-    state its arrival process, so Poisson is an assumption there.
-    """
-    replica = build_replica(model_id, hardware_id, gpus=gpus, weight_dtype="bf16", kv_dtype="bf16")
-    arrivals = arrival_times(requests=requests, rate_per_second=rate, burstiness=1.0, seed=0)
-    run = simulate_requests(replica, arrival_seconds=arrivals, prompt_tokens=np.full(requests, isl),
-                            output_tokens=np.full(requests, osl), rate_per_second=rate,
-                            scheduler_steps=scheduler_steps, mixed_prefill_decode=mixed_prefill_decode)
-    return {"ttft_p50": run.ttft.p50_seconds, "ttft_mean": run.ttft.mean_seconds,
-            "tpot_p50": run.tpot.p50_seconds, "tpot_mean": run.tpot.mean_seconds}
-
-
-def _online_shape(row: dict[str, str]) -> tuple[float, int, int, int]:
-    """(rate req/s, requests, prompt tokens, output tokens) of an online row."""
-    rate = float(row["concurrency_or_batch"].split()[2])
-    if row["input_len"] == "ShareGPT":
-        requests = int(row["scenario"].split(" prompts at ")[0].rsplit(" ", 1)[1])
-        return rate, requests, SHAREGPT_PROMPT_TOKENS, SHAREGPT_OUTPUT_TOKENS
-    return rate, int(row["scenario"].split(" requests at ")[0].rsplit(" ", 1)[1]), int(row["input_len"]), int(row["output_len"])
-
-
-def _predict(row: dict[str, str], category: str) -> tuple[float | None, str | None]:
+def _predict(row: dict[str, str], category: str, *, unfitted: bool = False) -> tuple[float | None, str | None]:
     model_id, hardware_id, reason = _ids(row)
     if reason is not None or model_id is None or hardware_id is None:
         return None, reason
     gpus = int(row["n_gpus"])
     try:
         if category.startswith("online"):
-            _, latency, stat = ONLINE_METRICS[row["metric"]]
-            rate, requests, isl, osl = _online_shape(row)
-            run = _online(model_id, hardware_id, gpus, rate=rate, requests=requests, isl=isl, osl=osl,
-                          scheduler_steps=scheduler_steps_of(row), mixed_prefill_decode=mixed_prefill_decode_of(row))
-            return run[f"{latency}_{stat}"] * 1e3, None
+            return predict_online(row, model_id, hardware_id, unfitted=unfitted), None
         if row["precision"] not in THROUGHPUT_DTYPES:
             return None, f"weight format '{row['precision']}' has no catalog equivalent"
         if THROUGHPUT_DTYPES[row["precision"]][0] not in dtypes.WEIGHT_DTYPES:
@@ -248,14 +190,15 @@ def _label(row: dict[str, str]) -> str:
     return f"{head}: ISL/OSL {row['input_len']}/{row['output_len']}{tag}"
 
 
-def category_rows(path: Path = REFERENCE_CSV) -> list[CategoryRow]:
-    """Every categorized reference row with its prediction (or reason) and split, in CSV order."""
+def category_rows(path: Path = REFERENCE_CSV, *, unfitted: bool = False) -> list[CategoryRow]:
+    """Every categorized reference row with its prediction (or reason) and split, in CSV order
+    (`unfitted`: online rows without the fitted engine CPU costs, as before the fit)."""
     result = []
     for row in read_reference_rows(path):
         category = category_of(row)
         if category is None:
             continue
-        predicted, reason = _predict(row, category)
+        predicted, reason = _predict(row, category, unfitted=unfitted)
         result.append(CategoryRow(
             category=category, label=_label(row), gpus=int(row["n_gpus"]), precision=row["precision"],
             metric=row["metric"], measured=float(row["value"]), predicted=predicted, not_evaluated=reason,
