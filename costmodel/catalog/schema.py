@@ -168,6 +168,14 @@ class AcceleratorSpec(StrictModel):
         gt=0, description="GPU-to-GPU bandwidth per GPU, one direction, bytes/s (NVLink, Infinity Fabric or PCIe)"
     )
     interconnect: str = Field(description="what the link is, e.g. 'NVLink 4 (18 links)'")
+    interconnect_achieved_bytes_per_s: float | None = Field(
+        default=None, gt=0, description="data bandwidth per GPU, one direction, that a ring collective reaches on "
+        "that link after protocol overhead (bytes/s, <= interconnect_bytes_per_s); None = no cited figure (the line "
+        "rate is used)",
+    )
+    interconnect_achieved_source: str | None = Field(
+        default=None, description="URL, date and quoted sentence for interconnect_achieved_bytes_per_s"
+    )
     link_latency_seconds: float = Field(ge=0, description="latency of one small all-reduce over that link, s")
     gpus_per_node: int | None = Field(
         default=None, ge=1, le=1024, strict=True,
@@ -201,6 +209,11 @@ class AcceleratorSpec(StrictModel):
             raise ValueError(f"peak_flops_per_s has unknown dtype(s) {sorted(unknown)}; use fp32, bf16, fp16, fp8, int8, fp4")
         if any(v <= 0 for v in self.peak_flops_per_s.values()):
             raise ValueError("every peak_flops_per_s value must be > 0 FLOP/s")
+        achieved = self.interconnect_achieved_bytes_per_s
+        if (achieved is None) != (self.interconnect_achieved_source is None):
+            raise ValueError("interconnect_achieved_bytes_per_s needs interconnect_achieved_source (cite it), and back")
+        if achieved is not None and achieved > self.interconnect_bytes_per_s:
+            raise ValueError("interconnect_achieved_bytes_per_s must be <= interconnect_bytes_per_s (the line rate)")
         network = (self.inter_node_bytes_per_s, self.inter_node, self.inter_node_source)
         if any(v is not None for v in network) and (self.gpus_per_node is None or any(v is None for v in network)):
             raise ValueError("inter-node figures need gpus_per_node, inter_node_bytes_per_s, inter_node and "
