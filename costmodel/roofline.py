@@ -165,11 +165,8 @@ def op_flops_and_bytes(
     gpus: FloatOrArray,
     lm_head_weight_bytes_per_param: FloatOrArray | None = None,
 ) -> tuple[tuple[FloatOrArray, ...], tuple[FloatOrArray, ...]]:
-    """FLOPs and bytes per GPU of each op in OP_NAMES for one step (arrays broadcast).
-
-    `lm_head_weight_bytes_per_param` (default: the blocks' `weight_bytes_per_param`) is the lm_head's own
-    format: fp8/fp4 checkpoints keep it 16-bit (`dtypes.lm_head_weight_dtype`).
-    """
+    """FLOPs and bytes per GPU of each op in OP_NAMES for one step (arrays broadcast); the lm_head may store
+    other weights than the blocks (None = the same; fp8/fp4 checkpoints keep it 16-bit, dtypes.OpPrecision)."""
     head_b_w = weight_bytes_per_param if lm_head_weight_bytes_per_param is None else lm_head_weight_bytes_per_param
     tokens = work.tokens
     b_act = ACTIVATION_BYTES_PER_ELEMENT
@@ -293,11 +290,8 @@ def step_arrays(
     lm_head_peak_flops_per_s: FloatOrArray | None = None,
     lm_head_weight_bytes_per_param: FloatOrArray | None = None,
 ) -> StepArrays:
-    """Step time from the per-op roofline; every argument may be a float or a broadcastable array.
-
-    `peak_flops_per_s` is the blocks' linear layers' peak; attention and the lm_head may run in other formats
-    (`op_peaks`; None = the same peak, the pre-split behaviour), and the lm_head may store other weights.
-    """
+    """Step time from the per-op roofline; every argument may be a float or a broadcastable array. Attention
+    and the lm_head may run at other peaks than the linear layers' (`dtypes.op_peaks`; None = the same)."""
     flops, bytes_ = op_flops_and_bytes(
         shape, work, weight_bytes_per_param=weight_bytes_per_param, kv_bytes_per_element=kv_bytes_per_element,
         gpus=gpus, lm_head_weight_bytes_per_param=lm_head_weight_bytes_per_param,
