@@ -9,7 +9,8 @@ MXFP4) is W4A4 on fp4 tensor cores and exists only where the accelerator row lis
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 WeightDtype = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp32", "fp4"]
 KvDtype = Literal["bf16", "fp16", "fp8", "fp32", "fp4"]
@@ -49,6 +50,36 @@ WEIGHT_KERNEL_BANDWIDTH_FACTOR: dict[str, float] = {"int8": 0.74, "int4": 0.59}
 ACTIVATION_BYTES_PER_ELEMENT = 2.0
 
 
+# Which ops run in the weight format. NVIDIA's FP8 and NVFP4 checkpoints (ModelOpt, the ones TensorRT-LLM's perf
+# overview runs) are made by quantizing "the weights and activations of Meta-Llama-3.1-405B-Instruct to FP8 [FP4]
+# data type ... Only the weights and activations of the linear operators within transformers blocks are
+# quantized" (model cards of nvidia/Llama-3.1-405B-Instruct-FP8 and nvidia/Llama-3.1-405B-Instruct-FP4,
+# https://huggingface.co/nvidia/Llama-3.1-405B-Instruct-FP8 and .../Llama-3.1-405B-Instruct-FP4, read
+# 2026-12-01). So the lm_head (outside the blocks) keeps 16-bit weights and bf16 matmuls, and attention's
+# QK^T and PV products (not linear operators) run on the KV cache's format. gpt-fast's int8/int4 handlers
+# replace every nn.Linear, the output layer included, so those formats keep a quantized lm_head.
+HEAD_KEPT_16_BIT: frozenset[str] = frozenset({"fp8", "fp4"})
+
+
+def lm_head_weight_dtype(weight_dtype: str) -> str:
+    """The format the lm_head's weights are stored and multiplied in for a model stored in `weight_dtype`."""
+    return "bf16" if weight_dtype in HEAD_KEPT_16_BIT else weight_dtype
+
+
+def attention_compute_dtype(*, kv_dtype: str, peak_flops_per_s: dict[str, float]) -> str:
+    """The tensor-core format attention's QK^T / PV products run in: the KV cache's, at most fp8.
+
+    8-bit (and 4-bit) KV runs fp8 attention where the accelerator has fp8 tensor cores (no fp4 attention
+    kernel is modelled: the products are not the quantized linear operators); 16-bit KV runs bf16; fp32 KV
+    runs fp32 where listed.
+    """
+    if BYTES_PER_ELEMENT[kv_dtype] <= 1.0 and "fp8" in peak_flops_per_s:
+        return "fp8"
+    if kv_dtype == "fp32" and "fp32" in peak_flops_per_s:
+        return "fp32"
+    return "bf16"
+
+
 def streamed_weight_bytes_per_param(weight_dtype: str) -> float:
     """Bytes per weight as the memory roofline sees them: stored bytes / kernel bandwidth factor."""
     return BYTES_PER_ELEMENT[weight_dtype] / WEIGHT_KERNEL_BANDWIDTH_FACTOR.get(weight_dtype, 1.0)
@@ -71,3 +102,60 @@ def compute_dtype(*, weight_dtype: str, peak_flops_per_s: dict[str, float]) -> s
     if weight_dtype == "fp32":
         return "fp32" if "fp32" in peak_flops_per_s else "bf16"
     return "bf16"
+
+
+def peak_of(*, dtype: str, peak_flops_per_s: dict[str, float]) -> float:
+    """Dense peak FLOP/s the matmuls of a `dtype` model run at (its `compute_dtype`'s entry)."""
+    return peak_flops_per_s[compute_dtype(weight_dtype=dtype, peak_flops_per_s=peak_flops_per_s)]
+
+
+@dataclass(frozen=True)
+class OpPrecision:
+    """The formats one replica's ops run in: bytes per weight and per KV element, peak FLOP/s per op group."""
+
+    weight_bytes_per_param: float  # the blocks' linear layers, as streamed (kernel bandwidth factor applied)
+    lm_head_weight_bytes_per_param: float
+    kv_bytes_per_element: float
+    peak_flops_per_s: float  # the blocks' linear layers
+    attention_peak_flops_per_s: float
+    lm_head_peak_flops_per_s: float
+
+    @classmethod
+    def of(
+        cls, *, peak_flops_per_s: dict[str, float], weight_dtype: str, kv_dtype: str, fp4_peak_fraction: float = 1.0
+    ) -> OpPrecision:
+        """Bytes and peaks per op for weights in `weight_dtype` and KV in `kv_dtype` (lm_head and attention
+        rules above) on an accelerator with these dense peaks; the caller has checked the formats exist.
+        `fp4_peak_fraction` scales the linear layers' peak when they run in fp4 (the accelerator row's
+        fp4_realized_peak_fraction; 1 = the datasheet peak)."""
+        head = lm_head_weight_dtype(weight_dtype)
+        attention = attention_compute_dtype(kv_dtype=kv_dtype, peak_flops_per_s=peak_flops_per_s)
+        linear = compute_dtype(weight_dtype=weight_dtype, peak_flops_per_s=peak_flops_per_s)
+        return cls(
+            weight_bytes_per_param=streamed_weight_bytes_per_param(weight_dtype),
+            lm_head_weight_bytes_per_param=streamed_weight_bytes_per_param(head),
+            kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
+            peak_flops_per_s=peak_flops_per_s[linear] * (fp4_peak_fraction if linear == "fp4" else 1.0),
+            attention_peak_flops_per_s=peak_flops_per_s[attention],
+            lm_head_peak_flops_per_s=peak_of(dtype=head, peak_flops_per_s=peak_flops_per_s),
+        )
+
+
+def precision_kwargs(precision: OpPrecision) -> dict[str, float]:
+    """`roofline.step_arrays` keyword arguments for the formats in `precision` (bytes and peaks per op)."""
+    return {
+        "weight_bytes_per_param": precision.weight_bytes_per_param,
+        "lm_head_weight_bytes_per_param": precision.lm_head_weight_bytes_per_param,
+        "kv_bytes_per_element": precision.kv_bytes_per_element,
+        "peak_flops_per_s": precision.peak_flops_per_s,
+        "attention_peak_flops_per_s": precision.attention_peak_flops_per_s,
+        "lm_head_peak_flops_per_s": precision.lm_head_peak_flops_per_s,
+    }
+
+
+def op_peaks(peak_flops_per_s: Any, *, attention: Any = None, lm_head: Any = None) -> tuple[Any, ...]:
+    """Peak FLOP/s of each op group in roofline.OP_NAMES order (qkv_proj, attention, o_proj, mlp, experts,
+    lm_head): the linear layers' peak, attention's and the lm_head's own (None = the linear layers')."""
+    attn = peak_flops_per_s if attention is None else attention
+    head = peak_flops_per_s if lm_head is None else lm_head
+    return (peak_flops_per_s, attn, peak_flops_per_s, peak_flops_per_s, peak_flops_per_s, head)

@@ -85,10 +85,12 @@ def evaluate_grid(
     def hw_axis(values: list[float]) -> np.ndarray:
         return np.asarray(values, dtype=np.float64).reshape(shape6)
 
-    peak = np.asarray(
-        [[hw.peak_for(d) for d in weight_dtypes] for hw in hws],
-        dtype=np.float64,
-    ).reshape(1, len(hws), 1, len(weight_dtypes), 1, 1)
+    precisions = [[hw.op_precision(weight_dtype=d, kv_dtype=kv_dtype) for d in weight_dtypes] for hw in hws]
+
+    def precision_axis(name: str) -> np.ndarray:  # per hardware x weight dtype (dtypes.OpPrecision)
+        return np.asarray([[getattr(p, name) for p in row] for row in precisions],
+                          dtype=np.float64).reshape(1, len(hws), 1, len(weight_dtypes), 1, 1)
+
     g = np.asarray(gpus, dtype=np.float64).reshape(1, 1, -1, 1, 1, 1)
     b_w = np.asarray([BYTES_PER_ELEMENT[d] for d in weight_dtypes], dtype=np.float64).reshape(1, 1, 1, -1, 1, 1)
     b_w_streamed = np.asarray([streamed_weight_bytes_per_param(d) for d in weight_dtypes], dtype=np.float64).reshape(1, 1, 1, -1, 1, 1)
@@ -106,7 +108,10 @@ def evaluate_grid(
             weight_bytes_per_param=b_w_streamed,
             kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
             gpus=g,
-            peak_flops_per_s=peak,
+            peak_flops_per_s=precision_axis("peak_flops_per_s"),
+            attention_peak_flops_per_s=precision_axis("attention_peak_flops_per_s"),
+            lm_head_peak_flops_per_s=precision_axis("lm_head_peak_flops_per_s"),
+            lm_head_weight_bytes_per_param=precision_axis("lm_head_weight_bytes_per_param"),
             hbm_bytes_per_s=hw_axis([hw.hbm_bytes_per_s for hw in hws]),
             link_bytes_per_s=links[0],
             link_latency_seconds=links[1],

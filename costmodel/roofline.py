@@ -23,7 +23,8 @@ import numpy as np
 from costmodel.catalog.links import tp_link
 from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
-from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
+from costmodel.comm import allreduce_seconds as allreduce_seconds  # re-exported; the formula lives there
+from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, op_peaks, precision_kwargs
 
 # A float or a numpy array of any broadcastable shape: every formula here runs on both (grids pass arrays).
 FloatOrArray: TypeAlias = float | np.ndarray
@@ -105,6 +106,7 @@ class StepArrays:
     op_flops: tuple[FloatOrArray, ...]
     op_bytes: tuple[FloatOrArray, ...]
     op_seconds: tuple[FloatOrArray, ...]
+    op_flops_per_s: tuple[FloatOrArray, ...] = ()  # effective FLOP/s of each op (its peak x eff_compute)
 
 
 def expected_distinct_experts(*, experts: float, experts_per_token: float, routed_tokens: FloatOrArray) -> FloatOrArray:
@@ -161,8 +163,11 @@ def op_flops_and_bytes(
     weight_bytes_per_param: FloatOrArray,
     kv_bytes_per_element: FloatOrArray,
     gpus: FloatOrArray,
+    lm_head_weight_bytes_per_param: FloatOrArray | None = None,
 ) -> tuple[tuple[FloatOrArray, ...], tuple[FloatOrArray, ...]]:
-    """FLOPs and bytes per GPU of each op in OP_NAMES for one step (arrays broadcast)."""
+    """FLOPs and bytes per GPU of each op in OP_NAMES for one step (arrays broadcast); the lm_head may store
+    other weights than the blocks (None = the same; fp8/fp4 checkpoints keep it 16-bit, dtypes.OpPrecision)."""
+    head_b_w = weight_bytes_per_param if lm_head_weight_bytes_per_param is None else lm_head_weight_bytes_per_param
     tokens = work.tokens
     b_act = ACTIVATION_BYTES_PER_ELEMENT
     d = shape.hidden
@@ -203,7 +208,7 @@ def op_flops_and_bytes(
 
     # Logits only for the last position of each sequence (engines skip the rest in prefill).
     head_flops = 2.0 * work.logit_rows * shape.lm_head_params
-    head_bytes = shape.lm_head_params * weight_bytes_per_param + work.logit_rows * shape.vocab * LOGIT_BYTES
+    head_bytes = shape.lm_head_params * head_b_w + work.logit_rows * shape.vocab * LOGIT_BYTES
 
     flops = (qkv_flops, attn_flops, o_flops, mlp_flops, exp_flops, head_flops)
     bytes_ = (qkv_bytes, attn_bytes, o_bytes, mlp_bytes, exp_bytes, head_bytes)
@@ -211,7 +216,8 @@ def op_flops_and_bytes(
 
 
 def weight_bytes_touched(
-    shape: ModelShape, *, tokens: FloatOrArray, weight_bytes_per_param: FloatOrArray, gpus: FloatOrArray
+    shape: ModelShape, *, tokens: FloatOrArray, weight_bytes_per_param: FloatOrArray, gpus: FloatOrArray,
+    lm_head_weight_bytes_per_param: FloatOrArray | None = None,
 ) -> tuple[FloatOrArray, ...]:
     """Weight bytes per GPU each op in OP_NAMES reads whatever the tokens are, in OP_NAMES order.
 
@@ -221,6 +227,7 @@ def weight_bytes_touched(
     no weights. `tokens` only sets the broadcast shape. `step_arrays` multiplies these by `weight_rereads`.
     """
     zero = 0.0 * tokens
+    head_b_w = weight_bytes_per_param if lm_head_weight_bytes_per_param is None else lm_head_weight_bytes_per_param
     moe_static = shape.shared_expert_params_per_layer + shape.router_params_per_layer
     weights = (
         zero + shape.layers * shape.qkv_params_per_layer * weight_bytes_per_param,
@@ -228,20 +235,9 @@ def weight_bytes_touched(
         zero + shape.layers * shape.o_params_per_layer * weight_bytes_per_param,
         zero + shape.dense_mlp_layers * shape.dense_mlp_params_per_layer * weight_bytes_per_param,
         zero + shape.moe_layers * (moe_static * weight_bytes_per_param),
-        zero + shape.lm_head_params * weight_bytes_per_param,
+        zero + shape.lm_head_params * head_b_w,
     )
     return tuple(w / gpus for w in weights)
-
-
-def allreduce_seconds(
-    shape: ModelShape, *, tokens: FloatOrArray, gpus: FloatOrArray, link_bytes_per_s: FloatOrArray,
-    link_latency_seconds: FloatOrArray, overlap_fraction: FloatOrArray = 0.0,
-) -> FloatOrArray:
-    """Tensor-parallel all-reduces left on the step: 2 per layer, each 2(N-1)/N * tokens * d * b_act over
-    the link plus its latency, times (1 - overlap_fraction) for what the engine hides (0 = all serial)."""
-    ring_bytes = 2.0 * (gpus - 1) / gpus * tokens * shape.hidden * ACTIVATION_BYTES_PER_ELEMENT
-    per_layer = 2.0 * (ring_bytes / link_bytes_per_s + link_latency_seconds)
-    return np.where(gpus > 1, shape.layers * per_layer, 0.0) * (1.0 - overlap_fraction)
 
 
 def gemm_saturation(*, gemm_rows: FloatOrArray, half_saturation_tokens: FloatOrArray) -> FloatOrArray:
@@ -290,17 +286,20 @@ def step_arrays(
     compute_half_saturation_tokens: FloatOrArray = 0.0,
     weight_reads_max_rows: FloatOrArray = 1.0,
     comm_overlap_fraction: FloatOrArray = 0.0,
+    attention_peak_flops_per_s: FloatOrArray | None = None,
+    lm_head_peak_flops_per_s: FloatOrArray | None = None,
+    lm_head_weight_bytes_per_param: FloatOrArray | None = None,
 ) -> StepArrays:
-    """Step time from the per-op roofline; every argument may be a float or a broadcastable array."""
-    sizes = {
-        "weight_bytes_per_param": weight_bytes_per_param,
-        "kv_bytes_per_element": kv_bytes_per_element,
-        "gpus": gpus,
-    }
-    flops, bytes_ = op_flops_and_bytes(shape, work, **sizes)
+    """Step time from the per-op roofline; every argument may be a float or a broadcastable array. Attention
+    and the lm_head may run at other peaks than the linear layers' (`dtypes.op_peaks`; None = the same)."""
+    flops, bytes_ = op_flops_and_bytes(
+        shape, work, weight_bytes_per_param=weight_bytes_per_param, kv_bytes_per_element=kv_bytes_per_element,
+        gpus=gpus, lm_head_weight_bytes_per_param=lm_head_weight_bytes_per_param,
+    )
     if np.any(np.asarray(weight_reads_max_rows) > 1.0):
         weight_bytes = weight_bytes_touched(
-            shape, tokens=work.tokens, weight_bytes_per_param=weight_bytes_per_param, gpus=gpus
+            shape, tokens=work.tokens, weight_bytes_per_param=weight_bytes_per_param, gpus=gpus,
+            lm_head_weight_bytes_per_param=lm_head_weight_bytes_per_param,
         )
         bytes_ = tuple(
             b + w * weight_rereads(gemm_rows=rows, weight_reads_max_rows=weight_reads_max_rows)
@@ -308,9 +307,10 @@ def step_arrays(
         )
     tokens = work.tokens
     eff_c = eff_compute * gemm_saturation(gemm_rows=tokens, half_saturation_tokens=compute_half_saturation_tokens)
-    flops_per_s = peak_flops_per_s * eff_c
+    peaks = op_peaks(peak_flops_per_s, attention=attention_peak_flops_per_s, lm_head=lm_head_peak_flops_per_s)
+    rates = tuple(peak * eff_c for peak in peaks)
     bytes_per_s = hbm_bytes_per_s * eff_memory
-    op_seconds = tuple(np.maximum(f / flops_per_s, b / bytes_per_s) for f, b in zip(flops, bytes_, strict=True))
+    op_seconds = tuple(np.maximum(f / r, b / bytes_per_s) for f, b, r in zip(flops, bytes_, rates, strict=True))
     comm = allreduce_seconds(
         shape, tokens=tokens, gpus=gpus, link_bytes_per_s=link_bytes_per_s, link_latency_seconds=link_latency_seconds,
         overlap_fraction=comm_overlap_fraction,
@@ -318,12 +318,13 @@ def step_arrays(
     total = sum(op_seconds) + overhead_seconds_per_step + comm
     return StepArrays(
         step_seconds=total,
-        compute_seconds=sum(flops) / flops_per_s,
+        compute_seconds=sum(f / r for f, r in zip(flops, rates, strict=True)),
         memory_seconds=sum(bytes_) / bytes_per_s,
         comm_seconds=comm,
         op_flops=flops,
         op_bytes=bytes_,
         op_seconds=op_seconds,
+        op_flops_per_s=rates,
     )
 
 
@@ -370,15 +371,13 @@ def step_from_work(
 ) -> StepResult:
     """A step of any mix (uniform or prefill chunks + decode tokens), with its per-op breakdown."""
     eff = efficiency or Efficiency.from_accelerator(hardware)
-    peak = hardware.peak_for(weight_dtype)
+    precision = hardware.op_precision(weight_dtype=weight_dtype, kv_dtype=kv_dtype)
     link = tp_link(hardware, gpus=gpus)
     raw = step_arrays(
         shape,
         work,
-        weight_bytes_per_param=streamed_weight_bytes_per_param(weight_dtype),
-        kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype],
+        **precision_kwargs(precision),
         gpus=float(gpus),
-        peak_flops_per_s=peak,
         hbm_bytes_per_s=hardware.hbm_bytes_per_s,
         link_bytes_per_s=link.bytes_per_s,
         link_latency_seconds=link.latency_seconds,
@@ -389,9 +388,7 @@ def step_from_work(
         weight_reads_max_rows=eff.weight_reads_max_rows,
         comm_overlap_fraction=eff.comm_overlap_fraction,
     )
-    eff_c = eff.eff_compute * float(
-        gemm_saturation(gemm_rows=work.tokens, half_saturation_tokens=eff.compute_half_saturation_tokens)
-    )
+    bytes_per_s = hardware.hbm_bytes_per_s * eff.eff_memory
     ops = tuple(
         OpCost(
             name=name,
@@ -399,9 +396,11 @@ def step_from_work(
             bytes=float(b),
             seconds=float(s),
             arithmetic_intensity=float(f / b) if b > 0 else 0.0,
-            bound="compute" if f / (peak * eff_c) >= b / (hardware.hbm_bytes_per_s * eff.eff_memory) else "memory",
+            bound="compute" if f / rate >= b / bytes_per_s else "memory",
         )
-        for name, f, b, s in zip(OP_NAMES, raw.op_flops, raw.op_bytes, raw.op_seconds, strict=True)
+        for name, f, b, s, rate in zip(
+            OP_NAMES, raw.op_flops, raw.op_bytes, raw.op_seconds, raw.op_flops_per_s, strict=True
+        )
         if f > 0 or b > 0
     )
     compute_s, memory_s = float(raw.compute_seconds), float(raw.memory_seconds)

@@ -29,6 +29,7 @@ import pytest
 
 from costmodel import dtypes
 from costmodel.catalog import derive_shape, load_accelerator, load_model
+from costmodel.catalog.links import intra_node_bytes_per_s
 from costmodel.cli import main
 from costmodel.dtypes import BYTES_PER_ELEMENT, WEIGHT_KERNEL_BANDWIDTH_FACTOR
 from costmodel.estimate import estimate
@@ -146,6 +147,7 @@ def build_intro() -> None:
         ("link", H100.interconnect_bytes_per_s, sci(0, 9)),
         ("link latency", H100.link_latency_seconds, us(0)),
     )
+    claim("An all-reduce moves 370e9 B/s of that", ("achieved", intra_node_bytes_per_s(H100), sci(0, 9)))
 
 
 def build_parameters() -> None:
@@ -392,12 +394,13 @@ def build_tensor_parallel() -> None:
                       kv_bytes_per_element=BF16, context_tokens=1280)
     fact("llama-3.1-70b does not fit one 80 GiB H100", not one.fits)
     ring = 2 * 3 / 4 * 8192 * 2
-    claim("At decode with N = 4: 2 x 3/4 x 8,192 x 2 B = 24,576 B,\n24,576 B / 450e9 B/s = 0.055 us, against 20 us of latency.",
-          ("ring", ring, n0), ("d", s70.hidden, n0), ("time", ring / H100.interconnect_bytes_per_s, us(3)),
+    link = intra_node_bytes_per_s(H100)
+    claim("At decode with N = 4: 2 x 3/4 x 8,192 x 2 B = 24,576 B,\n24,576 B / 370e9 B/s = 0.066 us, against 20 us of latency.",
+          ("ring", ring, n0), ("d", s70.hidden, n0), ("time", ring / link, us(3)),
           ("latency", H100.link_latency_seconds, us(0)))
-    per_allreduce = ring / H100.interconnect_bytes_per_s + H100.link_latency_seconds
+    per_allreduce = ring / link + H100.link_latency_seconds
     ests = {n: estimate("llama-3.1-70b", "h100-sxm", gpus=n, batch=1, prompt_tokens=1024, output_tokens=256) for n in (2, 4, 8)}
-    claim("L x 2 x (0.055 + 20) us = 160 x 20.05 us = **3.21 ms**, whatever N.",
+    claim("L x 2 x (0.066 + 20) us = 160 x 20.07 us = **3.21 ms**, whatever N.",
           ("allreduces", s70.layers * 2, n0), ("per", per_allreduce, us(2)), ("napkin", 160 * per_allreduce, ms(2)),
           ("engine", ests[4].decode.comm_seconds, ms(2)))
     claim("Batch 1, 1,024 -> 256 tokens on `h100-sxm`, engine figures:", ("prompt", 1024, n0))
@@ -412,9 +415,9 @@ def build_tensor_parallel() -> None:
               ("memory", e.decode.memory_seconds, ms(2)), ("comm", e.decode.comm_seconds, ms(2)),
               ("tpot", e.tpot_seconds, ms(2)), ("max batch", e.memory.max_batch, n0))
     prefill_ring = 2 * 3 / 4 * 1024 * 8192 * 2
-    prefill_comm = 160 * (prefill_ring / H100.interconnect_bytes_per_s + H100.link_latency_seconds)
-    claim("at N = 4, 2 x 3/4 x 1,024 x 8,192 x 2 B =\n25,165,824 B per all-reduce, 55.9 us + 20 us, x 160 = 12.15 ms of the 77.81 ms TTFT.",
-          ("ring", prefill_ring, n0), ("time", prefill_ring / H100.interconnect_bytes_per_s, us(1)),
+    prefill_comm = 160 * (prefill_ring / link + H100.link_latency_seconds)
+    claim("at N = 4, 2 x 3/4 x 1,024 x 8,192 x 2 B =\n25,165,824 B per all-reduce, 68.0 us + 20 us, x 160 = 14.08 ms of the 79.74 ms TTFT.",
+          ("ring", prefill_ring, n0), ("time", prefill_ring / link, us(1)),
           ("napkin", prefill_comm, ms(2)), ("engine", ests[4].prefill.comm_seconds, ms(2)), ("ttft", ests[4].ttft_seconds, ms(2)))
     # gpt-fast README (commit 32971d31): Llama-3.1-70B bf16, TP8 on A100-80GB (330 W cap), batch 1.
     measured = next(
@@ -538,7 +541,8 @@ def build_efficiencies() -> None:
         wd: estimate("llama-3.1-8b", "h100-sxm", weight_dtype=wd, batch=1, prompt_tokens=1024, output_tokens=256).tpot_seconds
         for wd in ("bf16", "int8", "int4", "fp8")
     }
-    claim("(1,024 -> 256): bf16 6.87 ms, int8 4.79 ms, int4 3.86 ms,\n  and fp8 (W8A8 on Hopper's fp8 tensor cores, no kernel factor) 3.67 ms.",
+    claim("(1,024 -> 256): bf16 6.87 ms, int8 4.79 ms, int4 3.86 ms,\n  and fp8 (W8A8 on Hopper's fp8 tensor cores, no kernel factor; the lm_head stays bf16, as NVIDIA's fp8\n"
+          "  checkpoints keep it, `dtypes.lm_head_weight_dtype`) 3.89 ms.",
           *((wd, t, ms(2)) for wd, t in tpot.items()))
     fact("fp8 has no weight-only kernel factor", "fp8" not in WEIGHT_KERNEL_BANDWIDTH_FACTOR)
 

@@ -3,7 +3,7 @@
 Mixes: prefill chunks (any length, any cached context, ending the prompt or not) plus decode sequences at
 random contexts, summed into one StepWork with `roofline.uniform_work`, as DESIGN.md defines a step.
 Models cover dense GQA, MoE (nonlinear expert-touch term), MLA, sliding windows (some or all layers),
-weight-only int4, fp8 and tensor parallelism.
+weight-only int4, fp8, fp4 (ops at three peaks) and tensor parallelism.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ CONFIGS = [
     ("gpt-oss-20b", "l40s", 1, "int4", "fp8", None),
     ("mistral-7b", "l4", 1, "int8", "bf16", Efficiency(0.5, 0.6, 1e-3, compute_half_saturation_tokens=64.0)),
     ("qwen2.5-72b", "h100-sxm", 8, "bf16", "bf16", Efficiency(0.6, 0.8, 5e-5, comm_overlap_fraction=0.4)),
+    # fp4 linear layers, fp8 attention and a bf16 lm_head: three peaks in one step (dtypes.OpPrecision)
+    ("llama-3.3-70b", "b200", 2, "fp4", "fp8", None),
 ]
 MAX_TOKENS = 4096
 

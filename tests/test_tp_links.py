@@ -38,7 +38,10 @@ SHAPE = derive_shape(load_model("llama-3.1-70b"))  # 80 layers, hidden 8192 (con
 
 def test_inside_a_node_the_nvlink_row_and_across_nodes_the_nic() -> None:
     inside = tp_link(H100, gpus=8)
-    assert (inside.bytes_per_s, inside.latency_seconds, inside.nodes) == (450e9, 20e-6, 1)
+    # NVLink 4 line rate 450e9 B/s one way, of which a ring reaches 370e9 after protocol overhead (NCCL
+    # maintainer, NVIDIA/nccl-tests issue #212, cited in accelerators.yaml): the link prices the achieved rate.
+    assert H100.interconnect_bytes_per_s == 450e9
+    assert (inside.bytes_per_s, inside.latency_seconds, inside.nodes) == (370e9, 20e-6, 1)
     across = tp_link(H100, gpus=16)
     assert (across.bytes_per_s, across.nodes) == (400e9 / 8, 2)
     assert across.latency_seconds == 47.6e-6  # NVIDIA/nccl issue #1244: 8 B all-reduce, 2 nodes, IB NDR
@@ -56,7 +59,7 @@ def test_decode_allreduce_across_two_nodes_by_hand() -> None:
     result = step(SHAPE, H100, batch=64, new_tokens=1, context_tokens=1024, gpus=16)
     assert result.comm_seconds == pytest.approx(by_hand, rel=1e-12)
     inside = step(SHAPE, H100, batch=64, new_tokens=1, context_tokens=1024, gpus=8)
-    assert inside.comm_seconds == pytest.approx(80 * 2 * (2 * 7 / 8 * 64 * 8192 * 2 / 450e9 + 20e-6), rel=1e-12)
+    assert inside.comm_seconds == pytest.approx(80 * 2 * (2 * 7 / 8 * 64 * 8192 * 2 / 370e9 + 20e-6), rel=1e-12)
 
 
 def test_a_row_without_topology_keeps_the_intra_node_link() -> None:
@@ -79,6 +82,28 @@ def test_network_figures_need_their_source_and_node_size() -> None:
     row["inter_node_source"] = None
     with pytest.raises(ValueError, match="inter_node_source"):
         AcceleratorSpec.model_validate(row)
+
+
+def test_achieved_link_figure_needs_its_source_and_stays_below_the_line_rate() -> None:
+    row = H100.model_dump()
+    row["interconnect_achieved_source"] = None
+    with pytest.raises(ValueError, match="interconnect_achieved_source"):
+        AcceleratorSpec.model_validate(row)
+    row = H100.model_dump()
+    row["interconnect_achieved_bytes_per_s"] = 500e9  # above NVLink 4's 450e9 line rate
+    with pytest.raises(ValueError, match="line rate"):
+        AcceleratorSpec.model_validate(row)
+    # A row that cites no achieved figure prices the line rate (B200: NVLink 5, 1.8 TB/s bidirectional / 2).
+    b200 = load_accelerator("b200")
+    assert b200.interconnect_achieved_bytes_per_s is None
+    assert tp_link(b200, gpus=8).bytes_per_s == 900e9
+
+
+def test_a_measured_bandwidth_replaces_the_achieved_figure_and_a_flat_fit_keeps_it() -> None:
+    measured = apply_collectives(H100, _collectives(latency=30e-6, algbw=200e9))
+    assert tp_link(measured, gpus=8).bytes_per_s == pytest.approx(350e9)  # 200e9 * 2 * 7/8, not 370e9
+    flat = apply_collectives(H100, _collectives(latency=40e-6, algbw=None))
+    assert tp_link(flat, gpus=8).bytes_per_s == 370e9
 
 
 def test_step_timer_matches_the_roofline_across_nodes() -> None:

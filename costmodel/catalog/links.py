@@ -1,7 +1,9 @@
 """The link a tensor-parallel all-reduce runs over: inside one node, or across nodes.
 
 A replica of `gpus` GPUs fits in one node when gpus <= the accelerator row's `gpus_per_node` (8 on an
-HGX/DGX board): its ring runs over NVLink/NVSwitch, Infinity Fabric or PCIe at `interconnect_bytes_per_s`.
+HGX/DGX board): its ring runs over NVLink/NVSwitch, Infinity Fabric or PCIe at `interconnect_bytes_per_s`
+(or, where the row cites it, the lower data rate a ring reaches after protocol overhead,
+`interconnect_achieved_bytes_per_s`).
 Beyond that the ring crosses the network, and a ring all-reduce runs at the speed of its slowest hop
 (Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters of workstations", JPDC 69(2)):
 the per-GPU NIC (`inter_node_bytes_per_s`, e.g. one 400 Gb/s ConnectX-7 per GPU on a DGX H100).
@@ -40,11 +42,23 @@ class TensorParallelLink:
     description: str  # what the link is, for reports
 
 
+def intra_node_bytes_per_s(hardware: AcceleratorSpec) -> float:
+    """Data bandwidth per GPU, one direction, an all-reduce reaches inside one node.
+
+    The row's `interconnect_achieved_bytes_per_s` where it cites one: NVLink carries packet headers, so a
+    ring moves data below the line rate ("450GB/s is the line rate. With the protocol overhead (~20%) NCCL
+    can get an effective NVLink bandwidth of 370GB/s", NCCL maintainer sjeaugey, NVIDIA/nccl-tests issue
+    #212, 2024-05-06, on 8x H100). Else the line rate `interconnect_bytes_per_s` (no cited figure).
+    """
+    achieved = hardware.interconnect_achieved_bytes_per_s
+    return hardware.interconnect_bytes_per_s if achieved is None else achieved
+
+
 def tp_link(hardware: AcceleratorSpec, *, gpus: int) -> TensorParallelLink:
     """The link a `gpus`-way tensor-parallel replica of `hardware` all-reduces over."""
     per_node = hardware.gpus_per_node
     if per_node is None or gpus <= per_node:
-        return TensorParallelLink(bytes_per_s=hardware.interconnect_bytes_per_s,
+        return TensorParallelLink(bytes_per_s=intra_node_bytes_per_s(hardware),
                                   latency_seconds=hardware.link_latency_seconds, nodes=1,
                                   description=hardware.interconnect)
     nodes = math.ceil(gpus / per_node)

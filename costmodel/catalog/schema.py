@@ -7,12 +7,15 @@ Units are SI base units: bytes, bytes/s, FLOP/s, seconds, watts.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from costmodel.strict import StrictModel
 from costmodel.units import printable
+
+if TYPE_CHECKING:
+    from costmodel.dtypes import OpPrecision
 
 # Sane bounds on shapes (a config.json is user input): about 16x the largest in the bundled catalog
 # (catalog/models/*.yaml: hidden 16,384, 126 layers and 128 heads in llama-3.1-405b, intermediate 53,248,
@@ -168,6 +171,14 @@ class AcceleratorSpec(StrictModel):
         gt=0, description="GPU-to-GPU bandwidth per GPU, one direction, bytes/s (NVLink, Infinity Fabric or PCIe)"
     )
     interconnect: str = Field(description="what the link is, e.g. 'NVLink 4 (18 links)'")
+    interconnect_achieved_bytes_per_s: float | None = Field(
+        default=None, gt=0, description="data bandwidth per GPU, one direction, that a ring collective reaches on "
+        "that link after protocol overhead (bytes/s, <= interconnect_bytes_per_s); None = no cited figure (the line "
+        "rate is used)",
+    )
+    interconnect_achieved_source: str | None = Field(
+        default=None, description="URL, date and quoted sentence for interconnect_achieved_bytes_per_s"
+    )
     link_latency_seconds: float = Field(ge=0, description="latency of one small all-reduce over that link, s")
     gpus_per_node: int | None = Field(
         default=None, ge=1, le=1024, strict=True,
@@ -184,6 +195,14 @@ class AcceleratorSpec(StrictModel):
         "(the intra-node latency is used, a lower bound)",
     )
     inter_node_source: str | None = Field(default=None, description="URL and date of the network figures")
+    fp4_realized_peak_fraction: float | None = Field(
+        default=None, gt=0, le=1, description="share of the fp4 peak the fp4 linear layers reach next to the other "
+        "formats' (eff_compute applies on top); None = 1, the datasheet ratio",
+    )
+    fp4_realized_peak_fraction_source: str | None = Field(
+        default=None, description="where fp4_realized_peak_fraction comes from: a URL, or 'fitted-public: ...' "
+        "naming the script and the reference rows it was fitted on",
+    )
     tdp_watts: float = Field(gt=0, description="board power, W")
     eff_compute: float = Field(gt=0, le=1, description="default fraction of peak FLOP/s achieved on large GEMMs")
     eff_memory: float = Field(gt=0, le=1, description="default fraction of peak bytes/s achieved (MBU)")
@@ -201,6 +220,15 @@ class AcceleratorSpec(StrictModel):
             raise ValueError(f"peak_flops_per_s has unknown dtype(s) {sorted(unknown)}; use fp32, bf16, fp16, fp8, int8, fp4")
         if any(v <= 0 for v in self.peak_flops_per_s.values()):
             raise ValueError("every peak_flops_per_s value must be > 0 FLOP/s")
+        if (self.fp4_realized_peak_fraction is None) != (self.fp4_realized_peak_fraction_source is None):
+            raise ValueError("fp4_realized_peak_fraction needs fp4_realized_peak_fraction_source, and back")
+        if self.fp4_realized_peak_fraction is not None and "fp4" not in self.peak_flops_per_s:
+            raise ValueError("fp4_realized_peak_fraction needs an fp4 entry in peak_flops_per_s")
+        achieved = self.interconnect_achieved_bytes_per_s
+        if (achieved is None) != (self.interconnect_achieved_source is None):
+            raise ValueError("interconnect_achieved_bytes_per_s needs interconnect_achieved_source (cite it), and back")
+        if achieved is not None and achieved > self.interconnect_bytes_per_s:
+            raise ValueError("interconnect_achieved_bytes_per_s must be <= interconnect_bytes_per_s (the line rate)")
         network = (self.inter_node_bytes_per_s, self.inter_node, self.inter_node_source)
         if any(v is not None for v in network) and (self.gpus_per_node is None or any(v is None for v in network)):
             raise ValueError("inter-node figures need gpus_per_node, inter_node_bytes_per_s, inter_node and "
@@ -223,6 +251,14 @@ class AcceleratorSpec(StrictModel):
         from costmodel.catalog.loader import accelerators
 
         return [hw_id for hw_id, hw in accelerators().items() if "fp4" in hw.peak_flops_per_s]
+
+    def op_precision(self, *, weight_dtype: str, kv_dtype: str) -> OpPrecision:
+        """The format and peak of each op for these weight and KV formats here (raises where fp4 is missing)."""
+        from costmodel.dtypes import OpPrecision
+
+        self.check_dtypes(weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+        return OpPrecision.of(peak_flops_per_s=self.peak_flops_per_s, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                              fp4_peak_fraction=self.fp4_realized_peak_fraction or 1.0)
 
     def peak_for(self, weight_dtype: str) -> float:
         """Dense peak FLOP/s of the tensor-core format matmuls run in for this weight dtype."""

@@ -106,6 +106,9 @@ def apply_collectives(hardware: AcceleratorSpec, result: CollectivesResult) -> A
         })
     return hardware.model_copy(update={
         "interconnect_bytes_per_s": bandwidth or hardware.interconnect_bytes_per_s,
+        # a measured bus bandwidth already includes the protocol overhead: the datasheet's achieved figure goes
+        "interconnect_achieved_bytes_per_s": None if bandwidth else hardware.interconnect_achieved_bytes_per_s,
+        "interconnect_achieved_source": None if bandwidth else hardware.interconnect_achieved_source,
         "link_latency_seconds": fit.latency_seconds,
         "interconnect": label,
     })

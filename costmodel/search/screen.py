@@ -33,11 +33,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from costmodel.catalog import ModelSpec, derive_shape, load_model
+from costmodel.catalog.links import intra_node_bytes_per_s
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
 from costmodel.decision.attach import option_efficiency
 from costmodel.decision.economics import diurnal_profile
-from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
+from costmodel.dtypes import BYTES_PER_ELEMENT, precision_kwargs
 from costmodel.measurements.calibration import Calibration
 from costmodel.memory import memory_arrays, plan_replica_memory
 from costmodel.pricing import GpuPriceRow, PriceSheet
@@ -149,12 +150,12 @@ def _model_screens(spec: ModelSpec, keys: list[ReplicaKey], hardware: Mapping[st
     effs = [engine_efficiency(hardware[k[1]][1], engines[k[5]]) for k in keys]
     gpus = _column([float(k[2]) for k in keys])
     kv_bytes = _column([BYTES_PER_ELEMENT[k[4]] for k in keys])
+    precisions = [precision_kwargs(hw.op_precision(weight_dtype=k[3], kv_dtype=k[4])) for hw, k in zip(hws, keys, strict=True)]
     per_hw = {
-        "weight_bytes_per_param": _column([streamed_weight_bytes_per_param(k[3]) for k in keys]),
+        **{name: _column([p[name] for p in precisions]) for name in precisions[0]},  # bytes and peaks per op
         "kv_bytes_per_element": kv_bytes, "gpus": gpus,
-        "peak_flops_per_s": _column([hw.peak_for(k[3]) for hw, k in zip(hws, keys, strict=True)]),
         "hbm_bytes_per_s": _column([hw.hbm_bytes_per_s for hw in hws]),
-        "link_bytes_per_s": _column([hw.interconnect_bytes_per_s for hw in hws]),
+        "link_bytes_per_s": _column([intra_node_bytes_per_s(hw) for hw in hws]),
         "link_latency_seconds": _column([hw.link_latency_seconds for hw in hws]),
         **{name: _column([getattr(e, name) for e in effs]) for name in (
             "eff_compute", "eff_memory", "overhead_seconds_per_step", "compute_half_saturation_tokens",

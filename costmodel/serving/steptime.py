@@ -29,7 +29,7 @@ from costmodel.catalog.links import tp_link
 from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
-from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
+from costmodel.dtypes import precision_kwargs
 from costmodel.roofline import OP_NAMES, Efficiency, StepWork, op_flops_and_bytes, step_arrays, uniform_work
 
 # Work fields other than `tokens`, in this order everywhere below.
@@ -47,7 +47,12 @@ def _fields(work: StepWork) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class DynamicOp:
-    """An op whose FLOPs/bytes depend on fields other than tokens: table[tokens] + coefficients . fields."""
+    """An op whose FLOPs/bytes depend on fields other than tokens: table[tokens] + coefficients . fields.
+
+    FLOPs are counted in the linear layers' time units (times their rate / this op's rate), so one seconds
+    per FLOP (`StepTimer.seconds_per_flop`) prices every op even when attention or the lm_head runs in another
+    format than the blocks' weights (`dtypes.OpPrecision`).
+    """
 
     name: str
     flops_by_tokens: tuple[float, ...]
@@ -82,15 +87,17 @@ class StepTimer:
         self.max_tokens = max_tokens
         self.per_sequence_seconds = float(per_sequence_seconds)  # CPU s per sequence per step (engine profile)
         self.window_tokens = shape.sliding_window_tokens or NO_WINDOW
+        precision = precision_kwargs(hardware.op_precision(weight_dtype=weight_dtype, kv_dtype=kv_dtype))
         self._kwargs = {
-            "weight_bytes_per_param": streamed_weight_bytes_per_param(weight_dtype),
-            "kv_bytes_per_element": BYTES_PER_ELEMENT[kv_dtype],
+            "weight_bytes_per_param": precision["weight_bytes_per_param"],
+            "lm_head_weight_bytes_per_param": precision["lm_head_weight_bytes_per_param"],
+            "kv_bytes_per_element": precision["kv_bytes_per_element"],
             "gpus": float(gpus),
         }
         link = tp_link(hardware, gpus=gpus)
         self._step_kwargs = {
             **self._kwargs,
-            "peak_flops_per_s": hardware.peak_for(weight_dtype),
+            **precision,
             "hbm_bytes_per_s": hardware.hbm_bytes_per_s,
             "link_bytes_per_s": link.bytes_per_s,
             "link_latency_seconds": link.latency_seconds,
@@ -117,28 +124,30 @@ class StepTimer:
             flops, bytes_ = op_flops_and_bytes(self.shape, _work(tokens=0.0, values=unit), **self._kwargs)
             coefficients.append((flops, bytes_))
         self.dynamic: list[DynamicOp] = []
+        # Effective FLOP/s per op from the roofline itself: the linear layers' rate per token count, and each
+        # dynamic op's constant ratio to it (its own peak; eff_compute and saturation are shared).
+        rates = [np.broadcast_to(np.asarray(r, dtype=np.float64), tokens.shape) for r in raw.op_flops_per_s]
         static = np.asarray(raw.step_seconds, dtype=np.float64).copy()
         for op, name in enumerate(OP_NAMES):
-            dflops = tuple(float(c[0][op] - base_flops[op]) for c in coefficients)
+            # FLOPs in the linear layers' time units: x (linear-layer rate / this op's rate), 1 unless attention
+            # or the lm_head runs in another format (dtypes.OpPrecision), so every consumer keeps one s/FLOP.
+            scale = float(rates[0][1] / rates[op][1])
+            dflops = tuple(scale * float(c[0][op] - base_flops[op]) for c in coefficients)
             dbytes = tuple(float(c[1][op] - base_bytes[op]) for c in coefficients)
             if any(dflops) or any(dbytes):
                 static = static - np.asarray(raw.op_seconds[op])
                 self.dynamic.append(
                     DynamicOp(
                         name=name,
-                        flops_by_tokens=tuple(np.broadcast_to(raw.op_flops[op], tokens.shape).tolist()),
+                        flops_by_tokens=tuple((scale * np.broadcast_to(raw.op_flops[op], tokens.shape)).tolist()),
                         bytes_by_tokens=tuple(np.broadcast_to(raw.op_bytes[op], tokens.shape).tolist()),
                         flops_per_field=dflops,
                         bytes_per_field=dbytes,
                     )
                 )
-        # Effective rates, recovered from the roofline's own totals (no formula re-typed here).
-        total_flops = np.asarray(sum(raw.op_flops), dtype=np.float64)
+        # Effective rates, recovered from the roofline's own outputs (no formula re-typed here).
         total_bytes = np.asarray(sum(raw.op_bytes), dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            flops_per_s = total_flops / np.asarray(raw.compute_seconds)
-        flops_per_s[0] = flops_per_s[1]  # no FLOPs at 0 tokens; a step always has >= 1 token
-        self.seconds_per_flop: list[float] = (1.0 / flops_per_s).tolist()
+        self.seconds_per_flop: list[float] = (1.0 / rates[0]).tolist()  # a step always has >= 1 token
         self.seconds_per_byte = float(np.asarray(raw.memory_seconds)[1] / total_bytes[1])
         self.static_seconds: list[float] = static.tolist()
 

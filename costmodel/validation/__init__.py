@@ -46,6 +46,7 @@ MODEL_IDS = {
     "Llama-3.3-70B-Instruct": "llama-3.3-70b",
     "gpt-oss-20b": "gpt-oss-20b",
     "gpt-oss-120b": "gpt-oss-120b",
+    "Qwen3-30B-A3B": "qwen3-30b-a3b",
 }
 # Precision strings -> our weight dtypes. Eager and speculative-decoding rows are not comparable
 # (a non-compiled baseline and a different algorithm) and are listed as excluded.

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from costmodel import dtypes
+from costmodel.catalog.loader import load_accelerator
+from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.errors import CostmodelError
 from costmodel.serving import build_replica, simulate_requests
 from costmodel.validation import (
@@ -69,7 +71,7 @@ PEER_FIGURES: dict[str, str] = {
 MOE_MODELS = ("Mixtral", "Qwen3-30B-A3B", "Qwen3-235B", "DeepSeek", "gpt-oss", "Llama-4")
 # Trtllm-bench precision strings -> (weight, KV) formats. FP8: "If you specify FP8 quantization, the KV
 # cache will automatically be set to FP8" (perf-overview.md, commit 258c7540). FP4: fp8 KV is an
-# unverified assumption; those rows stay unevaluated until costmodel/dtypes.py has fp4 weights.
+# unverified assumption (no stored page states the KV format of those runs).
 THROUGHPUT_DTYPES = {"FP8": ("fp8", "fp8"), "FP4 (NVFP4)": ("fp4", "fp8")}
 THROUGHPUT_METRICS = ("total_output_throughput", "output_throughput_per_gpu")
 # trtllm-bench request counts for the release/1.2 shapes ("Number of Requests" table of that
@@ -143,12 +145,19 @@ def _ids(row: dict[str, str]) -> tuple[str | None, str | None, str | None]:
 @functools.cache
 def _throughput(model_id: str, hardware_id: str, gpus: int, precision: str, isl: int, osl: int) -> float:
     """trtllm-bench max throughput as in costmodel.validation.max_throughput_rows, on `gpus` TP GPUs."""
+    return throughput_prediction(model_id=model_id, hardware=load_accelerator(hardware_id), gpus=gpus,
+                                 precision=precision, isl=isl, osl=osl)
+
+
+def throughput_prediction(*, model_id: str, hardware: AcceleratorSpec, gpus: int, precision: str, isl: int,
+                          osl: int) -> float:
+    """`_throughput` on a given accelerator row (uncached: a fit passes rows with other values)."""
     weight_dtype, kv_dtype = THROUGHPUT_DTYPES[precision]
     batch, tokens = trtllm_bench_settings(
-        model_id=model_id, hardware_id=hardware_id, input_tokens=isl, output_tokens=osl, gpus=gpus,
+        model_id=model_id, hardware_id=hardware.id, input_tokens=isl, output_tokens=osl, gpus=gpus,
         weight_bytes_per_param=dtypes.BYTES_PER_ELEMENT[weight_dtype], kv_bytes_per_element=dtypes.BYTES_PER_ELEMENT[kv_dtype],
     )
-    replica = build_replica(model_id, hardware_id, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+    replica = build_replica(model_id, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                             max_batched_tokens=tokens)
     if not replica.fits:
         raise CostmodelError(replica.memory.message)
