@@ -4,7 +4,9 @@ int8 and int4 are weight-only formats (gpt-fast / AWQ style): weights are stored
 dequantized into bf16 matmuls, so they save bytes, not FLOPs. fp8 is W8A8 where the accelerator
 has fp8 tensor cores (Hopper, Blackwell, MI300), else it falls back to bf16 compute. fp4 (NVFP4 /
 MXFP4) is W4A4 on fp4 tensor cores and exists only where the accelerator row lists an fp4 peak
-(Blackwell); weights or KV in fp4 elsewhere are refused (`unsupported_dtype_reason`).
+(NVIDIA Blackwell, AMD CDNA 4 with MXFP4); weights or KV in fp4 elsewhere are refused
+(`unsupported_dtype_reason`). Under fp8 and fp4 only the blocks' linear layers are quantized: the
+embedding and lm_head stay 16-bit (HEAD_KEPT_16_BIT), in the step time and in memory alike.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from costmodel.catalog.links import tp_link
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
 from costmodel.catalog.schema import AcceleratorSpec
-from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
+from costmodel.dtypes import BYTES_PER_ELEMENT, lm_head_weight_dtype, streamed_weight_bytes_per_param
 from costmodel.errors import CostmodelError
 from costmodel.memory import memory_arrays
 from costmodel.roofline import step_arrays, uniform_work
@@ -93,6 +93,8 @@ def evaluate_grid(
 
     g = np.asarray(gpus, dtype=np.float64).reshape(1, 1, -1, 1, 1, 1)
     b_w = np.asarray([BYTES_PER_ELEMENT[d] for d in weight_dtypes], dtype=np.float64).reshape(1, 1, 1, -1, 1, 1)
+    b_head = np.asarray([BYTES_PER_ELEMENT[lm_head_weight_dtype(d)] for d in weight_dtypes],
+                        dtype=np.float64).reshape(b_w.shape)
     b_w_streamed = np.asarray([streamed_weight_bytes_per_param(d) for d in weight_dtypes], dtype=np.float64).reshape(1, 1, 1, -1, 1, 1)
     b = np.asarray(batch, dtype=np.float64).reshape(1, 1, 1, 1, -1, 1)
     c = np.asarray(context_tokens, dtype=np.float64).reshape(1, 1, 1, 1, 1, -1)
@@ -121,7 +123,7 @@ def evaluate_grid(
         )
         _, _, max_batch = memory_arrays(
             shape, hbm_bytes_per_gpu=hbm, gpus=g, weight_bytes_per_param=b_w,
-            kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype], context_tokens=c,
+            kv_bytes_per_element=BYTES_PER_ELEMENT[kv_dtype], context_tokens=c, head_weight_bytes_per_param=b_head,
         )
         steps.append(np.broadcast_to(raw.step_seconds, np.broadcast_shapes(np.shape(raw.step_seconds), (1, len(hws), len(gpus), len(weight_dtypes), len(batch), len(context_tokens)))))
         max_batches.append(np.broadcast_to(max_batch, (1, len(hws), len(gpus), len(weight_dtypes), 1, len(context_tokens))))

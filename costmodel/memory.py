@@ -12,7 +12,7 @@ import numpy as np
 
 from costmodel.catalog.params import ModelShape
 from costmodel.config import ReplicaConfig
-from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, BYTES_PER_ELEMENT
+from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, BYTES_PER_ELEMENT, lm_head_weight_dtype
 
 # vLLM's default gpu_memory_utilization = 0.9 leaves 10% of HBM for the CUDA context, cuBLAS/NCCL
 # workspaces and fragmentation; we keep the same reserve so max_batch matches what vLLM reports.
@@ -67,6 +67,20 @@ def activation_bytes_per_gpu(shape: ModelShape, *, gpus: Any) -> Any:
     return MAX_BATCHED_TOKENS * per_token * ACTIVATION_BYTES_PER_ELEMENT
 
 
+def stored_weight_bytes(shape: ModelShape, *, weight_bytes_per_param: Any, head_weight_bytes_per_param: Any = None) -> Any:
+    """Bytes of the stored weights: the transformer blocks in the weight format, the embedding table and an
+    untied lm_head in `head_weight_bytes_per_param` (None: the weight format too).
+
+    NVIDIA's FP8/NVFP4 checkpoints quantize only the linear layers inside the blocks and keep the embedding
+    and lm_head in 16 bits (`dtypes.HEAD_KEPT_16_BIT`, which the step time reads too), so memory counts them
+    at the same bytes the roofline streams.
+    """
+    if head_weight_bytes_per_param is None:
+        return shape.total_params * weight_bytes_per_param
+    outside = shape.embedding_params + (0.0 if shape.tied_embeddings else shape.lm_head_params)
+    return (shape.total_params - outside) * weight_bytes_per_param + outside * head_weight_bytes_per_param
+
+
 def memory_arrays(
     shape: ModelShape,
     *,
@@ -75,9 +89,12 @@ def memory_arrays(
     weight_bytes_per_param: Any,
     kv_bytes_per_element: Any,
     context_tokens: Any,
+    head_weight_bytes_per_param: Any = None,
 ) -> tuple[Any, Any, Any]:
     """(weights bytes per GPU, KV budget bytes per GPU, max concurrent sequences) as arrays."""
-    weights_per_gpu = shape.total_params * weight_bytes_per_param / gpus
+    weights = stored_weight_bytes(shape, weight_bytes_per_param=weight_bytes_per_param,
+                                  head_weight_bytes_per_param=head_weight_bytes_per_param)
+    weights_per_gpu = weights / gpus
     reserve = RESERVE_FRACTION * hbm_bytes_per_gpu
     budget = hbm_bytes_per_gpu - weights_per_gpu - activation_bytes_per_gpu(shape, gpus=gpus) - reserve
     kv_seq_per_gpu = kv_bytes_per_sequence_per_gpu(
@@ -95,6 +112,7 @@ def plan_memory(
     weight_bytes_per_param: float,
     kv_bytes_per_element: float,
     context_tokens: int,
+    head_weight_bytes_per_param: float | None = None,
 ) -> MemoryPlan:
     """Memory plan of one replica of `gpus` GPUs at a context length."""
     weights_per_gpu, budget, max_batch = memory_arrays(
@@ -104,6 +122,7 @@ def plan_memory(
         weight_bytes_per_param=weight_bytes_per_param,
         kv_bytes_per_element=kv_bytes_per_element,
         context_tokens=context_tokens,
+        head_weight_bytes_per_param=head_weight_bytes_per_param,
     )
     per_seq = float(kv_bytes_per_sequence(shape, context_tokens=context_tokens, kv_bytes_per_element=kv_bytes_per_element))
     activation = float(activation_bytes_per_gpu(shape, gpus=gpus))
@@ -130,7 +149,7 @@ def plan_memory(
         context_tokens=context_tokens,
         gpus=gpus,
         hbm_bytes_per_gpu=hbm_bytes_per_gpu,
-        weights_bytes=shape.total_params * weight_bytes_per_param,
+        weights_bytes=float(weights_per_gpu) * gpus,
         weights_bytes_per_gpu=float(weights_per_gpu),
         kv_bytes_per_token=float(kv_bytes_per_token(shape, kv_bytes_per_element=kv_bytes_per_element)),
         kv_bytes_per_sequence=per_seq,
@@ -152,4 +171,5 @@ def plan_replica_memory(config: ReplicaConfig, *, context_tokens: int) -> Memory
         weight_bytes_per_param=BYTES_PER_ELEMENT[config.weight_dtype],
         kv_bytes_per_element=BYTES_PER_ELEMENT[config.kv_dtype],
         context_tokens=context_tokens,
+        head_weight_bytes_per_param=BYTES_PER_ELEMENT[lm_head_weight_dtype(config.weight_dtype)],
     )

@@ -516,13 +516,15 @@ def test_new_rows_run_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
 
     from costmodel.cli import main
 
-    # Llama 4 Maverick in fp8 (1 B per weight) on 4 MI355X: the 400,711,352,320 weights written out above plus
-    # the RMSNorm weights (2 per layer + final: 97 * 5120 = 496,640) = 400,711,848,960 B.
+    # Llama 4 Maverick in fp8 on 4 MI355X: the 400,711,352,320 weights written out above plus the RMSNorm
+    # weights (2 per layer + final: 97 * 5120 = 496,640) at 1 B, except the embedding table and the untied
+    # lm_head (202,048 x 5,120 each), which fp8 checkpoints keep at 2 B (dtypes.HEAD_KEPT_16_BIT): one more
+    # byte for each of those 2 * 1,034,485,760 weights.
     argv = ["estimate", "--model", "llama-4-maverick", "--hardware", "mi355x", "--gpus", "4", "--weight-dtype", "fp8",
             "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["weights_bytes"] == 400_711_352_320 + 97 * 5120 and out["fits"] is True
+    assert out["weights_bytes"] == 400_711_352_320 + 97 * 5120 + 2 * 202_048 * 5_120 and out["fits"] is True
     assert out["kv_bytes_per_token"] == 2 * 48 * 8 * 128 * 2
     # fp4 weights and KV run on the two new fp4 rows (MXFP4 on CDNA 4, NVFP4 on Blackwell)...
     for hw_id in ("mi355x", "rtx-pro-6000"):

@@ -1,7 +1,11 @@
 """fp4 weights and KV cache: half of fp8's bytes, W4A4 on fp4 tensor cores, refused where there are none.
 
 Arithmetic: Llama-3.1-8B holds 8,030,261,248 weights (its HF "Model size" 8.03B; the count is written out
-in tests/test_catalog_data.py), so fp8 (1 B) weights are 8,030,261,248 B and fp4 (0.5 B) 4,015,130,624 B.
+in tests/test_catalog_data.py). NVIDIA's fp8/NVFP4 checkpoints quantize only the linear layers inside the
+blocks (dtypes.HEAD_KEPT_16_BIT): the embedding table and the untied lm_head, 4,096 x 128,256 = 525,336,576
+weights each, stay 2 B. So the block weights (8,030,261,248 - 1,050,673,152 = 6,979,588,096) halve from fp8
+(1 B) to fp4 (0.5 B): 8,030,261,248 + 1,050,673,152 = 9,080,934,400 B at fp8, 3,489,794,048 + 2,101,346,304 =
+5,591,140,352 B at fp4.
 Its KV is 2 * 32 layers * 8 KV heads * 128 dims = 65,536 elements per token: 65,536 B at fp8, 32,768 B at
 fp4. The B200 datasheet's dense fp4 peak is 18 PFLOPS with sparsity / 2 = 9e15 FLOP/s.
 """
@@ -18,6 +22,7 @@ from costmodel.estimate import estimate
 from costmodel.serving.replica import build_replica
 
 LLAMA_8B_PARAMS = 8_030_261_248
+LLAMA_8B_OUTSIDE_BLOCKS = 2 * 4_096 * 128_256  # embedding + untied lm_head, kept 16-bit
 
 
 def test_fp4_is_a_weight_and_kv_dtype_of_half_a_byte() -> None:
@@ -28,8 +33,11 @@ def test_fp4_is_a_weight_and_kv_dtype_of_half_a_byte() -> None:
 def test_fp4_halves_weight_and_kv_bytes_against_fp8() -> None:
     fp8 = estimate("llama-3.1-8b", "b200", weight_dtype="fp8", kv_dtype="fp8")
     fp4 = estimate("llama-3.1-8b", "b200", weight_dtype="fp4", kv_dtype="fp4")
-    assert fp8.memory.weights_bytes == LLAMA_8B_PARAMS * 1.0
-    assert fp4.memory.weights_bytes == LLAMA_8B_PARAMS * 0.5 == fp8.memory.weights_bytes / 2
+    blocks = LLAMA_8B_PARAMS - LLAMA_8B_OUTSIDE_BLOCKS
+    assert fp8.memory.weights_bytes == blocks * 1.0 + LLAMA_8B_OUTSIDE_BLOCKS * 2.0 == 9_080_934_400
+    assert fp4.memory.weights_bytes == blocks * 0.5 + LLAMA_8B_OUTSIDE_BLOCKS * 2.0 == 5_591_140_352
+    # The quantized part halves exactly.
+    assert fp8.memory.weights_bytes - fp4.memory.weights_bytes == blocks * 0.5
     assert (fp8.memory.kv_bytes_per_token, fp4.memory.kv_bytes_per_token) == (2 * 32 * 8 * 128 * 1, 2 * 32 * 8 * 128 * 0.5)
 
 

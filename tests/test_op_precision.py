@@ -65,3 +65,27 @@ def test_the_grid_prices_each_op_in_its_own_format() -> None:
             expected = step(SHAPE, B200, batch=batch, new_tokens=1, context_tokens=4096, weight_dtype=dtype,
                             kv_dtype="fp8").step_seconds
             assert float(grid.decode_step_seconds[0, 0, 0, d, b, 0]) == pytest.approx(expected, rel=1e-9)
+
+
+def test_memory_stores_the_embedding_and_lm_head_in_16_bits_under_fp8_and_fp4() -> None:
+    """Memory counts the same bytes the step streams: Llama 3.3 70B's embedding table and untied lm_head
+    (8,192 x 128,256 each) stay 2 B under fp8 (1 B per block weight) and fp4 (0.5 B), int8 keeps 1 B."""
+    from costmodel.config import ReplicaConfig
+    from costmodel.memory import plan_memory, plan_replica_memory, stored_weight_bytes
+    from costmodel.roofline import Efficiency
+
+    outside = 2 * HEAD_PARAMS  # embedding + untied lm_head
+    blocks = SHAPE.total_params - outside
+    assert stored_weight_bytes(SHAPE, weight_bytes_per_param=1.0, head_weight_bytes_per_param=2.0) == pytest.approx(
+        blocks * 1.0 + outside * 2.0)
+    hardware = load_accelerator("h200")
+    for dtype, block_bytes, head_bytes in (("fp8", 1.0, 2.0), ("fp4", 0.5, 2.0), ("int8", 1.0, 1.0)):
+        hw = B200 if dtype == "fp4" else hardware
+        config = ReplicaConfig(shape=SHAPE, hardware=hw, gpus=4, weight_dtype=dtype, kv_dtype="fp8",
+                               efficiency=Efficiency.from_accelerator(hw))
+        plan = plan_replica_memory(config, context_tokens=2048)
+        assert plan.weights_bytes == pytest.approx(blocks * block_bytes + outside * head_bytes)
+        assert plan.weights_bytes_per_gpu == pytest.approx(plan.weights_bytes / 4)
+    # Without a head format the plan is the old one: every parameter at the weight format.
+    assert plan_memory(SHAPE, hbm_bytes_per_gpu=hardware.memory_bytes, gpus=4, weight_bytes_per_param=1.0,
+                       kv_bytes_per_element=1.0, context_tokens=2048).weights_bytes == pytest.approx(SHAPE.total_params)

@@ -236,7 +236,7 @@ class AcceleratorSpec(StrictModel):
         return self
 
     def check_dtypes(self, *, weight_dtype: str, kv_dtype: str = "bf16") -> None:
-        """Raise CostmodelError naming this accelerator when it cannot hold these formats (fp4 off Blackwell)."""
+        """Raise CostmodelError naming this accelerator when it cannot hold these formats (fp4 where the row lists no fp4 peak)."""
         from costmodel.dtypes import unsupported_dtype_reason
         from costmodel.errors import CostmodelError
 

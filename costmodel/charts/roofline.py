@@ -13,7 +13,7 @@ import numpy as np
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
-from costmodel.dtypes import BYTES_PER_ELEMENT
+from costmodel.dtypes import BYTES_PER_ELEMENT, lm_head_weight_dtype
 from costmodel.estimate import Estimate, estimate
 from costmodel.measurements.calibration import Calibration, apply_calibration
 from costmodel.memory import (
@@ -195,6 +195,7 @@ def memory_grid(
     weights, budget, max_batch = memory_arrays(
         shape, hbm_bytes_per_gpu=hw.memory_bytes, gpus=gpus, weight_bytes_per_param=BYTES_PER_ELEMENT[weight_dtype],
         kv_bytes_per_element=b_kv, context_tokens=context_axis[:, 0],
+        head_weight_bytes_per_param=BYTES_PER_ELEMENT[lm_head_weight_dtype(weight_dtype)],
     )
     per_seq = kv_bytes_per_sequence_per_gpu(shape, context_tokens=context_axis, kv_bytes_per_element=b_kv, gpus=gpus)
     kv = per_seq * batch_axis  # (contexts, batches)

@@ -38,7 +38,7 @@ from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
 from costmodel.decision.attach import option_efficiency
 from costmodel.decision.economics import diurnal_profile
-from costmodel.dtypes import BYTES_PER_ELEMENT, precision_kwargs
+from costmodel.dtypes import BYTES_PER_ELEMENT, lm_head_weight_dtype, precision_kwargs
 from costmodel.measurements.calibration import Calibration
 from costmodel.memory import memory_arrays, plan_replica_memory
 from costmodel.pricing import GpuPriceRow, PriceSheet
@@ -167,7 +167,9 @@ def _model_screens(spec: ModelSpec, keys: list[ReplicaKey], hardware: Mapping[st
     one = step_arrays(shape, uniform_work(shape, batch=1.0, new_tokens=1.0, context_tokens=0.0), **per_hw)
     _, _, max_batch = memory_arrays(shape, hbm_bytes_per_gpu=_column([hw.memory_bytes for hw in hws]), gpus=gpus,
                                     weight_bytes_per_param=_column([BYTES_PER_ELEMENT[k[3]] for k in keys]),
-                                    kv_bytes_per_element=kv_bytes, context_tokens=context_tokens)
+                                    kv_bytes_per_element=kv_bytes, context_tokens=context_tokens,
+                                    head_weight_bytes_per_param=_column(
+                                        [BYTES_PER_ELEMENT[lm_head_weight_dtype(k[3])] for k in keys]))
     per_token = np.broadcast_to(floor.compute_seconds, gpus.shape) / _FLOOR_BATCH
     t_min = np.broadcast_to(one.step_seconds, gpus.shape)
     fits = np.broadcast_to(max_batch, gpus.shape) >= 1
