@@ -151,10 +151,10 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     n_arrived = n_taken = n_done = 0
     requeued: deque[int] = deque()
     prefilling: list[int] = []
-    running: dict[int, None] = {}  # insertion-ordered: preemption victims come from the end
+    running: list[int] = []  # admission order; finished requests stay in it (stale) until a preemption pops them
     n_decoding = n_below = n_running = 0
     offset_sum = offset_sum_below = 0
-    kv_base_bytes = kv_growth_bytes = 0.0
+    kv_base_bytes = kv_growth_bytes = kv_step_bytes = 0.0
     # Heap entries are ints (step count << shift | request): cheaper than tuples to build and compare, and
     # ordered like (step, request). `never` (request n, a step count no run reaches) keeps each heap
     # non-empty, so `heap[0]` needs no emptiness test.
@@ -185,7 +185,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         rid: int, state: list[int] = state, finish_key: list[int] = finish_key, cross_key: list[int] = cross_key,
         join_context: list[int] = join_context, join_step: list[int] = join_step,
         below_window: list[bool] = below_window, kv_charge: list[float] = kv_charge, cached: list[int] = cached,
-        running: dict[int, None] = running, reserve: bool = reserve,
+        reserve: bool = reserve,
         kv_bytes_per_sequence: float = kv_bytes_per_sequence, kv_bytes_per_token: float = kv_bytes_per_token,
     ) -> None:
         """Take a running request out of the batch (finished or preempted): its KV, counts and heap keys."""
@@ -202,18 +202,19 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                               else kv_bytes_per_sequence + kv_bytes_per_token * (offset - cached[rid]))
         else:  # still in prefill: its admission charge
             kv_base_bytes -= kv_charge[rid]
-        del running[rid]
         state[rid] = _IDLE
         n_running -= 1
 
     def preempt_newest(
         prefilling: list[int], step: int, state: list[int] = state, to_emit: list[int] = to_emit,
         to_prefill: list[int] = to_prefill, join_context: list[int] = join_context, join_step: list[int] = join_step,
-        cached: list[int] = cached, prefilled: list[int] = prefilled, running: dict[int, None] = running,
+        cached: list[int] = cached, prefilled: list[int] = prefilled, running: list[int] = running,
         requeued: deque[int] = requeued, retire: Callable[[int], None] = retire,
     ) -> None:
         """Preempt the most recently admitted running request: it waits first in line, to be recomputed."""
-        rid = next(reversed(running))
+        rid = running.pop()
+        while state[rid] == _IDLE:  # finished since its admission: drop it
+            rid = running.pop()
         if state[rid] == _PREFILL:
             prefilling.remove(rid)
         else:  # its next prefill recomputes the prompt and every token emitted (the last one's KV is unwritten)
@@ -239,11 +240,13 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             continue
 
         if not reserve:  # preempt from the newest while the next step's decode tokens do not fit
-            kv_growth_bytes = kv_bytes_per_token * n_decoding * (step + 1)
-            while kv_base_bytes + kv_growth_bytes > kv_capacity_bytes and running:
+            kv_step_bytes = kv_bytes_per_token * n_decoding  # what the decoders add per step
+            kv_growth_bytes = kv_step_bytes * (step + 1)
+            while kv_base_bytes + kv_growth_bytes > kv_capacity_bytes and n_running:
                 preempt_newest(prefilling, step)
                 preemptions += 1
-                kv_growth_bytes = kv_bytes_per_token * n_decoding * (step + 1)
+                kv_step_bytes = kv_bytes_per_token * n_decoding
+                kv_growth_bytes = kv_step_bytes * (step + 1)
 
         # Prefill chunks from the budget left after one token per decoding sequence: running prefills
         # first, then admissions FCFS (preempted requests first) while KV and the sequence cap allow.
@@ -273,7 +276,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 if admitted_seconds[rid] != admitted_seconds[rid]:  # x != x is a NaN test: never admitted before
                     admitted_seconds[rid] = now
                 state[rid] = _PREFILL
-                running[rid] = None
+                running.append(rid)
                 prefilling.append(rid)
                 n_running += 1
                 size = to_prefill[rid] if to_prefill[rid] < budget else budget
@@ -335,8 +338,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 stalls.append((seconds, n_decoding))
             n_ended = 0  # prefills completed in this step
             for rid, size in chunks:
+                prefill = to_prefill[rid]
                 prefilled[rid] += size
-                if prefilled[rid] < to_prefill[rid]:
+                if prefilled[rid] < prefill:
                     continue
                 n_ended += 1
                 to_emit[rid] -= 1  # the prefill's logits give a token
@@ -349,9 +353,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     continue
                 state[rid] = _DECODE  # start decoding at this step count
                 join_step[rid] = step
-                context = join_context[rid] = cached[rid] + to_prefill[rid]
+                context = join_context[rid] = cached[rid] + prefill
                 if not reserve:  # from a fixed prefill charge to KV that grows with the step count
-                    kv_base_bytes += kv_bytes_per_sequence + kv_bytes_per_token * (context - cached[rid] - step) - kv_charge[rid]
+                    kv_base_bytes += kv_bytes_per_sequence + kv_bytes_per_token * (prefill - step) - kv_charge[rid]
                 n_decoding += 1
                 offset_sum += context - step
                 if context < window_tokens:
@@ -381,8 +385,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     top = cross_heap[0]
                 if (top >> shift) - step < steps:
                     steps = (top >> shift) - step
-            if not reserve and kv_base_bytes + kv_bytes_per_token * n_decoding * (step + steps) > kv_capacity_bytes:
-                steps = int((kv_capacity_bytes - kv_base_bytes) / (kv_bytes_per_token * n_decoding)) - step
+            if not reserve and kv_base_bytes + kv_step_bytes * (step + steps) > kv_capacity_bytes:
+                steps = int((kv_capacity_bytes - kv_base_bytes) / kv_step_bytes) - step
                 steps = steps if steps > 1 else 1
             if scheduler_steps > 1:  # multi-step: the segment ends by the window's end, where the scheduler runs
                 if window_left == 0:
@@ -413,7 +417,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 else:
                     a += memory0
                     b += memory1
-            seconds = (a + 0.5 * b * (steps - 1)) * steps  # sum of a + b * j over j < steps
+            half_b = 0.5 * b
+            seconds = (a + half_b * (steps - 1)) * steps  # sum of a + b * j over j < steps
             # Stop once the next arrival can be admitted: at the first k steps that end at or after it. The end
             # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arrival[n] is inf).
             if (seconds >= arrival[n_arrived] - now and n_waiting == 0 and n_decoding < max_num_seqs
@@ -422,18 +427,18 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 # root of (b/2) k^2 + (a - b/2) k - gap = 0 rounded up, then whole-step fixes (float rounding).
                 gap = arrival[n_arrived] - now
                 if b > 0:
-                    half = a - 0.5 * b
+                    half = a - half_b
                     k = math.ceil((math.sqrt(half * half + 2.0 * b * gap) - half) / b)
                 else:
                     k = math.ceil(gap / a)
                 k = k if k > 1 else 1
-                while k > 1 and (a + 0.5 * b * (k - 2)) * (k - 1) >= gap:
+                while k > 1 and (a + half_b * (k - 2)) * (k - 1) >= gap:
                     k -= 1
-                while (a + 0.5 * b * (k - 1)) * k < gap:
+                while (a + half_b * (k - 1)) * k < gap:
                     k += 1
                 if k < steps:
                     steps = k
-                    seconds = (a + 0.5 * b * (steps - 1)) * steps
+                    seconds = (a + half_b * (steps - 1)) * steps
             sequence_seconds += seconds * n_decoding
             if stalls:  # the first token after prefill-only steps: each decoder's gap holds the stalls it sat through
                 append_stalled_gaps((itl_a, itl_b, itl_steps, itl_sequences), stalls, first_step_seconds=a,
@@ -458,8 +463,18 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         while finish_heap[0] >> shift <= step:  # finishes due at this step count
             entry = pop(finish_heap)
             rid = entry & mask
-            if finish_key[rid] == entry:
-                retire(rid)
+            if finish_key[rid] == entry:  # `retire` inlined (a decoding request; one per request: the hot case)
+                finish_key[rid] = cross_key[rid] = -1
+                offset = join_context[rid] - join_step[rid]
+                n_decoding -= 1
+                offset_sum -= offset
+                if below_window[rid]:
+                    n_below -= 1
+                    offset_sum_below -= offset
+                kv_base_bytes -= (kv_charge[rid] if reserve
+                                  else kv_bytes_per_sequence + kv_bytes_per_token * (offset - cached[rid]))
+                state[rid] = _IDLE
+                n_running -= 1
                 finish_seconds[rid] = now
                 n_done += 1
         while sliding and cross_heap[0] >> shift <= step:  # contexts reaching the sliding window
@@ -478,6 +493,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         series_seconds=np.asarray(series_seconds, dtype=np.float64),
         series_waiting=np.asarray(series_waiting, dtype=np.int64),
         series_running=np.asarray(series_running, dtype=np.int64),
-        itl_groups=np.column_stack([np.asarray(column, dtype=np.float64)
-                                    for column in (itl_a, itl_b, itl_steps, itl_sequences)]).reshape(-1, 4),
+        itl_groups=np.column_stack([np.asarray(itl_a, dtype=np.float64), np.asarray(itl_b, dtype=np.float64),
+                                    np.asarray(itl_steps, dtype=np.int64), np.asarray(itl_sequences, dtype=np.int64)
+                                    ]).astype(np.float64, copy=False).reshape(-1, 4),
     )
