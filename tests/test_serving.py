@@ -22,7 +22,8 @@ from costmodel.roofline import step
 from costmodel.scenario.distributions import FixedTokens, LognormalTokens, UniformTokens
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import build_replica, capacity_for_replica, simulate, throughput_interactivity_curve
-from costmodel.serving.engine import EngineLimits, run_engine
+from costmodel.serving.engine import run_engine
+from costmodel.serving.engine_io import EngineLimits
 from costmodel.serving.simulation import simulate_requests
 
 

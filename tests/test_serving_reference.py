@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from costmodel.roofline import StepWork, step_from_work, uniform_work
-from costmodel.serving.engine import EngineLimits, run_engine
+from costmodel.serving.engine import run_engine
+from costmodel.serving.engine_io import EngineLimits
 from costmodel.serving.replica import Replica, build_replica
 
 FIELDS = ("tokens", "logit_rows", "full_pairs", "sliding_pairs", "full_cached_tokens", "sliding_cached_tokens")

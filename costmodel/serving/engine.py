@@ -12,63 +12,34 @@ with the arithmetic series, so its cost is per event, not per token.
 
 KV memory (bytes per GPU): a request is charged `kv_bytes_per_sequence` + its uncached tokens x
 `kv_bytes_per_token`. "preempt" (vLLM's default): admission needs room for the prompt; when the next
-step's decode tokens do not fit, the most recently admitted request is preempted and recomputed later.
-"reserve" (TensorRT-LLM's GUARANTEED_NO_EVICT): admission reserves prompt + output, never preempts.
+step's decode tokens do not fit, the most recently admitted request is preempted and recomputed later
+(`engine_preempt.py`). "reserve" (TensorRT-LLM's GUARANTEED_NO_EVICT): admission reserves prompt + output.
 
 Read `reference` in tests/test_serving_reference.py first: a plain step-by-step simulator with the same
 scheduling rules (one roofline call per step, every context kept explicitly, no tables, no segment jumps).
 That test checks this loop against it request by request (1e-9 relative) on dense, MoE, sliding-window,
-chunked, tight-KV, preempt and reserve cases. `engine_steps.py` holds the op-row layout.
+chunked, tight-KV, preempt and reserve cases. Around the loop: `engine_requests.py` (per-request lists),
+`engine_steps.py` (op rows, arrival cut), `engine_itl.py` (ITL groups), `engine_io.py` (limits, trace).
 """
 
 from __future__ import annotations
 
 import heapq
-import math
 from collections import deque
-from collections.abc import Callable
 
 import numpy as np
 
-from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, request_lists, runaway_error
-from costmodel.serving.engine_steps import mix_op_table
+from costmodel.serving.engine_io import EngineLimits, EngineTrace, engine_trace, runaway_error
+from costmodel.serving.engine_itl import append_stalled_gaps
+from costmodel.serving.engine_preempt import preempt_newest
+from costmodel.serving.engine_requests import DECODE, IDLE, PREFILL, request_state
+from costmodel.serving.engine_steps import mix_op_table, steps_to_reach
 from costmodel.serving.steptime import NO_WINDOW, StepTimer
-
-__all__ = ["EngineLimits", "EngineTrace", "KvPolicy", "run_engine"]
-
-_IDLE, _PREFILL, _DECODE = 0, 1, 2  # request states: waiting or finished, prefilling, decoding
-
-
-def append_stalled_gaps(groups: tuple[list[float], list[float], list[int], list[int]], stalls: list[tuple[float, int]],
-                        *, first_step_seconds: float, decoding: int) -> None:
-    """The first decode step after prefill-only steps, one group per cohort of decoders.
-
-    `stalls` holds (seconds, decoders present) per prefill-only step in order; decoders present from stall
-    i on (a prefill ending joins the decoders after its step) sat through stalls i..end, so their gap is
-    the decode step plus those. Without preemption the cohorts add up to `decoding` exactly.
-    """
-    a, b, steps, sequences = groups
-    remaining = sum(seconds for seconds, _ in stalls)
-    counted = 0
-    for seconds, present in stalls:
-        cohort = min(present, decoding) - counted
-        if cohort > 0:
-            a.append(first_step_seconds + remaining)
-            b.append(0.0)
-            steps.append(1)
-            sequences.append(cohort)
-            counted += cohort
-        remaining -= seconds
-    if decoding > counted:  # joined at the end of the last stall: no stall in their gap
-        a.append(first_step_seconds)
-        b.append(0.0)
-        steps.append(1)
-        sequences.append(decoding - counted)
 
 
 # One event loop over local variables on purpose (a few hundred thousand iterations per simulation): the
 # scheduling rules read top to bottom in one place, and every further call per event costs ~1-2% of the
-# run (callgrind). What is called per finish or rarer has left: `retire`, `preempt_newest`.
+# run (callgrind). What runs per preemption or arrival cut, or rarer, is a function of its own.
 def run_engine(  # noqa: C901 -- the event loop; see the comment above
     timer: StepTimer,
     *,
@@ -80,65 +51,52 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
 ) -> EngineTrace:
     """Simulate the requests (sorted by arrival) to completion; each must fit in KV alone.
 
-    Every float expression keeps the operand order of the plain formulas, so results are bit-for-bit
-    stable. Symbols (per-request lists are indexed by the request id `rid`, its place in arrival order;
-    `step` counts engine steps; KV in bytes per GPU):
+    Every float expression keeps the operand order of the plain formulas (a product's two factors may
+    swap: IEEE multiplication commutes), so results are bit-for-bit stable. Per-request lists: see
+    `engine_requests.RequestState`. Other symbols (`step` counts engine steps; KV in bytes per GPU):
 
-    per request             meaning                                                            unit
-    arrival                 arrival time (+ an inf sentinel at index n: "no more arrivals")    s
-    cached                  prompt tokens served by the prefix cache (never computed)          tokens
-    to_prefill              tokens its next prefill computes (after a preemption: the prompt   tokens
-                            and every emitted token, recomputed)
-    prefilled               of those, computed so far                                          tokens
-    to_emit                 output tokens still to emit                                        tokens
-    state                   _IDLE (waiting or finished), _PREFILL or _DECODE
-    kv_charge               KV charged at admission (prompt; reserve: prompt + output)         bytes
-    join_step, join_context step count and context when it started decoding; its context      steps, tokens
-                            at step s is join_context + s - join_step
-    below_window            decoding with its context below the sliding window
-    admitted_seconds, first_token_seconds, finish_seconds: when it happened (NaN until then)  s
-
-    scalars and queues
     now                     simulated time                                                     s
-    n_arrived, n_taken      requests arrived by `now`; fresh arrivals admitted (the fresh
-                            waiting queue is n_taken .. n_arrived - 1)
-    requeued                preempted requests waiting, served before fresh ones
-    running, prefilling     running requests in admission order (dict: newest = preemption
-                            victim); of them those in prefill (list)
+    n_arrived, n_taken      requests arrived by `now`; fresh arrivals admitted (the fresh waiting queue
+                            is n_taken .. n_arrived - 1); `requeued`: preempted requests, served first
+    running, prefilling     running requests in admission order (finished ones stay until a preemption
+                            drops them: the newest live one is the victim); of them those in prefill
     n_running, n_decoding   running requests; of them decoding (n_below + n_above)
     n_below, n_above        decoding sequences below / at or above the sliding window
     offset_sum(_below)      sum of join_context - join_step over decoding (below-window)       tokens
                             sequences: their contexts sum to offset_sum + n_decoding * step
     context_below/_above    summed contexts of the below / above-window decoding sequences     tokens
-    kv_base_bytes           KV in use = kv_base_bytes + kv_bytes_per_token * n_decoding * step bytes
-                            (preempt: decoders' KV grows a token per step); = it (reserve)
+    kv_base_bytes           KV in use = kv_base_bytes + kv_step_bytes * step (preempt: each    bytes
+                            decoder's KV grows a token per step, kv_step_bytes in all); = it (reserve)
     kv_growth_bytes         preempt: what the next step's decode tokens add on top of it       bytes
     chunks, budget          (rid, prefill tokens) computed this step; token budget left        tokens
     step_tokens             tokens computed this step (chunks + one per decoding sequence)     tokens
     chunk_work              FLOPs and bytes per dynamic op the chunks add (timer.chunk_cost)   FLOP, bytes
     a, b, steps             decode-only segment: step j lasts a + b * j, `steps` of them       s, s, steps
     seconds                 duration of this event's step or segment                           s
-    finish_heap, cross_heap int entries (step << shift | rid): finishes, and contexts reaching
-                            the window; an entry is live while finish_key / cross_key[rid]
-                            holds it (retiring a request clears the keys: entries go stale)
+    finish_heap, cross_heap int entries (step << shift | rid): finishes, and contexts reaching the window;
+                            an entry is live while finish_key / cross_key[rid] holds it (else stale)
     busy_seconds, sequence_seconds  time with work; integral of running sequences over time     s, s
-    itl_groups              per step or decode segment with decoding sequences: (a, b, steps,  s, s, steps,
-                            sequences); each of its steps is one inter-token gap per sequence  sequences
+    series, itl_groups      flat lists: (now, waiting, running) per event; ITL groups (`engine_itl.py`)
     """
     n = len(arrival_seconds)
-    arrival, cached, to_prefill, to_emit = request_lists(
-        timer, arrival_seconds=arrival_seconds, prompt_tokens=prompt_tokens, cached_tokens=cached_tokens,
-        output_tokens=output_tokens,
-    )
-    prefilled, join_step, join_context, state = [0] * n, [0] * n, [0] * n, [_IDLE] * n
-    kv_charge, below_window = [0.0] * n, [False] * n
-    admitted_seconds, first_token_seconds, finish_seconds = [math.nan] * n, [math.nan] * n, [math.nan] * n
+    # Heap entries are ints (step count << shift | request): cheaper than tuples to build and compare, and
+    # ordered like (step, request). `never` (request n, a step count no run reaches) keeps each heap
+    # non-empty, so `heap[0]` needs no emptiness test.
+    shift, mask = n.bit_length(), (1 << n.bit_length()) - 1
+    never = (1 << 62) << shift | n
+    requests = request_state(timer, arrival_seconds=arrival_seconds, prompt_tokens=prompt_tokens,
+                             cached_tokens=cached_tokens, output_tokens=output_tokens, never=never)
+    arrival, cached, to_prefill, to_emit = requests.arrival, requests.cached, requests.to_prefill, requests.to_emit
+    whole_prompt_work, prefilled, state = requests.whole_prompt_work, requests.prefilled, requests.state
+    join_step, join_context, below_window = requests.join_step, requests.join_context, requests.below_window
+    kv_charge, admitted_seconds = requests.kv_charge, requests.admitted_seconds
+    first_token_seconds, finish_seconds = requests.first_token_seconds, requests.finish_seconds
+    finish_key, cross_key = requests.finish_key, requests.cross_key
 
     max_batched_tokens, max_num_seqs = limits.max_batched_tokens, limits.max_num_seqs
     kv_capacity_bytes, reserve = limits.kv_capacity_bytes, limits.kv_policy == "reserve"
     kv_bytes_per_token, kv_bytes_per_sequence = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence
-    max_events, scheduler_steps = limits.max_events, limits.scheduler_steps
-    mixed = limits.mixed_prefill_decode
+    max_events, scheduler_steps, mixed = limits.max_events, limits.scheduler_steps, limits.mixed_prefill_decode
     window_tokens = timer.window_tokens
     sliding = window_tokens < NO_WINDOW  # without a window no context ever crosses it: no crossing events
     static_seconds, seconds_per_flop, seconds_per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
@@ -151,78 +109,16 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     n_arrived = n_taken = n_done = 0
     requeued: deque[int] = deque()
     prefilling: list[int] = []
-    running: list[int] = []  # admission order; finished requests stay in it (stale) until a preemption pops them
+    running: list[int] = []
     n_decoding = n_below = n_running = 0
     offset_sum = offset_sum_below = 0
     kv_base_bytes = kv_growth_bytes = kv_step_bytes = 0.0
-    # Heap entries are ints (step count << shift | request): cheaper than tuples to build and compare, and
-    # ordered like (step, request). `never` (request n, a step count no run reaches) keeps each heap
-    # non-empty, so `heap[0]` needs no emptiness test.
-    shift, mask = n.bit_length(), (1 << n.bit_length()) - 1
-    never = (1 << 62) << shift | n
-    finish_key, cross_key = [-1] * n + [never], [-1] * n + [never]
     finish_heap, cross_heap = [never], [never]
-    series_seconds: list[float] = []  # at every event: time, waiting requests, running sequences
-    series_waiting: list[int] = []
-    series_running: list[int] = []
-    # Per step group with decoding sequences: (a, b, steps, sequences): `steps` steps, step j lasting
-    # a + b * j, each giving every one of `sequences` decoding sequences its next token (the ITL samples).
-    # Four parallel lists, not a list of tuples: no tuple per event, and four flat lists convert to arrays
-    # in a fraction of the time a list of tuples takes.
-    itl_a: list[float] = []
-    itl_b: list[float] = []
-    itl_steps: list[int] = []
-    itl_sequences: list[int] = []
+    series: list[float] = []
+    itl_groups: list[float] = []
     # Prefill-only steps (mixed_prefill_decode false) stall the decoders: each stall joins the gap before
     # their next token. Per prefill-only step since the last decode step: (seconds, decoders it stalled).
     stalls: list[tuple[float, int]] = []
-
-    # The per-request lists are bound as default arguments (local to each helper), not read from the
-    # enclosing scope: a name a closure reads becomes a cell, and every read of it in the loop below would
-    # cost a dereference. This and the inline arrival cut below together: 3.6% less time per run than with
-    # closures over the lists and a `steps_to_reach` call (50,000 requests, best of 5 alternating runs).
-    def retire(
-        rid: int, state: list[int] = state, finish_key: list[int] = finish_key, cross_key: list[int] = cross_key,
-        join_context: list[int] = join_context, join_step: list[int] = join_step,
-        below_window: list[bool] = below_window, kv_charge: list[float] = kv_charge, cached: list[int] = cached,
-        reserve: bool = reserve,
-        kv_bytes_per_sequence: float = kv_bytes_per_sequence, kv_bytes_per_token: float = kv_bytes_per_token,
-    ) -> None:
-        """Take a running request out of the batch (finished or preempted): its KV, counts and heap keys."""
-        nonlocal n_decoding, n_below, n_running, offset_sum, offset_sum_below, kv_base_bytes
-        if state[rid] == _DECODE:
-            finish_key[rid] = cross_key[rid] = -1  # what is left of it in the heaps is stale from now on
-            offset = join_context[rid] - join_step[rid]
-            n_decoding -= 1
-            offset_sum -= offset
-            if below_window[rid]:
-                n_below -= 1
-                offset_sum_below -= offset
-            kv_base_bytes -= (kv_charge[rid] if reserve
-                              else kv_bytes_per_sequence + kv_bytes_per_token * (offset - cached[rid]))
-        else:  # still in prefill: its admission charge
-            kv_base_bytes -= kv_charge[rid]
-        state[rid] = _IDLE
-        n_running -= 1
-
-    def preempt_newest(
-        prefilling: list[int], step: int, state: list[int] = state, to_emit: list[int] = to_emit,
-        to_prefill: list[int] = to_prefill, join_context: list[int] = join_context, join_step: list[int] = join_step,
-        cached: list[int] = cached, prefilled: list[int] = prefilled, running: list[int] = running,
-        requeued: deque[int] = requeued, retire: Callable[[int], None] = retire,
-    ) -> None:
-        """Preempt the most recently admitted running request: it waits first in line, to be recomputed."""
-        rid = running.pop()
-        while state[rid] == _IDLE:  # finished since its admission: drop it
-            rid = running.pop()
-        if state[rid] == _PREFILL:
-            prefilling.remove(rid)
-        else:  # its next prefill recomputes the prompt and every token emitted (the last one's KV is unwritten)
-            to_emit[rid] -= step - join_step[rid]
-            to_prefill[rid] = join_context[rid] - join_step[rid] + step + 1 - cached[rid]
-        retire(rid)
-        prefilled[rid] = 0
-        requeued.appendleft(rid)
 
     push, pop = heapq.heappush, heapq.heappop  # local names: hot loop
     while n_done < n:
@@ -232,19 +128,27 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         while arrival[n_arrived] <= now:  # stops at the inf sentinel
             n_arrived += 1
         n_waiting = n_arrived - n_taken + (len(requeued) if requeued else 0)
-        series_seconds.append(now)
-        series_waiting.append(n_waiting)
-        series_running.append(n_running)
+        series += (now, n_waiting, n_running)
         if n_running == 0 and n_waiting == 0:
             now = arrival[n_arrived]  # idle until the next arrival
             continue
 
         if not reserve:  # preempt from the newest while the next step's decode tokens do not fit
-            kv_step_bytes = kv_bytes_per_token * n_decoding  # what the decoders add per step
+            kv_step_bytes = kv_bytes_per_token * n_decoding
             kv_growth_bytes = kv_step_bytes * (step + 1)
             while kv_base_bytes + kv_growth_bytes > kv_capacity_bytes and n_running:
-                preempt_newest(prefilling, step)
+                victim = preempt_newest(requests, step=step, running=running, prefilling=prefilling, requeued=requeued,
+                                        reserve=reserve, kv_bytes_per_sequence=kv_bytes_per_sequence,
+                                        kv_bytes_per_token=kv_bytes_per_token)
                 preemptions += 1
+                n_running -= 1
+                kv_base_bytes -= victim.kv_bytes
+                if victim.decoding:
+                    n_decoding -= 1
+                    offset_sum -= victim.offset
+                    if victim.below_window:
+                        n_below -= 1
+                        offset_sum_below -= victim.offset
                 kv_step_bytes = kv_bytes_per_token * n_decoding
                 kv_growth_bytes = kv_step_bytes * (step + 1)
 
@@ -264,7 +168,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 budget -= size
             while (n_taken < n_arrived or requeued) and budget > 0 and n_running < max_num_seqs:
                 rid = requeued[0] if requeued else n_taken
-                need = kv_bytes_per_sequence + kv_bytes_per_token * (to_prefill[rid] + (to_emit[rid] if reserve else 0))
+                prefill = to_prefill[rid]
+                need = kv_bytes_per_sequence + kv_bytes_per_token * (prefill + (to_emit[rid] if reserve else 0))
                 if kv_base_bytes + kv_growth_bytes + need > kv_capacity_bytes:
                     break  # FCFS: the head waits for memory
                 if requeued:
@@ -275,11 +180,11 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 kv_charge[rid] = need
                 if admitted_seconds[rid] != admitted_seconds[rid]:  # x != x is a NaN test: never admitted before
                     admitted_seconds[rid] = now
-                state[rid] = _PREFILL
+                state[rid] = PREFILL
                 running.append(rid)
                 prefilling.append(rid)
                 n_running += 1
-                size = to_prefill[rid] if to_prefill[rid] < budget else budget
+                size = prefill if prefill < budget else budget
                 chunks.append((rid, size))
                 budget -= size
 
@@ -292,21 +197,15 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             else:  # a prefill-only step: the decoding sequences wait (SGLang)
                 n_below_step = n_above = context_below = context_above = 0
             step_tokens = max_batched_tokens - budget
-            # A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token).
-            if len(chunks) == 1:
-                rid, size = chunks[0]
-                key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
-                chunk_work = chunk_cache.get(key)
-                if chunk_work is None:
-                    chunk_work = chunk_cost(key)
-            else:
-                chunk_work = ()
-                for rid, size in chunks:
+            # A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token); a
+            # whole fresh prompt's come with the request.
+            chunk_work = ()
+            for rid, size in chunks:
+                one = whole_prompt_work[rid] if size == to_prefill[rid] else None
+                if one is None:
                     key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
-                    one = chunk_cache.get(key)
-                    if one is None:
-                        one = chunk_cost(key)
-                    chunk_work = tuple(x + y for x, y in zip(chunk_work, one, strict=True)) if chunk_work else one
+                    one = chunk_cache.get(key) or chunk_cost(key)
+                chunk_work = tuple(x + y for x, y in zip(chunk_work, one, strict=True)) if chunk_work else one
             per_flop = seconds_per_flop[step_tokens]  # effective s/FLOP at this many tokens
             seconds = static_seconds[step_tokens]
             for (
@@ -329,10 +228,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             busy_seconds += seconds
             if mixed:
                 if n_decoding:
-                    itl_a.append(seconds)
-                    itl_b.append(0.0)
-                    itl_steps.append(1)
-                    itl_sequences.append(n_decoding)
+                    itl_groups += (seconds, 0.0, 1, n_decoding)
                 step += 1  # decoders advance one token; a prefill-only step leaves their step count alone
             elif n_decoding:
                 stalls.append((seconds, n_decoding))
@@ -346,12 +242,14 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 to_emit[rid] -= 1  # the prefill's logits give a token
                 if first_token_seconds[rid] != first_token_seconds[rid]:  # NaN test: not set by an earlier run
                     first_token_seconds[rid] = now
-                if to_emit[rid] == 0:
-                    retire(rid)
+                if to_emit[rid] == 0:  # done at its first token: it leaves the batch with its admission charge
+                    kv_base_bytes -= kv_charge[rid]
+                    state[rid] = IDLE
+                    n_running -= 1
                     finish_seconds[rid] = now
                     n_done += 1
                     continue
-                state[rid] = _DECODE  # start decoding at this step count
+                state[rid] = DECODE  # start decoding at this step count
                 join_step[rid] = step
                 context = join_context[rid] = cached[rid] + prefill
                 if not reserve:  # from a fixed prefill charge to KV that grows with the step count
@@ -421,39 +319,19 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             seconds = (a + half_b * (steps - 1)) * steps  # sum of a + b * j over j < steps
             # Stop once the next arrival can be admitted: at the first k steps that end at or after it. The end
             # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arrival[n] is inf).
-            if (seconds >= arrival[n_arrived] - now and n_waiting == 0 and n_decoding < max_num_seqs
-                    and scheduler_steps == 1):  # multi-step: an arrival waits for the window's end
-                # The fewest steps k >= 1 ending at or after the gap: k * (a + b * (k - 1) / 2) >= gap, the positive
-                # root of (b/2) k^2 + (a - b/2) k - gap = 0 rounded up, then whole-step fixes (float rounding).
-                gap = arrival[n_arrived] - now
-                if b > 0:
-                    half = a - half_b
-                    k = math.ceil((math.sqrt(half * half + 2.0 * b * gap) - half) / b)
-                else:
-                    k = math.ceil(gap / a)
-                k = k if k > 1 else 1
-                while k > 1 and (a + half_b * (k - 2)) * (k - 1) >= gap:
-                    k -= 1
-                while (a + half_b * (k - 1)) * k < gap:
-                    k += 1
-                if k < steps:
-                    steps = k
-                    seconds = (a + half_b * (steps - 1)) * steps
+            gap = arrival[n_arrived] - now
+            if seconds >= gap and n_waiting == 0 and n_decoding < max_num_seqs and scheduler_steps == 1:
+                k, end = steps_to_reach(gap_seconds=gap, a_seconds=a, b_seconds=b, half_b_seconds=half_b)
+                if k < steps:  # (multi-step: an arrival waits for the window's end)
+                    steps, seconds = k, end
             sequence_seconds += seconds * n_decoding
             if stalls:  # the first token after prefill-only steps: each decoder's gap holds the stalls it sat through
-                append_stalled_gaps((itl_a, itl_b, itl_steps, itl_sequences), stalls, first_step_seconds=a,
-                                    decoding=n_decoding)
+                append_stalled_gaps(itl_groups, stalls, first_step_seconds=a, decoding=n_decoding)
                 if steps > 1:
-                    itl_a.append(a + b)
-                    itl_b.append(b)
-                    itl_steps.append(steps - 1)
-                    itl_sequences.append(n_decoding)
+                    itl_groups += (a + b, b, steps - 1, n_decoding)
                 stalls = []
             else:
-                itl_a.append(a)
-                itl_b.append(b)
-                itl_steps.append(steps)
-                itl_sequences.append(n_decoding)
+                itl_groups += (a, b, steps, n_decoding)
             now += seconds
             busy_seconds += seconds
             step += steps
@@ -463,7 +341,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         while finish_heap[0] >> shift <= step:  # finishes due at this step count
             entry = pop(finish_heap)
             rid = entry & mask
-            if finish_key[rid] == entry:  # `retire` inlined (a decoding request; one per request: the hot case)
+            if finish_key[rid] == entry:  # it leaves the batch (decoding: its KV grew to offset - cached tokens)
                 finish_key[rid] = cross_key[rid] = -1
                 offset = join_context[rid] - join_step[rid]
                 n_decoding -= 1
@@ -473,7 +351,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     offset_sum_below -= offset
                 kv_base_bytes -= (kv_charge[rid] if reserve
                                   else kv_bytes_per_sequence + kv_bytes_per_token * (offset - cached[rid]))
-                state[rid] = _IDLE
+                state[rid] = IDLE
                 n_running -= 1
                 finish_seconds[rid] = now
                 n_done += 1
@@ -486,14 +364,5 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 n_below -= 1
                 offset_sum_below -= join_context[rid] - join_step[rid]
 
-    return EngineTrace(
-        admitted_seconds=np.asarray(admitted_seconds), first_token_seconds=np.asarray(first_token_seconds),
-        finish_seconds=np.asarray(finish_seconds), preemptions=preemptions, steps=step, events=events,
-        busy_seconds=busy_seconds, sequence_seconds=sequence_seconds,
-        series_seconds=np.asarray(series_seconds, dtype=np.float64),
-        series_waiting=np.asarray(series_waiting, dtype=np.int64),
-        series_running=np.asarray(series_running, dtype=np.int64),
-        itl_groups=np.column_stack([np.asarray(itl_a, dtype=np.float64), np.asarray(itl_b, dtype=np.float64),
-                                    np.asarray(itl_steps, dtype=np.int64), np.asarray(itl_sequences, dtype=np.int64)
-                                    ]).astype(np.float64, copy=False).reshape(-1, 4),
-    )
+    return engine_trace(requests, series=series, itl_groups=itl_groups, preemptions=preemptions, steps=step,
+                        events=events, busy_seconds=busy_seconds, sequence_seconds=sequence_seconds)

@@ -19,7 +19,8 @@ import numpy as np
 from costmodel.errors import CostmodelError
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.scenario.slo import Slo, SloLimit
-from costmodel.serving.engine import EngineLimits, EngineTrace, KvPolicy, run_engine
+from costmodel.serving.engine import run_engine
+from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica
 from costmodel.serving.results import LatencySummary, QueueSeries, RequestTrace, SimulationResult
 
