@@ -114,7 +114,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     offset_sum = offset_sum_below = 0
     kv_base_bytes = kv_growth_bytes = kv_step_bytes = 0.0
     finish_heap, cross_heap = [never], [never]
-    series: list[float] = []
+    series_seconds: list[float] = []
+    series_waiting: list[int] = []
+    series_running: list[int] = []
     itl_groups: list[float] = []
     # Prefill-only steps (mixed_prefill_decode false) stall the decoders: each stall joins the gap before
     # their next token. Per prefill-only step since the last decode step: (seconds, decoders it stalled).
@@ -128,7 +130,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         while arrival[n_arrived] <= now:  # stops at the inf sentinel
             n_arrived += 1
         n_waiting = n_arrived - n_taken + (len(requeued) if requeued else 0)
-        series += (now, n_waiting, n_running)
+        series_seconds.append(now)
+        series_waiting.append(n_waiting)
+        series_running.append(n_running)
         if n_running == 0 and n_waiting == 0:
             now = arrival[n_arrived]  # idle until the next arrival
             continue
@@ -364,5 +368,5 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 n_below -= 1
                 offset_sum_below -= join_context[rid] - join_step[rid]
 
-    return engine_trace(requests, series=series, itl_groups=itl_groups, preemptions=preemptions, steps=step,
+    return engine_trace(requests, series=(series_seconds, series_waiting, series_running), itl_groups=itl_groups, preemptions=preemptions, steps=step,
                         events=events, busy_seconds=busy_seconds, sequence_seconds=sequence_seconds)

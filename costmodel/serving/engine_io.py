@@ -69,16 +69,17 @@ def float_array(values: list[float]) -> np.ndarray:
 
 
 def engine_trace(
-    requests: RequestState, *, series: list[float], itl_groups: list[float], preemptions: int, steps: int,
+    requests: RequestState, *, series: tuple[list[float], list[int], list[int]], itl_groups: list[float], preemptions: int, steps: int,
     events: int, busy_seconds: float, sequence_seconds: float,
 ) -> EngineTrace:
     """The trace of a finished loop; `series` is flat (seconds, waiting, running) per event."""
-    rows = float_array(series).reshape(-1, 3)
+    seconds, waiting, running = series
     return EngineTrace(
         admitted_seconds=float_array(requests.admitted_seconds),
         first_token_seconds=float_array(requests.first_token_seconds),
         finish_seconds=float_array(requests.finish_seconds), preemptions=preemptions, steps=steps, events=events,
-        busy_seconds=busy_seconds, sequence_seconds=sequence_seconds, series_seconds=rows[:, 0].copy(),
-        series_waiting=rows[:, 1].astype(np.int64), series_running=rows[:, 2].astype(np.int64),
+        busy_seconds=busy_seconds, sequence_seconds=sequence_seconds, series_seconds=float_array(seconds),
+        series_waiting=np.fromiter(waiting, dtype=np.int64, count=len(waiting)),
+        series_running=np.fromiter(running, dtype=np.int64, count=len(running)),
         itl_groups=groups_array(itl_groups),
     )
