@@ -76,7 +76,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     finish_heap, cross_heap int entries (step << shift | rid): finishes, and contexts reaching the window;
                             an entry is live while finish_key / cross_key[rid] holds it (else stale)
     busy_seconds, sequence_seconds  time with work; integral of running sequences over time     s, s
-    series, itl_groups      flat lists: (now, waiting, running) per event; ITL groups (`engine_itl.py`)
+    series_*, itl_groups    per event: now, waiting, running; ITL groups as four lists (`engine_itl.py`)
     """
     n = len(arrival_seconds)
     # Heap entries are ints (step count << shift | request): cheaper than tuples to build and compare, and
@@ -117,7 +117,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     series_seconds: list[float] = []
     series_waiting: list[int] = []
     series_running: list[int] = []
-    itl_groups: list[float] = []
+    itl_groups: tuple[list[float], list[float], list[int], list[int]] = ([], [], [], [])
+    itl_a, itl_b, itl_steps, itl_sequences = itl_groups
     # Prefill-only steps (mixed_prefill_decode false) stall the decoders: each stall joins the gap before
     # their next token. Per prefill-only step since the last decode step: (seconds, decoders it stalled).
     stalls: list[tuple[float, int]] = []
@@ -232,7 +233,10 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             busy_seconds += seconds
             if mixed:
                 if n_decoding:
-                    itl_groups += (seconds, 0.0, 1, n_decoding)
+                    itl_a.append(seconds)
+                    itl_b.append(0.0)
+                    itl_steps.append(1)
+                    itl_sequences.append(n_decoding)
                 step += 1  # decoders advance one token; a prefill-only step leaves their step count alone
             elif n_decoding:
                 stalls.append((seconds, n_decoding))
@@ -332,10 +336,16 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             if stalls:  # the first token after prefill-only steps: each decoder's gap holds the stalls it sat through
                 append_stalled_gaps(itl_groups, stalls, first_step_seconds=a, decoding=n_decoding)
                 if steps > 1:
-                    itl_groups += (a + b, b, steps - 1, n_decoding)
+                    itl_a.append(a + b)
+                    itl_b.append(b)
+                    itl_steps.append(steps - 1)
+                    itl_sequences.append(n_decoding)
                 stalls = []
             else:
-                itl_groups += (a, b, steps, n_decoding)
+                itl_a.append(a)
+                itl_b.append(b)
+                itl_steps.append(steps)
+                itl_sequences.append(n_decoding)
             now += seconds
             busy_seconds += seconds
             step += steps
@@ -368,5 +378,6 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 n_below -= 1
                 offset_sum_below -= join_context[rid] - join_step[rid]
 
-    return engine_trace(requests, series=(series_seconds, series_waiting, series_running), itl_groups=itl_groups, preemptions=preemptions, steps=step,
+    return engine_trace(requests, series=(series_seconds, series_waiting, series_running), itl_groups=itl_groups,
+                        preemptions=preemptions, steps=step,
                         events=events, busy_seconds=busy_seconds, sequence_seconds=sequence_seconds)

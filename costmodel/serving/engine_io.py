@@ -69,7 +69,7 @@ def float_array(values: list[float]) -> np.ndarray:
 
 
 def engine_trace(
-    requests: RequestState, *, series: tuple[list[float], list[int], list[int]], itl_groups: list[float], preemptions: int, steps: int,
+    requests: RequestState, *, series: tuple[list[float], list[int], list[int]], itl_groups: tuple[list[float], list[float], list[int], list[int]], preemptions: int, steps: int,
     events: int, busy_seconds: float, sequence_seconds: float,
 ) -> EngineTrace:
     """The trace of a finished loop; `series` is flat (seconds, waiting, running) per event."""
