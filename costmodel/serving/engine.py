@@ -211,6 +211,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
                     one = chunk_cache.get(key) or chunk_cost(key)
                 chunk_work = tuple(x + y for x, y in zip(chunk_work, one, strict=True)) if chunk_work else one
+            below_f, context_below_f = float(n_below_step), float(context_below)  # once, not per int-float product
             per_flop = seconds_per_flop[step_tokens]  # effective s/FLOP at this many tokens
             seconds = static_seconds[step_tokens]
             for (
@@ -218,10 +219,10 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 flops_seq_below, flops_ctx_below, flops_seq_above, flops_ctx_above,
                 bytes_seq_below, bytes_ctx_below, bytes_seq_above, bytes_ctx_above,
             ) in mix_ops:
-                flops = (flops_by_tokens[step_tokens] + chunk_work[flops_slot] + flops_seq_below * n_below_step
-                         + flops_ctx_below * context_below)
-                bytes_ = (bytes_by_tokens[step_tokens] + chunk_work[bytes_slot] + bytes_seq_below * n_below_step
-                          + bytes_ctx_below * context_below)
+                flops = (flops_by_tokens[step_tokens] + chunk_work[flops_slot] + flops_seq_below * below_f
+                         + flops_ctx_below * context_below_f)
+                bytes_ = (bytes_by_tokens[step_tokens] + chunk_work[bytes_slot] + bytes_seq_below * below_f
+                          + bytes_ctx_below * context_below_f)
                 if n_above:
                     flops += flops_seq_above * n_above + flops_ctx_above * context_above
                     bytes_ += bytes_seq_above * n_above + bytes_ctx_above * context_above
