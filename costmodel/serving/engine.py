@@ -2,24 +2,20 @@
 
 Every engine step: each running decode sequence adds one token; sequences still in prefill, then waiting
 requests (FCFS, preempted ones first), get prefill chunks from what is left of the token budget while KV
-memory and the sequence cap allow. The step lasts the roofline time of that mix (`StepTimer`).
+memory and the sequence cap allow. The step lasts the roofline time of that mix (`StepTimer`). Between
+events (an admissible arrival, a finish, a sliding-window crossing, KV full) a decode-only batch keeps its
+composition and its contexts grow a token per step, so the step time is linear in the step index (cut
+where an op changes regime): the loop advances the segment at once, at a cost per event, not per token.
 
-Speed: between events (an admissible arrival, a finish, a sliding-window crossing, KV full) a batch of
-decode-only steps keeps its composition and only its contexts grow, by one token per sequence per step,
-so the step time is linear in the step index (the roofline is a sum of per-op maxima of lines in the
-context, and the segment is cut where an op changes regime). The loop advances the whole segment at once
-with the arithmetic series, so its cost is per event, not per token.
-
-KV memory (bytes per GPU): a request is charged `kv_bytes_per_sequence` + its uncached tokens x
-`kv_bytes_per_token`. "preempt" (vLLM's default): admission needs room for the prompt; when the next
-step's decode tokens do not fit, the most recently admitted request is preempted and recomputed later
-(`engine_preempt.py`). "reserve" (TensorRT-LLM's GUARANTEED_NO_EVICT): admission reserves prompt + output.
+KV (bytes per GPU): a request is charged `kv_bytes_per_sequence` + its uncached tokens x
+`kv_bytes_per_token`. "preempt" (vLLM): admission needs room for the prompt; when the next step's decode
+tokens do not fit, the newest request is preempted and recomputed later (`engine_preempt.py`). "reserve"
+(TensorRT-LLM's GUARANTEED_NO_EVICT): admission reserves prompt + output.
 
 Read `reference` in tests/test_serving_reference.py first: a plain step-by-step simulator with the same
-scheduling rules (one roofline call per step, every context kept explicitly, no tables, no segment jumps).
-That test checks this loop against it request by request (1e-9 relative) on dense, MoE, sliding-window,
-chunked, tight-KV, preempt and reserve cases. Around the loop: `engine_requests.py` (per-request lists),
-`engine_steps.py` (op rows, arrival cut), `engine_itl.py` (ITL groups), `engine_io.py` (limits, trace).
+rules; that test checks this loop against it request by request (1e-9 relative). Around the loop:
+`engine_requests.py` (per-request lists), `engine_steps.py` (op rows, arrival cut), `engine_itl.py` (ITL
+groups), `engine_io.py` (limits, trace).
 """
 
 from __future__ import annotations
@@ -30,9 +26,9 @@ from collections import deque
 import numpy as np
 
 from costmodel.serving.engine_io import EngineLimits, EngineTrace, engine_trace, runaway_error
-from costmodel.serving.engine_itl import append_stalled_gaps
+from costmodel.serving.engine_itl import append_stalled_segment
 from costmodel.serving.engine_preempt import preempt_newest
-from costmodel.serving.engine_requests import DECODE, IDLE, PREFILL, request_state
+from costmodel.serving.engine_requests import DECODE, IDLE, PREFILL, cross_window, request_state
 from costmodel.serving.engine_steps import mix_op_table, steps_to_reach
 from costmodel.serving.steptime import NO_WINDOW, StepTimer
 
@@ -89,10 +85,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     arrival, cached, to_prefill, to_emit = requests.arrival, requests.cached, requests.to_prefill, requests.to_emit
     whole_prompt_work, prefilled, state = requests.whole_prompt_work, requests.prefilled, requests.state
     join_step, join_context, below_window = requests.join_step, requests.join_context, requests.below_window
-    kv_charge, admitted_seconds = requests.kv_charge, requests.admitted_seconds
-    first_token_seconds, finish_seconds = requests.first_token_seconds, requests.finish_seconds
-    finish_key, cross_key = requests.finish_key, requests.cross_key
-
+    kv_charge, admitted_seconds, first_token_seconds = requests.kv_charge, requests.admitted_seconds, requests.first_token_seconds
+    finish_seconds, finish_key, cross_key = requests.finish_seconds, requests.finish_key, requests.cross_key
     max_batched_tokens, max_num_seqs = limits.max_batched_tokens, limits.max_num_seqs
     kv_capacity_bytes, reserve = limits.kv_capacity_bytes, limits.kv_policy == "reserve"
     kv_bytes_per_token, kv_bytes_per_sequence = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence
@@ -110,8 +104,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     requeued: deque[int] = deque()
     prefilling: list[int] = []
     running: list[int] = []
-    n_decoding = n_below = n_running = 0
-    offset_sum = offset_sum_below = 0
+    n_decoding = n_below = n_running = offset_sum = offset_sum_below = 0
     kv_base_bytes = kv_growth_bytes = kv_step_bytes = 0.0
     finish_heap, cross_heap = [never], [never]
     series_seconds: list[float] = []
@@ -142,18 +135,12 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             kv_step_bytes = kv_bytes_per_token * n_decoding
             kv_growth_bytes = kv_step_bytes * (step + 1)
             while kv_base_bytes + kv_growth_bytes > kv_capacity_bytes and n_running:
-                victim = preempt_newest(requests, step=step, running=running, prefilling=prefilling, requeued=requeued,
-                                        reserve=reserve, kv_bytes_per_sequence=kv_bytes_per_sequence,
-                                        kv_bytes_per_token=kv_bytes_per_token)
-                preemptions += 1
-                n_running -= 1
-                kv_base_bytes -= victim.kv_bytes
-                if victim.decoding:
-                    n_decoding -= 1
-                    offset_sum -= victim.offset
-                    if victim.below_window:
-                        n_below -= 1
-                        offset_sum_below -= victim.offset
+                out = preempt_newest(requests, step=step, running=running, prefilling=prefilling, requeued=requeued,
+                                     reserve=reserve, kv_bytes_per_sequence=kv_bytes_per_sequence,
+                                     kv_bytes_per_token=kv_bytes_per_token)
+                preemptions, n_running, kv_base_bytes = preemptions + 1, n_running - 1, kv_base_bytes - out.kv_bytes
+                n_decoding, offset_sum = n_decoding - out.decoding, offset_sum - out.offset
+                n_below, offset_sum_below = n_below - out.below_window, offset_sum_below - out.below_offset
                 kv_step_bytes = kv_bytes_per_token * n_decoding
                 kv_growth_bytes = kv_step_bytes * (step + 1)
 
@@ -204,7 +191,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             step_tokens = max_batched_tokens - budget
             # A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token); a
             # whole fresh prompt's come with the request.
-            chunk_work = ()
+            chunk_work: tuple[float, ...] = ()
             for rid, size in chunks:
                 one = whole_prompt_work[rid] if size == to_prefill[rid] else None
                 if one is None:
@@ -335,12 +322,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     steps, seconds = k, end
             sequence_seconds += seconds * n_decoding
             if stalls:  # the first token after prefill-only steps: each decoder's gap holds the stalls it sat through
-                append_stalled_gaps(itl_groups, stalls, first_step_seconds=a, decoding=n_decoding)
-                if steps > 1:
-                    itl_a.append(a + b)
-                    itl_b.append(b)
-                    itl_steps.append(steps - 1)
-                    itl_sequences.append(n_decoding)
+                append_stalled_segment(itl_groups, stalls, a_seconds=a, b_seconds=b, steps=steps, decoding=n_decoding)
                 stalls = []
             else:
                 itl_a.append(a)
@@ -370,14 +352,10 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 n_running -= 1
                 finish_seconds[rid] = now
                 n_done += 1
-        while sliding and cross_heap[0] >> shift <= step:  # contexts reaching the sliding window
-            entry = pop(cross_heap)
-            rid = entry & mask
-            if cross_key[rid] == entry:
-                cross_key[rid] = -1
-                below_window[rid] = False
-                n_below -= 1
-                offset_sum_below -= join_context[rid] - join_step[rid]
+        if sliding and cross_heap[0] >> shift <= step:  # contexts reaching the sliding window
+            crossed, crossed_offsets = cross_window(requests, cross_heap=cross_heap, step=step, shift=shift, mask=mask)
+            n_below -= crossed
+            offset_sum_below -= crossed_offsets
 
     return engine_trace(requests, series=(series_seconds, series_waiting, series_running), itl_groups=itl_groups,
                         preemptions=preemptions, steps=step,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -83,3 +86,19 @@ def engine_trace(
         series_running=np.fromiter(running, dtype=np.int64, count=len(running)),
         itl_groups=groups_array(itl_groups),
     )
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off for the engine loop, restored after (as it was).
+
+    The loop builds no reference cycles, so collections during it free nothing; they would only walk its
+    per-request and per-event lists as they grow (callgrind: ~2% of a 10,000-request run).
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()

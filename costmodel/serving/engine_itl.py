@@ -38,6 +38,20 @@ def append_stalled_gaps(groups: tuple[list[float], list[float], list[int], list[
         sequences.append(decoding - counted)
 
 
+def append_stalled_segment(
+    groups: tuple[list[float], list[float], list[int], list[int]], stalls: list[tuple[float, int]], *, a_seconds: float,
+    b_seconds: float, steps: int, decoding: int,
+) -> None:
+    """A decode segment after prefill-only steps: its first step's gaps hold the stalls, the rest are plain."""
+    append_stalled_gaps(groups, stalls, first_step_seconds=a_seconds, decoding=decoding)
+    if steps > 1:
+        a, b, counts, sequences = groups
+        a.append(a_seconds + b_seconds)
+        b.append(b_seconds)
+        counts.append(steps - 1)
+        sequences.append(decoding)
+
+
 def groups_array(groups: tuple[list[float], list[float], list[int], list[int]]) -> np.ndarray:
     """The four lists as (n, 4) float rows (a seconds, b seconds, steps, sequences)."""
     a, b, steps, sequences = groups

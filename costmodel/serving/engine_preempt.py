@@ -13,11 +13,12 @@ from costmodel.serving.engine_requests import DECODE, IDLE, PREFILL, RequestStat
 
 
 class Preempted(NamedTuple):
-    """What the loop's running totals lose when a request leaves the batch."""
+    """What the loop's running totals lose when a request leaves the batch (each 0 where it does not count)."""
 
-    decoding: bool  # it was decoding (else still in prefill)
-    below_window: bool  # decoding with its context below the sliding window
+    decoding: int  # 1 if it was decoding (else still in prefill)
+    below_window: int  # 1 if decoding with its context below the sliding window
     offset: int  # its join_context - join_step (tokens; 0 unless decoding)
+    below_offset: int  # the same, if below the window
     kv_bytes: float  # the KV it held (bytes per GPU)
 
 
@@ -51,4 +52,5 @@ def preempt_newest(
     state[rid] = IDLE
     requests.prefilled[rid] = 0
     requeued.appendleft(rid)
-    return Preempted(decoding=decoding, below_window=below, offset=offset, kv_bytes=kv_bytes)
+    return Preempted(decoding=int(decoding), below_window=int(below), offset=offset,
+                     below_offset=offset if below else 0, kv_bytes=kv_bytes)

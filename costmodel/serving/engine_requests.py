@@ -7,6 +7,7 @@ sentinel `never` at index n (see `run_engine`).
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 
@@ -71,3 +72,23 @@ def request_state(
         below_window=[False] * n, admitted_seconds=[math.nan] * n, first_token_seconds=[math.nan] * n,
         finish_seconds=[math.nan] * n, finish_key=[-1] * n + [never], cross_key=[-1] * n + [never],
     )
+
+
+def cross_window(requests: RequestState, *, cross_heap: list[int], step: int, shift: int, mask: int) -> tuple[int, int]:
+    """Pop the contexts that reach the sliding window by `step`: (how many, their summed offsets).
+
+    Heap entries are `step << shift | rid` (see `run_engine`); one is live while `cross_key[rid]` holds it.
+    Each live one leaves the below-window group: the loop takes the count and the offsets (join_context -
+    join_step, tokens) off its below-window totals.
+    """
+    crossed = offsets = 0
+    cross_key = requests.cross_key
+    while cross_heap[0] >> shift <= step:
+        entry = heapq.heappop(cross_heap)
+        rid = entry & mask
+        if cross_key[rid] == entry:
+            cross_key[rid] = -1
+            requests.below_window[rid] = False
+            crossed += 1
+            offsets += requests.join_context[rid] - requests.join_step[rid]
+    return crossed, offsets
