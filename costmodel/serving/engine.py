@@ -60,7 +60,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     n_below, n_above        decoding sequences below / at or above the sliding window
     offset_sum(_below)      sum of join_context - join_step over decoding (below-window)       tokens
                             sequences: their contexts sum to offset_sum + n_decoding * step
-    context_below/_above    summed contexts of the below / above-window decoding sequences     tokens
+    context_below_f, _above  summed contexts of the below / above-window decoders (below: a float) tokens
     kv_base_bytes           KV in use = kv_base_bytes + kv_step_bytes * step (preempt: each    bytes
                             decoder's KV grows a token per step, kv_step_bytes in all); = it (reserve)
     kv_growth_bytes         preempt: what the next step's decode tokens add on top of it       bytes
@@ -164,14 +164,13 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 need = kv_bytes_per_sequence + kv_bytes_per_token * (prefill + (to_emit[rid] if reserve else 0))
                 if kv_base_bytes + kv_growth_bytes + need > kv_capacity_bytes:
                     break  # FCFS: the head waits for memory
-                if requeued:
+                if requeued:  # admitted before: its admission time stands
                     requeued.popleft()
                 else:
                     n_taken += 1
+                    admitted_seconds[rid] = now
                 kv_base_bytes += need
                 kv_charge[rid] = need
-                if admitted_seconds[rid] != admitted_seconds[rid]:  # x != x is a NaN test: never admitted before
-                    admitted_seconds[rid] = now
                 state[rid] = PREFILL
                 running.append(rid)
                 prefilling.append(rid)
@@ -181,13 +180,13 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 budget -= size
 
         n_above = n_decoding - n_below
-        context_below = offset_sum_below + n_below * step
+        # As floats once (exact: integers far below 2**53), not converted again in each int-float product.
+        below_f, context_below_f = float(n_below), float(offset_sum_below + n_below * step)
         context_above = offset_sum - offset_sum_below + n_above * step if n_above else 0
         if chunks:  # one mixed step: prefill chunks + one token per decoding sequence (or prefill only)
-            if mixed:
-                n_below_step = n_below
-            else:  # a prefill-only step: the decoding sequences wait (SGLang)
-                n_below_step = n_above = context_below = context_above = 0
+            if not mixed:  # a prefill-only step: the decoding sequences wait (SGLang)
+                below_f = context_below_f = 0.0
+                n_above = context_above = 0
             step_tokens = max_batched_tokens - budget
             # A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token); a
             # whole fresh prompt's come with the request.
@@ -198,7 +197,6 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
                     one = chunk_cache.get(key) or chunk_cost(key)
                 chunk_work = tuple(x + y for x, y in zip(chunk_work, one, strict=True)) if chunk_work else one
-            below_f, context_below_f = float(n_below_step), float(context_below)  # once, not per int-float product
             per_flop = seconds_per_flop[step_tokens]  # effective s/FLOP at this many tokens
             seconds = static_seconds[step_tokens]
             for (
@@ -293,22 +291,25 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 compute0, compute_per_above, compute_per_ctx_below, compute_per_ctx_above,
                 memory0, memory_per_above, memory_per_ctx_below, memory_per_ctx_above,
             ) in lines_by_batch[n_decoding]:
-                compute0 += compute_per_ctx_below * context_below  # compute seconds at j = 0 ...
-                memory0 += memory_per_ctx_below * context_below
-                compute1, memory1 = compute_per_ctx_below * n_below, memory_per_ctx_below * n_below  # ... and per step
+                compute0 += compute_per_ctx_below * context_below_f  # compute seconds at j = 0 ...
+                memory0 += memory_per_ctx_below * context_below_f
+                compute1, memory1 = compute_per_ctx_below * below_f, memory_per_ctx_below * below_f  # ... and per step
                 if n_above:
                     compute0 += compute_per_above * n_above + compute_per_ctx_above * context_above
                     memory0 += memory_per_above * n_above + memory_per_ctx_above * context_above
                     compute1 += compute_per_ctx_above * n_above
                     memory1 += memory_per_ctx_above * n_above
-                last = steps - 1
-                if (compute0 >= memory0) != (compute0 + compute1 * last >= memory0 + memory1 * last):
-                    steps = int((memory0 - compute0) / (compute1 - memory1)) + 1
-                    steps = steps if steps > 1 else 1
+                last = steps - 1  # cut the segment where the op changes regime (compute vs memory bound)
                 if compute0 >= memory0:
+                    if compute0 + compute1 * last < memory0 + memory1 * last:
+                        steps = int((memory0 - compute0) / (compute1 - memory1)) + 1
+                        steps = steps if steps > 1 else 1
                     a += compute0
                     b += compute1
                 else:
+                    if compute0 + compute1 * last >= memory0 + memory1 * last:
+                        steps = int((memory0 - compute0) / (compute1 - memory1)) + 1
+                        steps = steps if steps > 1 else 1
                     a += memory0
                     b += memory1
             half_b = 0.5 * b
