@@ -63,7 +63,7 @@ def request_state(
         timer.warm_chunk_cache(new_tokens=new_tokens, context_tokens=context_tokens, emits=True)
         rows = [timer.chunk_cache[(size, context, True)]
                 for size, context in zip(new_tokens.tolist(), context_tokens.tolist(), strict=True)]
-        whole_prompt_work = [rows[i] for i in inverse.reshape(-1).tolist()]
+        whole_prompt_work = list(map(rows.__getitem__, inverse.reshape(-1).tolist()))
     return RequestState(
         arrival=np.asarray(arrival_seconds, dtype=np.float64).tolist() + [math.inf],
         cached=cached.tolist(), to_prefill=prefill.tolist(),
