@@ -91,6 +91,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     kv_capacity_bytes, reserve = limits.kv_capacity_bytes, limits.kv_policy == "reserve"
     kv_bytes_per_token, kv_bytes_per_sequence = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence
     max_events, scheduler_steps, mixed = limits.max_events, limits.scheduler_steps, limits.mixed_prefill_decode
+    multi_step = scheduler_steps > 1
     window_tokens = timer.window_tokens
     sliding = window_tokens < NO_WINDOW  # without a window no context ever crosses it: no crossing events
     static_seconds, seconds_per_flop, seconds_per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
@@ -190,13 +191,16 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             step_tokens = max_batched_tokens - budget
             # A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token); a
             # whole fresh prompt's come with the request.
-            chunk_work: tuple[float, ...] = ()
-            for rid, size in chunks:
-                one = whole_prompt_work[rid] if size == to_prefill[rid] else None
-                if one is None:
-                    key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
-                    one = chunk_cache.get(key) or chunk_cost(key)
-                chunk_work = tuple(x + y for x, y in zip(chunk_work, one, strict=True)) if chunk_work else one
+            rid, size = chunks[0]
+            chunk_work = whole_prompt_work[rid] if size == to_prefill[rid] and len(chunks) == 1 else None
+            if chunk_work is None:  # several chunks, a partial prompt or a recompute: sum the chunks' costs
+                chunk_work = ()
+                for rid, size in chunks:
+                    one = whole_prompt_work[rid] if size == to_prefill[rid] else None
+                    if one is None:
+                        key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
+                        one = chunk_cache.get(key) or chunk_cost(key)
+                    chunk_work = tuple(x + y for x, y in zip(chunk_work, one, strict=True)) if chunk_work else one
             per_flop = seconds_per_flop[step_tokens]  # effective s/FLOP at this many tokens
             seconds = static_seconds[step_tokens]
             for (
@@ -280,7 +284,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             if not reserve and kv_base_bytes + kv_step_bytes * (step + steps) > kv_capacity_bytes:
                 steps = int((kv_capacity_bytes - kv_base_bytes) / kv_step_bytes) - step
                 steps = steps if steps > 1 else 1
-            if scheduler_steps > 1:  # multi-step: the segment ends by the window's end, where the scheduler runs
+            if multi_step:  # the segment ends by the window's end, where the scheduler runs
                 if window_left == 0:
                     window_left = scheduler_steps
                 if steps > window_left:
@@ -317,7 +321,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             # Stop once the next arrival can be admitted: at the first k steps that end at or after it. The end
             # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arrival[n] is inf).
             gap = arrival[n_arrived] - now
-            if seconds >= gap and n_waiting == 0 and n_decoding < max_num_seqs and scheduler_steps == 1:
+            if seconds >= gap and n_waiting == 0 and n_decoding < max_num_seqs and not multi_step:
                 k, end = steps_to_reach(gap_seconds=gap, a_seconds=a, b_seconds=b, half_b_seconds=half_b)
                 if k < steps:  # (multi-step: an arrival waits for the window's end)
                     steps, seconds = k, end
@@ -333,7 +337,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             now += seconds
             busy_seconds += seconds
             step += steps
-            if scheduler_steps > 1:
+            if multi_step:
                 window_left -= steps
 
         while finish_heap[0] >> shift <= step:  # finishes due at this step count
