@@ -28,7 +28,15 @@ import numpy as np
 from costmodel.serving.engine_io import EngineLimits, EngineTrace, engine_trace, runaway_error
 from costmodel.serving.engine_itl import append_stalled_segment
 from costmodel.serving.engine_preempt import preempt_newest
-from costmodel.serving.engine_requests import DECODE, IDLE, PREFILL, cross_window, request_state
+from costmodel.serving.engine_requests import (
+    DECODE,
+    IDLE,
+    PREFILL,
+    chunks_work,
+    continue_prefills,
+    cross_window,
+    request_state,
+)
 from costmodel.serving.engine_steps import mix_op_table, steps_to_reach
 from costmodel.serving.steptime import NO_WINDOW, StepTimer
 
@@ -97,7 +105,6 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     static_seconds, seconds_per_flop, seconds_per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
     mix_ops = mix_op_table(timer)
     static_by_batch, lines_by_batch = timer.decode_tables()
-    chunk_cache, chunk_cost = timer.chunk_cache, timer.chunk_cost
 
     now, step, events, preemptions, busy_seconds, sequence_seconds = 0.0, 0, 0, 0, 0.0, 0.0
     window_left = 0  # multi-step: decode steps left before the scheduler runs again (0: it runs now)
@@ -152,13 +159,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             window_left = 0
         if (prefilling or n_waiting) and not window_left:
             budget = max_batched_tokens - n_decoding if mixed else max_batched_tokens
-            for rid in prefilling:
-                if budget <= 0:
-                    break
-                size = to_prefill[rid] - prefilled[rid]
-                size = size if size < budget else budget  # min() without the call, here and below
-                chunks.append((rid, size))
-                budget -= size
+            if prefilling:  # running prefills first (chunked prompts)
+                budget = continue_prefills(requests, prefilling=prefilling, chunks=chunks, budget=budget)
             while (n_taken < n_arrived or requeued) and budget > 0 and n_running < max_num_seqs:
                 rid = requeued[0] if requeued else n_taken
                 prefill = to_prefill[rid]
@@ -176,7 +178,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 running.append(rid)
                 prefilling.append(rid)
                 n_running += 1
-                size = prefill if prefill < budget else budget
+                size = prefill if prefill < budget else budget  # min() without the call
                 chunks.append((rid, size))
                 budget -= size
 
@@ -189,18 +191,11 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 below_f = context_below_f = 0.0
                 n_above = context_above = 0
             step_tokens = max_batched_tokens - budget
-            # A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token); a
-            # whole fresh prompt's come with the request.
+            # The usual chunk, a whole fresh prompt alone, comes with its costs (`RequestState.whole_prompt_work`).
             rid, size = chunks[0]
             chunk_work = whole_prompt_work[rid] if size == to_prefill[rid] and len(chunks) == 1 else None
-            if chunk_work is None:  # several chunks, a partial prompt or a recompute: sum the chunks' costs
-                chunk_work = ()
-                for rid, size in chunks:
-                    one = whole_prompt_work[rid] if size == to_prefill[rid] else None
-                    if one is None:
-                        key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
-                        one = chunk_cache.get(key) or chunk_cost(key)
-                    chunk_work = tuple(x + y for x, y in zip(chunk_work, one, strict=True)) if chunk_work else one
+            if chunk_work is None:  # several chunks, a partial prompt or a recompute
+                chunk_work = chunks_work(requests, chunks=chunks, timer=timer)
             per_flop = seconds_per_flop[step_tokens]  # effective s/FLOP at this many tokens
             seconds = static_seconds[step_tokens]
             for (

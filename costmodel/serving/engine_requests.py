@@ -92,3 +92,33 @@ def cross_window(requests: RequestState, *, cross_heap: list[int], step: int, sh
             crossed += 1
             offsets += requests.join_context[rid] - requests.join_step[rid]
     return crossed, offsets
+
+
+def continue_prefills(requests: RequestState, *, prefilling: list[int], chunks: list[tuple[int, int]], budget: int) -> int:
+    """Give the running prefills, first admitted first, their next chunks from `budget`; the budget left."""
+    to_prefill, prefilled = requests.to_prefill, requests.prefilled
+    for rid in prefilling:
+        if budget <= 0:
+            break
+        size = to_prefill[rid] - prefilled[rid]
+        size = size if size < budget else budget
+        chunks.append((rid, size))
+        budget -= size
+    return budget
+
+
+def chunks_work(requests: RequestState, *, chunks: list[tuple[int, int]], timer: StepTimer) -> tuple[float, ...]:
+    """FLOPs and bytes per dynamic op that a step's prefill chunks add, summed in chunk order.
+
+    A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token), from the
+    timer's cache; a whole fresh prompt's come with the request.
+    """
+    to_prefill, prefilled, cached = requests.to_prefill, requests.prefilled, requests.cached
+    work: tuple[float, ...] = ()
+    for rid, size in chunks:
+        one = requests.whole_prompt_work[rid] if size == to_prefill[rid] else None
+        if one is None:
+            key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
+            one = timer.chunk_cache.get(key) or timer.chunk_cost(key)
+        work = tuple(x + y for x, y in zip(work, one, strict=True)) if work else one
+    return work
