@@ -93,8 +93,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     arrival, cached, to_prefill, to_emit = requests.arrival, requests.cached, requests.to_prefill, requests.to_emit
     whole_prompt_work, prefilled, state = requests.whole_prompt_work, requests.prefilled, requests.state
     join_step, join_context, below_window = requests.join_step, requests.join_context, requests.below_window
-    kv_charge, admitted_seconds, first_token_seconds = requests.kv_charge, requests.admitted_seconds, requests.first_token_seconds
-    finish_seconds, finish_key, cross_key = requests.finish_seconds, requests.finish_key, requests.cross_key
+    kv_charge, admitted_seconds, finish_seconds = requests.kv_charge, requests.admitted_seconds, requests.finish_seconds
+    first_token_seconds, finish_key, cross_key = requests.first_token_seconds, requests.finish_key, requests.cross_key
     max_batched_tokens, max_num_seqs = limits.max_batched_tokens, limits.max_num_seqs
     kv_capacity_bytes, reserve = limits.kv_capacity_bytes, limits.kv_policy == "reserve"
     kv_bytes_per_token, kv_bytes_per_sequence = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence

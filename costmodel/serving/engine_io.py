@@ -72,10 +72,11 @@ def float_array(values: list[float]) -> np.ndarray:
 
 
 def engine_trace(
-    requests: RequestState, *, series: tuple[list[float], list[int], list[int]], itl_groups: tuple[list[float], list[float], list[int], list[int]], preemptions: int, steps: int,
-    events: int, busy_seconds: float, sequence_seconds: float,
+    requests: RequestState, *, series: tuple[list[float], list[int], list[int]],
+    itl_groups: tuple[list[float], list[float], list[int], list[int]], preemptions: int, steps: int, events: int,
+    busy_seconds: float, sequence_seconds: float,
 ) -> EngineTrace:
-    """The trace of a finished loop; `series` is flat (seconds, waiting, running) per event."""
+    """The trace of a finished loop; `series` holds (seconds, waiting, running) per event, as three lists."""
     seconds, waiting, running = series
     return EngineTrace(
         admitted_seconds=float_array(requests.admitted_seconds),

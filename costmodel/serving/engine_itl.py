@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 
-def append_stalled_gaps(groups: tuple[list[float], list[float], list[int], list[int]], stalls: list[tuple[float, int]], *, first_step_seconds: float,
-                        decoding: int) -> None:
+def append_stalled_gaps(
+    groups: tuple[list[float], list[float], list[int], list[int]], stalls: list[tuple[float, int]], *,
+    first_step_seconds: float, decoding: int,
+) -> None:
     """The first decode step after prefill-only steps, one group per cohort of decoders.
 
     `stalls` holds (seconds, decoders present) per prefill-only step in order; decoders present from stall

@@ -94,7 +94,9 @@ def cross_window(requests: RequestState, *, cross_heap: list[int], step: int, sh
     return crossed, offsets
 
 
-def continue_prefills(requests: RequestState, *, prefilling: list[int], chunks: list[tuple[int, int]], budget: int) -> int:
+def continue_prefills(
+    requests: RequestState, *, prefilling: list[int], chunks: list[tuple[int, int]], budget: int,
+) -> int:
     """Give the running prefills, first admitted first, their next chunks from `budget`; the budget left."""
     to_prefill, prefilled = requests.to_prefill, requests.prefilled
     for rid in prefilling:

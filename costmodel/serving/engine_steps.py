@@ -25,7 +25,9 @@ def mix_op_table(timer: StepTimer) -> list[_MixOp]:
     ]
 
 
-def steps_to_reach(*, gap_seconds: float, a_seconds: float, b_seconds: float, half_b_seconds: float) -> tuple[int, float]:
+def steps_to_reach(
+    *, gap_seconds: float, a_seconds: float, b_seconds: float, half_b_seconds: float,
+) -> tuple[int, float]:
     """The fewest decode steps k >= 1 whose summed time reaches `gap_seconds`, and that time.
 
     Step j lasts a + b * j (a > 0, b >= 0; `half_b_seconds` is 0.5 * b as the loop computed it), so k steps
