@@ -28,7 +28,8 @@ from costmodel.serving import (
     simulate,
     throughput_interactivity_curve,
 )
-from costmodel.serving.engine import EngineLimits, run_engine
+from costmodel.serving.engine import run_engine
+from costmodel.serving.engine_io import EngineLimits
 from costmodel.serving.simulation import simulate_requests
 
 

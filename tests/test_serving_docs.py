@@ -119,7 +119,7 @@ def claims() -> tuple[Claim, ...]:
         Claim("**Median absolute error: 6.5%** over 20 rows (the bar is 20%)", validation.median_abs_error(rows), pct(1)),
         Claim("**Median absolute error: 6.5%** over 20 rows (the bar is 20%)", len(rows), n0),
         Claim("H200 at 128/128 is over-predicted by 13.2%", h200.error, pct(1)),
-        Claim("H100 at 128/4096 is under-predicted by 13.3%", -h100.error, pct(1)),
+        Claim("H100 at 128/4096 is under-predicted by 13.2%", -h100.error, pct(1)),
         Claim("our overhead is a fixed 0.4 ms per step", replica.efficiency.overhead_seconds_per_step * 1e3, fixed(1)),
         Claim("than our 10% reserve plus workspace", RESERVE_FRACTION, pct(0)),
     ]

@@ -17,7 +17,8 @@ import pytest
 
 from costmodel.catalog.engines import load_engine
 from costmodel.roofline import StepWork, step_from_work, uniform_work
-from costmodel.serving.engine import EngineLimits, run_engine
+from costmodel.serving.engine import run_engine
+from costmodel.serving.engine_io import EngineLimits
 from costmodel.serving.profile import engine_settings
 from costmodel.serving.replica import Replica, build_replica
 

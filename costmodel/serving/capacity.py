@@ -25,7 +25,7 @@ from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.roofline import Efficiency
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.scenario.slo import Slo, SloLimit
-from costmodel.serving.engine import KvPolicy
+from costmodel.serving.engine_io import KvPolicy
 from costmodel.serving.profile import EngineSettings
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica, build_replica
 from costmodel.serving.results import SimulationResult

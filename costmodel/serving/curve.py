@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from costmodel.scenario.distributions import TokenDistribution
-from costmodel.serving.engine import KvPolicy
+from costmodel.serving.engine_io import KvPolicy
 from costmodel.serving.replica import Replica
 from costmodel.serving.simulation import draw_lengths, simulate_requests
 

@@ -2,67 +2,49 @@
 
 Every engine step: each running decode sequence adds one token; sequences still in prefill, then waiting
 requests (FCFS, preempted ones first), get prefill chunks from what is left of the token budget while KV
-memory and the sequence cap allow. The step lasts the roofline time of that mix (`StepTimer`)
-plus the engine profile's CPU cost per sequence scheduled in it (`StepTimer.per_sequence_seconds`).
+memory and the sequence cap allow. The step lasts the roofline time of that mix (`StepTimer`) plus the
+engine profile's CPU cost per sequence scheduled in it (`StepTimer.per_sequence_seconds`). Between
+events (an admissible arrival, a finish, a sliding-window crossing, KV full) a decode-only batch keeps its
+composition and its contexts grow a token per step, so the step time is linear in the step index (cut
+where an op changes regime): the loop advances the segment at once, at a cost per event, not per token.
 
-Speed: between events (an admissible arrival, a finish, a sliding-window crossing, KV full) a batch of
-decode-only steps keeps its composition and only its contexts grow, by one token per sequence per step,
-so the step time is linear in the step index (the roofline is a sum of per-op maxima of lines in the
-context, and the segment is cut where an op changes regime). The loop advances the whole segment at once
-with the arithmetic series, so its cost is per event, not per token.
-
-KV memory (bytes per GPU): a request is charged `kv_bytes_per_sequence` + its uncached tokens x
-`kv_bytes_per_token`. "preempt" (vLLM's default): admission needs room for the prompt; when the next
-step's decode tokens do not fit, the most recently admitted request is preempted and recomputed later.
-"reserve" (TensorRT-LLM's GUARANTEED_NO_EVICT): admission reserves prompt + output, never preempts.
+KV (bytes per GPU): a request is charged `kv_bytes_per_sequence` + its uncached tokens x
+`kv_bytes_per_token`. "preempt" (vLLM): admission needs room for the prompt; when the next step's decode
+tokens do not fit, the newest request is preempted and recomputed later (`engine_preempt.py`). "reserve"
+(TensorRT-LLM's GUARANTEED_NO_EVICT): admission reserves prompt + output.
 
 Read `reference` in tests/test_serving_reference.py first: a plain step-by-step simulator with the same
-scheduling rules (one roofline call per step, every context kept explicitly, no tables, no segment jumps).
-That test checks this loop against it request by request (1e-9 relative) on dense, MoE, sliding-window,
-chunked, tight-KV, preempt and reserve cases. `engine_steps.py` holds the op-row layout.
+rules; that test checks this loop against it request by request (1e-9 relative). Around the loop:
+`engine_requests.py` (per-request lists), `engine_steps.py` (op rows, arrival cut), `engine_itl.py` (ITL
+groups), `engine_io.py` (limits, trace).
 """
 
 from __future__ import annotations
 
 import heapq
-import math
 from collections import deque
-from collections.abc import Callable
 
 import numpy as np
 
-from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, request_lists, runaway_error
-from costmodel.serving.engine_steps import mix_op_table
+from costmodel.serving.engine_io import EngineLimits, EngineTrace, engine_trace, runaway_error
+from costmodel.serving.engine_itl import append_stalled_segment
+from costmodel.serving.engine_preempt import preempt_newest
+from costmodel.serving.engine_requests import (
+    DECODE,
+    IDLE,
+    PREFILL,
+    chunks_work,
+    continue_prefills,
+    cross_window,
+    request_state,
+)
+from costmodel.serving.engine_steps import mix_op_table, steps_to_reach
 from costmodel.serving.steptime import NO_WINDOW, StepTimer
-
-__all__ = ["EngineLimits", "EngineTrace", "KvPolicy", "run_engine"]
-
-_IDLE, _PREFILL, _DECODE = 0, 1, 2  # request states: waiting or finished, prefilling, decoding
-
-
-def append_stalled_gaps(groups: list[tuple[float, float, int, int]], stalls: list[tuple[float, int]], *,
-                        first_step_seconds: float, decoding: int) -> None:
-    """The first decode step after prefill-only steps, one group per cohort of decoders.
-
-    `stalls` holds (seconds, decoders present) per prefill-only step in order; decoders present from stall
-    i on (a prefill ending joins the decoders after its step) sat through stalls i..end, so their gap is
-    the decode step plus those. Without preemption the cohorts add up to `decoding` exactly.
-    """
-    remaining = sum(seconds for seconds, _ in stalls)
-    counted = 0
-    for seconds, present in stalls:
-        cohort = min(present, decoding) - counted
-        if cohort > 0:
-            groups.append((first_step_seconds + remaining, 0.0, 1, cohort))
-            counted += cohort
-        remaining -= seconds
-    if decoding > counted:  # joined at the end of the last stall: no stall in their gap
-        groups.append((first_step_seconds, 0.0, 1, decoding - counted))
 
 
 # One event loop over local variables on purpose (a few hundred thousand iterations per simulation): the
 # scheduling rules read top to bottom in one place, and every further call per event costs ~1-2% of the
-# run (callgrind). What is called per finish or rarer has left: `retire`, `preempt_newest`.
+# run (callgrind). What runs per preemption or arrival cut, or rarer, is a function of its own.
 def run_engine(  # noqa: C901 -- the event loop; see the comment above
     timer: StepTimer,
     *,
@@ -74,144 +56,75 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
 ) -> EngineTrace:
     """Simulate the requests (sorted by arrival) to completion; each must fit in KV alone.
 
-    Every float expression keeps the operand order of the plain formulas, so results are bit-for-bit
-    stable. Symbols (per-request lists are indexed by the request id `rid`, its place in arrival order;
-    `step` counts engine steps; KV in bytes per GPU):
+    Every float expression keeps the operand order of the plain formulas (a product's two factors may
+    swap: IEEE multiplication commutes), so results are bit-for-bit stable. Per-request lists: see
+    `engine_requests.RequestState`. Other symbols (`step` counts engine steps; KV in bytes per GPU):
 
-    per request             meaning                                                            unit
-    arrival                 arrival time (+ an inf sentinel at index n: "no more arrivals")    s
-    cached                  prompt tokens served by the prefix cache (never computed)          tokens
-    to_prefill              tokens its next prefill computes (after a preemption: the prompt   tokens
-                            and every emitted token, recomputed)
-    prefilled               of those, computed so far                                          tokens
-    to_emit                 output tokens still to emit                                        tokens
-    state                   _IDLE (waiting or finished), _PREFILL or _DECODE
-    kv_charge               KV charged at admission (prompt; reserve: prompt + output)         bytes
-    join_step, join_context step count and context when it started decoding; its context      steps, tokens
-                            at step s is join_context + s - join_step
-    below_window            decoding with its context below the sliding window
-    admitted_seconds, first_token_seconds, finish_seconds: when it happened (NaN until then)  s
-
-    scalars and queues
     now                     simulated time                                                     s
-    n_arrived, n_taken      requests arrived by `now`; fresh arrivals admitted (the fresh
-                            waiting queue is n_taken .. n_arrived - 1)
-    requeued                preempted requests waiting, served before fresh ones
-    running, prefilling     running requests in admission order (dict: newest = preemption
-                            victim); of them those in prefill (list)
+    n_arrived, n_taken      requests arrived by `now`; fresh arrivals admitted (the fresh waiting queue
+                            is n_taken .. n_arrived - 1); `requeued`: preempted requests, served first
+    running, prefilling     running requests in admission order (finished ones stay until a preemption
+                            drops them: the newest live one is the victim); of them those in prefill
     n_running, n_decoding   running requests; of them decoding (n_below + n_above)
     n_below, n_above        decoding sequences below / at or above the sliding window
     offset_sum(_below)      sum of join_context - join_step over decoding (below-window)       tokens
                             sequences: their contexts sum to offset_sum + n_decoding * step
-    context_below/_above    summed contexts of the below / above-window decoding sequences     tokens
-    kv_base_bytes           KV in use = kv_base_bytes + kv_bytes_per_token * n_decoding * step bytes
-                            (preempt: decoders' KV grows a token per step); = it (reserve)
+    context_below_f, _above  summed contexts of the below / above-window decoders (below: a float) tokens
+    kv_base_bytes           KV in use = kv_base_bytes + kv_step_bytes * step (preempt: each    bytes
+                            decoder's KV grows a token per step, kv_step_bytes in all); = it (reserve)
     kv_growth_bytes         preempt: what the next step's decode tokens add on top of it       bytes
     chunks, budget          (rid, prefill tokens) computed this step; token budget left        tokens
     step_tokens             tokens computed this step (chunks + one per decoding sequence)     tokens
     chunk_work              FLOPs and bytes per dynamic op the chunks add (timer.chunk_cost)   FLOP, bytes
     a, b, steps             decode-only segment: step j lasts a + b * j, `steps` of them       s, s, steps
     seconds                 duration of this event's step or segment                           s
-    finish_heap, cross_heap int entries (step << shift | rid): finishes, and contexts reaching
-                            the window; an entry is live while finish_key / cross_key[rid]
-                            holds it (retiring a request clears the keys: entries go stale)
+    finish_heap, cross_heap int entries (step << shift | rid): finishes, and contexts reaching the window;
+                            an entry is live while finish_key / cross_key[rid] holds it (else stale)
     busy_seconds, sequence_seconds  time with work; integral of running sequences over time     s, s
-    itl_groups              per step or decode segment with decoding sequences: (a, b, steps,  s, s, steps,
-                            sequences); each of its steps is one inter-token gap per sequence  sequences
+    series_*, itl_groups    per event: now, waiting, running; ITL groups as four lists (`engine_itl.py`)
     """
     n = len(arrival_seconds)
-    arrival, cached, to_prefill, to_emit = request_lists(
-        timer, arrival_seconds=arrival_seconds, prompt_tokens=prompt_tokens, cached_tokens=cached_tokens,
-        output_tokens=output_tokens,
-    )
-    prefilled, join_step, join_context, state = [0] * n, [0] * n, [0] * n, [_IDLE] * n
-    kv_charge, below_window = [0.0] * n, [False] * n
-    admitted_seconds, first_token_seconds, finish_seconds = [math.nan] * n, [math.nan] * n, [math.nan] * n
-
+    # Heap entries are ints (step count << shift | request): cheaper than tuples to build and compare, and
+    # ordered like (step, request). `never` (request n, a step count no run reaches) keeps each heap
+    # non-empty, so `heap[0]` needs no emptiness test.
+    shift, mask = n.bit_length(), (1 << n.bit_length()) - 1
+    never = (1 << 62) << shift | n
+    requests = request_state(timer, arrival_seconds=arrival_seconds, prompt_tokens=prompt_tokens,
+                             cached_tokens=cached_tokens, output_tokens=output_tokens, never=never)
+    arrival, cached, to_prefill, to_emit = requests.arrival, requests.cached, requests.to_prefill, requests.to_emit
+    whole_prompt_work, prefilled, state = requests.whole_prompt_work, requests.prefilled, requests.state
+    join_step, join_context, below_window = requests.join_step, requests.join_context, requests.below_window
+    kv_charge, admitted_seconds, finish_seconds = requests.kv_charge, requests.admitted_seconds, requests.finish_seconds
+    first_token_seconds, finish_key, cross_key = requests.first_token_seconds, requests.finish_key, requests.cross_key
     max_batched_tokens, max_num_seqs = limits.max_batched_tokens, limits.max_num_seqs
     kv_capacity_bytes, reserve = limits.kv_capacity_bytes, limits.kv_policy == "reserve"
     kv_bytes_per_token, kv_bytes_per_sequence = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence
-    max_events, scheduler_steps = limits.max_events, limits.scheduler_steps
-    mixed = limits.mixed_prefill_decode
+    max_events, scheduler_steps, mixed = limits.max_events, limits.scheduler_steps, limits.mixed_prefill_decode
+    multi_step = scheduler_steps > 1
     window_tokens = timer.window_tokens
     sliding = window_tokens < NO_WINDOW  # without a window no context ever crosses it: no crossing events
     static_seconds, seconds_per_flop, seconds_per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
     mix_ops = mix_op_table(timer)
     static_by_batch, lines_by_batch = timer.decode_tables()  # per-sequence CPU cost included
     per_sequence_seconds = timer.per_sequence_seconds
-    chunk_cache, chunk_cost = timer.chunk_cache, timer.chunk_cost
 
     now, step, events, preemptions, busy_seconds, sequence_seconds = 0.0, 0, 0, 0, 0.0, 0.0
     window_left = 0  # multi-step: decode steps left before the scheduler runs again (0: it runs now)
     n_arrived = n_taken = n_done = 0
     requeued: deque[int] = deque()
     prefilling: list[int] = []
-    running: dict[int, None] = {}  # insertion-ordered: preemption victims come from the end
-    n_decoding = n_below = n_running = 0
-    offset_sum = offset_sum_below = 0
-    kv_base_bytes = kv_growth_bytes = 0.0
-    # Heap entries are ints (step count << shift | request): cheaper than tuples to build and compare, and
-    # ordered like (step, request). `never` (request n, a step count no run reaches) keeps each heap
-    # non-empty, so `heap[0]` needs no emptiness test.
-    shift, mask = n.bit_length(), (1 << n.bit_length()) - 1
-    never = (1 << 62) << shift | n
-    finish_key, cross_key = [-1] * n + [never], [-1] * n + [never]
+    running: list[int] = []
+    n_decoding = n_below = n_running = offset_sum = offset_sum_below = 0
+    kv_base_bytes = kv_growth_bytes = kv_step_bytes = 0.0
     finish_heap, cross_heap = [never], [never]
-    series_seconds: list[float] = []  # at every event: time, waiting requests, running sequences
+    series_seconds: list[float] = []
     series_waiting: list[int] = []
     series_running: list[int] = []
-    # Per step group with decoding sequences: (a, b, steps, sequences): `steps` steps, step j lasting
-    # a + b * j, each giving every one of `sequences` decoding sequences its next token (the ITL samples).
-    itl_groups: list[tuple[float, float, int, int]] = []
+    itl_groups: tuple[list[float], list[float], list[int], list[int]] = ([], [], [], [])
+    itl_a, itl_b, itl_steps, itl_sequences = itl_groups
     # Prefill-only steps (mixed_prefill_decode false) stall the decoders: each stall joins the gap before
     # their next token. Per prefill-only step since the last decode step: (seconds, decoders it stalled).
     stalls: list[tuple[float, int]] = []
-
-    # The per-request lists are bound as default arguments (local to each helper), not read from the
-    # enclosing scope: a name a closure reads becomes a cell, and every read of it in the loop below would
-    # cost a dereference. This and the inline arrival cut below together: 3.6% less time per run than with
-    # closures over the lists and a `steps_to_reach` call (50,000 requests, best of 5 alternating runs).
-    def retire(
-        rid: int, state: list[int] = state, finish_key: list[int] = finish_key, cross_key: list[int] = cross_key,
-        join_context: list[int] = join_context, join_step: list[int] = join_step,
-        below_window: list[bool] = below_window, kv_charge: list[float] = kv_charge, cached: list[int] = cached,
-        running: dict[int, None] = running, reserve: bool = reserve,
-        kv_bytes_per_sequence: float = kv_bytes_per_sequence, kv_bytes_per_token: float = kv_bytes_per_token,
-    ) -> None:
-        """Take a running request out of the batch (finished or preempted): its KV, counts and heap keys."""
-        nonlocal n_decoding, n_below, n_running, offset_sum, offset_sum_below, kv_base_bytes
-        if state[rid] == _DECODE:
-            finish_key[rid] = cross_key[rid] = -1  # what is left of it in the heaps is stale from now on
-            offset = join_context[rid] - join_step[rid]
-            n_decoding -= 1
-            offset_sum -= offset
-            if below_window[rid]:
-                n_below -= 1
-                offset_sum_below -= offset
-            kv_base_bytes -= (kv_charge[rid] if reserve
-                              else kv_bytes_per_sequence + kv_bytes_per_token * (offset - cached[rid]))
-        else:  # still in prefill: its admission charge
-            kv_base_bytes -= kv_charge[rid]
-        del running[rid]
-        state[rid] = _IDLE
-        n_running -= 1
-
-    def preempt_newest(
-        prefilling: list[int], step: int, state: list[int] = state, to_emit: list[int] = to_emit,
-        to_prefill: list[int] = to_prefill, join_context: list[int] = join_context, join_step: list[int] = join_step,
-        cached: list[int] = cached, prefilled: list[int] = prefilled, running: dict[int, None] = running,
-        requeued: deque[int] = requeued, retire: Callable[[int], None] = retire,
-    ) -> None:
-        """Preempt the most recently admitted running request: it waits first in line, to be recomputed."""
-        rid = next(reversed(running))
-        if state[rid] == _PREFILL:
-            prefilling.remove(rid)
-        else:  # its next prefill recomputes the prompt and every token emitted (the last one's KV is unwritten)
-            to_emit[rid] -= step - join_step[rid]
-            to_prefill[rid] = join_context[rid] - join_step[rid] + step + 1 - cached[rid]
-        retire(rid)
-        prefilled[rid] = 0
-        requeued.appendleft(rid)
 
     push, pop = heapq.heappush, heapq.heappop  # local names: hot loop
     while n_done < n:
@@ -229,11 +142,17 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             continue
 
         if not reserve:  # preempt from the newest while the next step's decode tokens do not fit
-            kv_growth_bytes = kv_bytes_per_token * n_decoding * (step + 1)
-            while kv_base_bytes + kv_growth_bytes > kv_capacity_bytes and running:
-                preempt_newest(prefilling, step)
-                preemptions += 1
-                kv_growth_bytes = kv_bytes_per_token * n_decoding * (step + 1)
+            kv_step_bytes = kv_bytes_per_token * n_decoding
+            kv_growth_bytes = kv_step_bytes * (step + 1)
+            while kv_base_bytes + kv_growth_bytes > kv_capacity_bytes and n_running:
+                out = preempt_newest(requests, step=step, running=running, prefilling=prefilling, requeued=requeued,
+                                     reserve=reserve, kv_bytes_per_sequence=kv_bytes_per_sequence,
+                                     kv_bytes_per_token=kv_bytes_per_token)
+                preemptions, n_running, kv_base_bytes = preemptions + 1, n_running - 1, kv_base_bytes - out.kv_bytes
+                n_decoding, offset_sum = n_decoding - out.decoding, offset_sum - out.offset
+                n_below, offset_sum_below = n_below - out.below_window, offset_sum_below - out.below_offset
+                kv_step_bytes = kv_bytes_per_token * n_decoding
+                kv_growth_bytes = kv_step_bytes * (step + 1)
 
         # Prefill chunks from the budget left after one token per decoding sequence: running prefills
         # first, then admissions FCFS (preempted requests first) while KV and the sequence cap allow.
@@ -242,105 +161,96 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             window_left = 0
         if (prefilling or n_waiting) and not window_left:
             budget = max_batched_tokens - n_decoding if mixed else max_batched_tokens
-            for rid in prefilling:
-                if budget <= 0:
-                    break
-                size = to_prefill[rid] - prefilled[rid]
-                size = size if size < budget else budget  # min() without the call, here and below
-                chunks.append((rid, size))
-                budget -= size
+            if prefilling:  # running prefills first (chunked prompts)
+                budget = continue_prefills(requests, prefilling=prefilling, chunks=chunks, budget=budget)
             while (n_taken < n_arrived or requeued) and budget > 0 and n_running < max_num_seqs:
                 rid = requeued[0] if requeued else n_taken
-                need = kv_bytes_per_sequence + kv_bytes_per_token * (to_prefill[rid] + (to_emit[rid] if reserve else 0))
+                prefill = to_prefill[rid]
+                need = kv_bytes_per_sequence + kv_bytes_per_token * (prefill + (to_emit[rid] if reserve else 0))
                 if kv_base_bytes + kv_growth_bytes + need > kv_capacity_bytes:
                     break  # FCFS: the head waits for memory
-                if requeued:
+                if requeued:  # admitted before: its admission time stands
                     requeued.popleft()
                 else:
                     n_taken += 1
+                    admitted_seconds[rid] = now
                 kv_base_bytes += need
                 kv_charge[rid] = need
-                if admitted_seconds[rid] != admitted_seconds[rid]:  # x != x is a NaN test: never admitted before
-                    admitted_seconds[rid] = now
-                state[rid] = _PREFILL
-                running[rid] = None
+                state[rid] = PREFILL
+                running.append(rid)
                 prefilling.append(rid)
                 n_running += 1
-                size = to_prefill[rid] if to_prefill[rid] < budget else budget
+                size = prefill if prefill < budget else budget  # min() without the call
                 chunks.append((rid, size))
                 budget -= size
 
         n_above = n_decoding - n_below
-        context_below = offset_sum_below + n_below * step
+        # As floats once (exact: integers far below 2**53), not converted again in each int-float product.
+        below_f, context_below_f = float(n_below), float(offset_sum_below + n_below * step)
         context_above = offset_sum - offset_sum_below + n_above * step if n_above else 0
         if chunks:  # one mixed step: prefill chunks + one token per decoding sequence (or prefill only)
-            if mixed:
-                n_below_step = n_below
-            else:  # a prefill-only step: the decoding sequences wait (SGLang)
-                n_below_step = n_above = context_below = context_above = 0
+            if not mixed:  # a prefill-only step: the decoding sequences wait (SGLang)
+                below_f = context_below_f = 0.0
+                n_above = context_above = 0
             step_tokens = max_batched_tokens - budget
-            # A chunk's costs by (tokens, context before it, ends the prompt: its logits give a token).
-            if len(chunks) == 1:
-                rid, size = chunks[0]
-                key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
-                chunk_work = chunk_cache.get(key)
-                if chunk_work is None:
-                    chunk_work = chunk_cost(key)
-            else:
-                chunk_work = ()
-                for rid, size in chunks:
-                    key = (size, cached[rid] + prefilled[rid], prefilled[rid] + size == to_prefill[rid])
-                    one = chunk_cache.get(key)
-                    if one is None:
-                        one = chunk_cost(key)
-                    chunk_work = tuple(x + y for x, y in zip(chunk_work, one, strict=True)) if chunk_work else one
+            # The usual chunk, a whole fresh prompt alone, comes with its costs (`RequestState.whole_prompt_work`).
+            rid, size = chunks[0]
+            chunk_work = whole_prompt_work[rid] if size == to_prefill[rid] and len(chunks) == 1 else None
+            if chunk_work is None:  # several chunks, a partial prompt or a recompute
+                chunk_work = chunks_work(requests, chunks=chunks, timer=timer)
             per_flop = seconds_per_flop[step_tokens]  # effective s/FLOP at this many tokens
             seconds = static_seconds[step_tokens]
             if per_sequence_seconds:  # the profile's CPU cost per sequence in the step: decoders + chunks
-                seconds += per_sequence_seconds * (n_below_step + n_above + len(chunks))
+                seconds += per_sequence_seconds * (below_f + n_above + len(chunks))
             for (
                 flops_slot, bytes_slot, flops_by_tokens, bytes_by_tokens,
                 flops_seq_below, flops_ctx_below, flops_seq_above, flops_ctx_above,
                 bytes_seq_below, bytes_ctx_below, bytes_seq_above, bytes_ctx_above,
             ) in mix_ops:
-                flops = (flops_by_tokens[step_tokens] + chunk_work[flops_slot] + flops_seq_below * n_below_step
-                         + flops_ctx_below * context_below)
-                bytes_ = (bytes_by_tokens[step_tokens] + chunk_work[bytes_slot] + bytes_seq_below * n_below_step
-                          + bytes_ctx_below * context_below)
+                flops = (flops_by_tokens[step_tokens] + chunk_work[flops_slot] + flops_seq_below * below_f
+                         + flops_ctx_below * context_below_f)
+                bytes_ = (bytes_by_tokens[step_tokens] + chunk_work[bytes_slot] + bytes_seq_below * below_f
+                          + bytes_ctx_below * context_below_f)
                 if n_above:
                     flops += flops_seq_above * n_above + flops_ctx_above * context_above
                     bytes_ += bytes_seq_above * n_above + bytes_ctx_above * context_above
                 compute_seconds = flops * per_flop
                 memory_seconds = bytes_ * seconds_per_byte
                 seconds += compute_seconds if compute_seconds >= memory_seconds else memory_seconds
-            sequence_seconds += n_running * seconds
+            sequence_seconds += seconds * n_running
             now += seconds
             busy_seconds += seconds
             if mixed:
                 if n_decoding:
-                    itl_groups.append((seconds, 0.0, 1, n_decoding))
+                    itl_a.append(seconds)
+                    itl_b.append(0.0)
+                    itl_steps.append(1)
+                    itl_sequences.append(n_decoding)
                 step += 1  # decoders advance one token; a prefill-only step leaves their step count alone
             elif n_decoding:
                 stalls.append((seconds, n_decoding))
             n_ended = 0  # prefills completed in this step
             for rid, size in chunks:
+                prefill = to_prefill[rid]
                 prefilled[rid] += size
-                if prefilled[rid] < to_prefill[rid]:
+                if prefilled[rid] < prefill:
                     continue
                 n_ended += 1
                 to_emit[rid] -= 1  # the prefill's logits give a token
                 if first_token_seconds[rid] != first_token_seconds[rid]:  # NaN test: not set by an earlier run
                     first_token_seconds[rid] = now
-                if to_emit[rid] == 0:
-                    retire(rid)
+                if to_emit[rid] == 0:  # done at its first token: it leaves the batch with its admission charge
+                    kv_base_bytes -= kv_charge[rid]
+                    state[rid] = IDLE
+                    n_running -= 1
                     finish_seconds[rid] = now
                     n_done += 1
                     continue
-                state[rid] = _DECODE  # start decoding at this step count
+                state[rid] = DECODE  # start decoding at this step count
                 join_step[rid] = step
-                context = join_context[rid] = cached[rid] + to_prefill[rid]
+                context = join_context[rid] = cached[rid] + prefill
                 if not reserve:  # from a fixed prefill charge to KV that grows with the step count
-                    kv_base_bytes += kv_bytes_per_sequence + kv_bytes_per_token * (context - cached[rid] - step) - kv_charge[rid]
+                    kv_base_bytes += kv_bytes_per_sequence + kv_bytes_per_token * (prefill - step) - kv_charge[rid]
                 n_decoding += 1
                 offset_sum += context - step
                 if context < window_tokens:
@@ -370,10 +280,10 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     top = cross_heap[0]
                 if (top >> shift) - step < steps:
                     steps = (top >> shift) - step
-            if not reserve and kv_base_bytes + kv_bytes_per_token * n_decoding * (step + steps) > kv_capacity_bytes:
-                steps = int((kv_capacity_bytes - kv_base_bytes) / (kv_bytes_per_token * n_decoding)) - step
+            if not reserve and kv_base_bytes + kv_step_bytes * (step + steps) > kv_capacity_bytes:
+                steps = int((kv_capacity_bytes - kv_base_bytes) / kv_step_bytes) - step
                 steps = steps if steps > 1 else 1
-            if scheduler_steps > 1:  # multi-step: the segment ends by the window's end, where the scheduler runs
+            if multi_step:  # the segment ends by the window's end, where the scheduler runs
                 if window_left == 0:
                     window_left = scheduler_steps
                 if steps > window_left:
@@ -384,81 +294,73 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 compute0, compute_per_above, compute_per_ctx_below, compute_per_ctx_above,
                 memory0, memory_per_above, memory_per_ctx_below, memory_per_ctx_above,
             ) in lines_by_batch[n_decoding]:
-                compute0 += compute_per_ctx_below * context_below  # compute seconds at j = 0 ...
-                memory0 += memory_per_ctx_below * context_below
-                compute1, memory1 = compute_per_ctx_below * n_below, memory_per_ctx_below * n_below  # ... and per step
+                compute0 += compute_per_ctx_below * context_below_f  # compute seconds at j = 0 ...
+                memory0 += memory_per_ctx_below * context_below_f
+                compute1, memory1 = compute_per_ctx_below * below_f, memory_per_ctx_below * below_f  # ... and per step
                 if n_above:
                     compute0 += compute_per_above * n_above + compute_per_ctx_above * context_above
                     memory0 += memory_per_above * n_above + memory_per_ctx_above * context_above
                     compute1 += compute_per_ctx_above * n_above
                     memory1 += memory_per_ctx_above * n_above
-                last = steps - 1
-                if (compute0 >= memory0) != (compute0 + compute1 * last >= memory0 + memory1 * last):
-                    steps = int((memory0 - compute0) / (compute1 - memory1)) + 1
-                    steps = steps if steps > 1 else 1
+                last = steps - 1  # cut the segment where the op changes regime (compute vs memory bound)
                 if compute0 >= memory0:
+                    if compute0 + compute1 * last < memory0 + memory1 * last:
+                        steps = int((memory0 - compute0) / (compute1 - memory1)) + 1
+                        steps = steps if steps > 1 else 1
                     a += compute0
                     b += compute1
                 else:
+                    if compute0 + compute1 * last >= memory0 + memory1 * last:
+                        steps = int((memory0 - compute0) / (compute1 - memory1)) + 1
+                        steps = steps if steps > 1 else 1
                     a += memory0
                     b += memory1
-            seconds = steps * (a + 0.5 * b * (steps - 1))  # sum of a + b * j over j < steps
+            half_b = 0.5 * b
+            seconds = (a + half_b * (steps - 1)) * steps  # sum of a + b * j over j < steps
             # Stop once the next arrival can be admitted: at the first k steps that end at or after it. The end
             # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arrival[n] is inf).
-            if (seconds >= arrival[n_arrived] - now and n_waiting == 0 and n_decoding < max_num_seqs
-                    and scheduler_steps == 1):  # multi-step: an arrival waits for the window's end
-                # The fewest steps k >= 1 ending at or after the gap: k * (a + b * (k - 1) / 2) >= gap, the positive
-                # root of (b/2) k^2 + (a - b/2) k - gap = 0 rounded up, then whole-step fixes (float rounding).
-                gap = arrival[n_arrived] - now
-                if b > 0:
-                    half = a - 0.5 * b
-                    k = math.ceil((math.sqrt(half * half + 2.0 * b * gap) - half) / b)
-                else:
-                    k = math.ceil(gap / a)
-                k = k if k > 1 else 1
-                while k > 1 and (k - 1) * (a + 0.5 * b * (k - 2)) >= gap:
-                    k -= 1
-                while k * (a + 0.5 * b * (k - 1)) < gap:
-                    k += 1
-                if k < steps:
-                    steps = k
-                    seconds = steps * (a + 0.5 * b * (steps - 1))
-            sequence_seconds += n_decoding * seconds
+            gap = arrival[n_arrived] - now
+            if seconds >= gap and n_waiting == 0 and n_decoding < max_num_seqs and not multi_step:
+                k, end = steps_to_reach(gap_seconds=gap, a_seconds=a, b_seconds=b, half_b_seconds=half_b)
+                if k < steps:  # (multi-step: an arrival waits for the window's end)
+                    steps, seconds = k, end
+            sequence_seconds += seconds * n_decoding
             if stalls:  # the first token after prefill-only steps: each decoder's gap holds the stalls it sat through
-                append_stalled_gaps(itl_groups, stalls, first_step_seconds=a, decoding=n_decoding)
-                if steps > 1:
-                    itl_groups.append((a + b, b, steps - 1, n_decoding))
+                append_stalled_segment(itl_groups, stalls, a_seconds=a, b_seconds=b, steps=steps, decoding=n_decoding)
                 stalls = []
             else:
-                itl_groups.append((a, b, steps, n_decoding))
+                itl_a.append(a)
+                itl_b.append(b)
+                itl_steps.append(steps)
+                itl_sequences.append(n_decoding)
             now += seconds
             busy_seconds += seconds
             step += steps
-            if scheduler_steps > 1:
+            if multi_step:
                 window_left -= steps
 
         while finish_heap[0] >> shift <= step:  # finishes due at this step count
             entry = pop(finish_heap)
             rid = entry & mask
-            if finish_key[rid] == entry:
-                retire(rid)
+            if finish_key[rid] == entry:  # it leaves the batch (decoding: its KV grew to offset - cached tokens)
+                finish_key[rid] = cross_key[rid] = -1
+                offset = join_context[rid] - join_step[rid]
+                n_decoding -= 1
+                offset_sum -= offset
+                if below_window[rid]:
+                    n_below -= 1
+                    offset_sum_below -= offset
+                kv_base_bytes -= (kv_charge[rid] if reserve
+                                  else kv_bytes_per_sequence + kv_bytes_per_token * (offset - cached[rid]))
+                state[rid] = IDLE
+                n_running -= 1
                 finish_seconds[rid] = now
                 n_done += 1
-        while sliding and cross_heap[0] >> shift <= step:  # contexts reaching the sliding window
-            entry = pop(cross_heap)
-            rid = entry & mask
-            if cross_key[rid] == entry:
-                cross_key[rid] = -1
-                below_window[rid] = False
-                n_below -= 1
-                offset_sum_below -= join_context[rid] - join_step[rid]
+        if sliding and cross_heap[0] >> shift <= step:  # contexts reaching the sliding window
+            crossed, crossed_offsets = cross_window(requests, cross_heap=cross_heap, step=step, shift=shift, mask=mask)
+            n_below -= crossed
+            offset_sum_below -= crossed_offsets
 
-    return EngineTrace(
-        admitted_seconds=np.asarray(admitted_seconds), first_token_seconds=np.asarray(first_token_seconds),
-        finish_seconds=np.asarray(finish_seconds), preemptions=preemptions, steps=step, events=events,
-        busy_seconds=busy_seconds, sequence_seconds=sequence_seconds,
-        series_seconds=np.asarray(series_seconds, dtype=np.float64),
-        series_waiting=np.asarray(series_waiting, dtype=np.int64),
-        series_running=np.asarray(series_running, dtype=np.int64),
-        itl_groups=np.asarray(itl_groups, dtype=np.float64).reshape(-1, 4),
-    )
+    return engine_trace(requests, series=(series_seconds, series_waiting, series_running), itl_groups=itl_groups,
+                        preemptions=preemptions, steps=step,
+                        events=events, busy_seconds=busy_seconds, sequence_seconds=sequence_seconds)

@@ -19,7 +19,8 @@ import numpy as np
 from costmodel.errors import CostmodelError
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.scenario.slo import Slo, SloLimit
-from costmodel.serving.engine import EngineLimits, EngineTrace, KvPolicy, run_engine
+from costmodel.serving.engine import run_engine
+from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, paused_gc
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica
 from costmodel.serving.results import LatencySummary, QueueSeries, RequestTrace, SimulationResult
 
@@ -172,10 +173,11 @@ def simulate_requests(
         mixed_prefill_decode=replica.mixed_prefill_decode if mixed_prefill_decode is None else mixed_prefill_decode,
     )
     # The engine profile's per-request CPU cost (tokenize, HTTP, schedule) runs before the scheduler sees it.
-    engine = run_engine(
-        replica.timer, arrival_seconds=arrival_seconds[keep] + replica.request_overhead_seconds, prompt_tokens=prompt_tokens[keep],
-        cached_tokens=cached[keep], output_tokens=output_tokens[keep], limits=limits,
-    )
+    with paused_gc():
+        engine = run_engine(
+            replica.timer, arrival_seconds=arrival_seconds[keep] + replica.request_overhead_seconds,
+            prompt_tokens=prompt_tokens[keep], cached_tokens=cached[keep], output_tokens=output_tokens[keep], limits=limits,
+        )
     n = len(arrival_seconds)
     full = {name: np.full(n, np.nan) for name in ("admitted", "first", "finish")}
     full["admitted"][keep] = engine.admitted_seconds
