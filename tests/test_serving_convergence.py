@@ -63,3 +63,20 @@ def test_latency_page_and_compare_report_the_same_capacity() -> None:
     page = option_latency(option, scenario.workload, scenario.slo, requests=200)
     assert compared.capacity_requests_per_second is not None and compared.capacity_requests_per_second > 0
     assert page.capacity_requests_per_second == pytest.approx(compared.capacity_requests_per_second, rel=1e-12)
+
+
+def test_interval_covers_the_bisection_bracket_when_replications_agree() -> None:
+    """Fixed lengths make every replication's flood (and so its saturation) identical; when the SLO holds up
+    to saturation the five bisections end at the same rate. The interval must still cover the bracket the
+    search left, [rate, lowest failing rate), not collapse to a point."""
+    from costmodel.scenario.distributions import FixedTokens
+
+    replica = build_replica("llama-3.1-8b", "h100-sxm")
+    search = CapacitySearch(prompt_tokens=FixedTokens(tokens=1024), output_tokens=FixedTokens(tokens=256),
+                            slo=(SloLimit("ttft", 90, 1.0), SloLimit("tpot", 90, 0.05)), seed=0,
+                            requests=CONVERGE_START_REQUESTS, rate_tolerance=CONVERGE_RATE_TOLERANCE)
+    result = converged_capacity(replica, search)
+    rate = result.max_rate_requests_per_second
+    assert result.feasible and result.failing_rate_requests_per_second > rate
+    assert result.capacity_ci_low <= rate < result.failing_rate_requests_per_second <= result.capacity_ci_high
+    assert result.converged == (0.5 * (result.capacity_ci_high - result.capacity_ci_low) <= CONVERGED_HALF_WIDTH * rate)

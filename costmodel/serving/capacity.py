@@ -88,6 +88,9 @@ class CapacityResult:
     capacity_ci_low: float = math.nan
     capacity_ci_high: float = math.nan
     converged: bool = False
+    # The lowest rate the bisection saw fail (or the saturation rate): the capacity lies in
+    # [max_rate_requests_per_second, this), so an interval never claims more precision than the search had.
+    failing_rate_requests_per_second: float = math.nan
 
     @property
     def ttft_p90_seconds(self) -> float:
@@ -139,7 +142,8 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch) -> CapacityRe
     runs = 0
 
     def verdict(*, reason: str = "", best: SimulationResult | None = None, rate: float = 0.0,
-                saturation: float = 0.0, zero_load: dict[str, float] | None = None) -> CapacityResult:
+                saturation: float = 0.0, zero_load: dict[str, float] | None = None,
+                failing: float = math.nan) -> CapacityResult:
         """The result after `runs` simulations: feasible at `rate` when `best` (the run there) is given."""
         tokens_per_second = best.output_tokens_per_second if best is not None else 0.0
         return CapacityResult(
@@ -148,6 +152,7 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch) -> CapacityRe
             gpus=replica.gpus, slo_limits=limits, at_capacity=best, saturation_rate_requests_per_second=saturation,
             saturation_bound=best is not None and rate >= (1.0 - 2.0 * rate_tolerance) * saturation,
             zero_load_seconds=zero_load or {}, simulations=runs, requests_per_simulation=requests,
+            failing_rate_requests_per_second=failing,
         )
 
     if not limits:
@@ -204,7 +209,7 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch) -> CapacityRe
         return verdict(reason=f"even {hi:.3g} requests/s misses the SLO, though each request alone meets it: the limits "
                               "sit at the zero-load latency, so any queueing or batching breaks them",
                        zero_load=minimum, saturation=saturation)
-    return verdict(best=best, rate=lo, saturation=saturation, zero_load=minimum)
+    return verdict(best=best, rate=lo, saturation=saturation, zero_load=minimum, failing=hi)
 
 
 def converged_capacity(replica: Replica, search: CapacitySearch, *,
@@ -226,19 +231,24 @@ def converged_capacity(replica: Replica, search: CapacitySearch, *,
         rates = np.array([r.max_rate_requests_per_second for r in runs])
         mean = float(rates.mean())
         half = T_975_4_DOF * float(rates.std(ddof=1)) / math.sqrt(REPLICATIONS)
-        converged = all(r.feasible for r in runs) and half <= CONVERGED_HALF_WIDTH * mean
+        # Each replication's capacity lies in [its rate, its failing rate): the interval covers the mean
+        # bracket too, so replications that agree exactly still carry the search's resolution.
+        failing = float(np.mean([r.failing_rate_requests_per_second for r in runs]))
+        low, high = max(mean - half, 0.0), max(mean + half, failing) if math.isfinite(failing) else mean + half
+        converged = all(r.feasible for r in runs) and 0.5 * (high - low) <= CONVERGED_HALF_WIDTH * mean
         if converged or count * 2 > max_requests:
-            return _combined(runs, mean=mean, half=half, converged=converged)
+            return _combined(runs, mean=mean, interval=(low, high), converged=converged)
         count *= 2
 
 
-def _combined(runs: list[CapacityResult], *, mean: float, half: float, converged: bool) -> CapacityResult:
+def _combined(runs: list[CapacityResult], *, mean: float, interval: tuple[float, float],
+              converged: bool) -> CapacityResult:
     """One result for the replications: their mean capacity and interval, the closest run's details."""
     feasible = [r for r in runs if r.feasible]
     if len(feasible) < len(runs):  # some replication finds no load that meets the SLO: report that one
         worst = next(r for r in runs if not r.feasible)
         return replace(worst, simulations=sum(r.simulations for r in runs), capacity_ci_low=0.0,
-                       capacity_ci_high=max(mean + half, 0.0), converged=False)
+                       capacity_ci_high=max(interval[1], 0.0), converged=False)
     closest = min(runs, key=lambda r: abs(r.max_rate_requests_per_second - mean))
     scale = mean / closest.max_rate_requests_per_second
     saturation = float(np.mean([r.saturation_rate_requests_per_second for r in runs]))
@@ -246,8 +256,9 @@ def _combined(runs: list[CapacityResult], *, mean: float, half: float, converged
         closest, max_rate_requests_per_second=mean, output_tokens_per_second=closest.output_tokens_per_second * scale,
         output_tokens_per_second_per_gpu=closest.output_tokens_per_second_per_gpu * scale,
         saturation_rate_requests_per_second=saturation, saturation_bound=all(r.saturation_bound for r in runs),
-        simulations=sum(r.simulations for r in runs), capacity_ci_low=max(mean - half, 0.0),
-        capacity_ci_high=mean + half, converged=converged,
+        simulations=sum(r.simulations for r in runs), capacity_ci_low=interval[0], capacity_ci_high=interval[1],
+        converged=converged,
+        failing_rate_requests_per_second=float(np.mean([r.failing_rate_requests_per_second for r in runs])),
     )
 
 
