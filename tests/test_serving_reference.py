@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -148,35 +149,60 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_engine_matches_step_by_step_reference(name: str) -> None:
-    model, hardware, budget, kv_share, policy, prefix = CASES[name]
-    replica = build_replica(model, hardware, max_batched_tokens=budget)
-    rng = np.random.default_rng(7)
-    n = 60
-    arrival = np.sort(rng.uniform(0.0, 1.5, size=n))
+@dataclass(frozen=True)
+class Requests:
+    """Random requests for one case: arrivals (s), prompt/cached/output tokens, and a KV capacity (bytes per
+    GPU) of `kv_share` of the budget but never below the largest single request (as simulate_requests
+    guarantees by rejecting the rest)."""
+
+    arrival: np.ndarray
+    prompt: np.ndarray
+    cached: np.ndarray
+    output: np.ndarray
+    kv_capacity_bytes: float
+
+
+def _requests(replica: Replica, *, seed: int, n: int, span_seconds: float, prefix: float, kv_share: float) -> Requests:
+    rng = np.random.default_rng(seed)
+    arrival = np.sort(rng.uniform(0.0, span_seconds, size=n))
     prompt = rng.integers(20, 400, size=n)
     output = rng.integers(1, 90, size=n)
     cached = np.minimum(np.floor(prefix * prompt).astype(np.int64), prompt - 1)
-    cap = replica.kv_budget_bytes_per_gpu * kv_share
-    # Every request must fit alone (as simulate_requests guarantees by rejecting the rest).
     need = replica.kv_bytes_per_sequence_per_gpu + replica.kv_bytes_per_token_per_gpu * (prompt - cached + output)
-    cap = max(cap, float(need.max()))
-    limits = EngineLimits(
-        max_batched_tokens=budget, max_num_seqs=min(32, budget), kv_capacity_bytes=cap,
+    cap = max(replica.kv_budget_bytes_per_gpu * kv_share, float(need.max()))
+    return Requests(arrival, prompt, cached, output, cap)
+
+
+def _limits(replica: Replica, requests: Requests, *, budget: int, policy: str, **extra: object) -> EngineLimits:
+    return EngineLimits(
+        max_batched_tokens=budget, max_num_seqs=min(32, budget), kv_capacity_bytes=requests.kv_capacity_bytes,
         kv_bytes_per_token=replica.kv_bytes_per_token_per_gpu, kv_bytes_per_sequence=replica.kv_bytes_per_sequence_per_gpu,
-        kv_policy=policy, max_events=10**6,
+        kv_policy=policy, max_events=10**6, **extra,  # type: ignore[arg-type]
     )
-    fast = run_engine(replica.timer, arrival_seconds=arrival, prompt_tokens=prompt, cached_tokens=cached,
-                      output_tokens=output, limits=limits)
-    admitted, first, finish, preemptions = reference(replica, arrival=arrival, prompt=prompt, cached=cached,
-                                                     output=output, limits=limits)
+
+
+def _run_checked(replica: Replica, requests: Requests, limits: EngineLimits):  # type: ignore[no-untyped-def]
+    """The fast loop's trace, after checking it against `reference` request by request (1e-9 relative)."""
+    r = requests
+    fast = run_engine(replica.timer, arrival_seconds=r.arrival, prompt_tokens=r.prompt, cached_tokens=r.cached,
+                      output_tokens=r.output, limits=limits)
+    admitted, first, finish, preemptions = reference(replica, arrival=r.arrival, prompt=r.prompt, cached=r.cached,
+                                                     output=r.output, limits=limits)
     np.testing.assert_allclose(fast.admitted_seconds, admitted, rtol=1e-9)
     np.testing.assert_allclose(fast.first_token_seconds, first, rtol=1e-9)
     np.testing.assert_allclose(fast.finish_seconds, finish, rtol=1e-9)
     assert fast.preemptions == preemptions
+    return fast
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_engine_matches_step_by_step_reference(name: str) -> None:
+    model, hardware, budget, kv_share, policy, prefix = CASES[name]
+    replica = build_replica(model, hardware, max_batched_tokens=budget)
+    requests = _requests(replica, seed=7, n=60, span_seconds=1.5, prefix=prefix, kv_share=kv_share)
+    fast = _run_checked(replica, requests, _limits(replica, requests, budget=budget, policy=policy))
     if name == "dense-chunked-tight-kv":
-        assert preemptions > 0  # the case exercises preemption and recompute
+        assert fast.preemptions > 0  # the case exercises preemption and recompute
     # The engine jumps over decode-only stretches: far fewer loop iterations than steps.
     assert fast.events < fast.steps or name != "dense-roomy"
 
@@ -187,33 +213,11 @@ def test_multi_step_scheduling_matches_the_reference(name: str) -> None:
     # decode window (or when nothing decodes). The fast loop must agree with the step-by-step rule.
     model, hardware, budget, kv_share, policy, prefix = CASES[name]
     replica = build_replica(model, hardware, max_batched_tokens=budget)
-    rng = np.random.default_rng(11)
-    n = 50
-    arrival = np.sort(rng.uniform(0.0, 1.0, size=n))
-    prompt = rng.integers(20, 400, size=n)
-    output = rng.integers(1, 90, size=n)
-    cached = np.minimum(np.floor(prefix * prompt).astype(np.int64), prompt - 1)
-    need = replica.kv_bytes_per_sequence_per_gpu + replica.kv_bytes_per_token_per_gpu * (prompt - cached + output)
-    cap = max(replica.kv_budget_bytes_per_gpu * kv_share, float(need.max()))
-    results = {}
-    for steps in (1, 10):
-        limits = EngineLimits(
-            max_batched_tokens=budget, max_num_seqs=min(32, budget), kv_capacity_bytes=cap,
-            kv_bytes_per_token=replica.kv_bytes_per_token_per_gpu,
-            kv_bytes_per_sequence=replica.kv_bytes_per_sequence_per_gpu, kv_policy=policy, max_events=10**6,
-            scheduler_steps=steps,
-        )
-        fast = run_engine(replica.timer, arrival_seconds=arrival, prompt_tokens=prompt, cached_tokens=cached,
-                          output_tokens=output, limits=limits)
-        admitted, first, finish, preemptions = reference(replica, arrival=arrival, prompt=prompt, cached=cached,
-                                                         output=output, limits=limits)
-        np.testing.assert_allclose(fast.admitted_seconds, admitted, rtol=1e-9)
-        np.testing.assert_allclose(fast.first_token_seconds, first, rtol=1e-9)
-        np.testing.assert_allclose(fast.finish_seconds, finish, rtol=1e-9)
-        assert fast.preemptions == preemptions
-        results[steps] = fast
+    requests = _requests(replica, seed=11, n=50, span_seconds=1.0, prefix=prefix, kv_share=kv_share)
+    one, ten = (_run_checked(replica, requests, _limits(replica, requests, budget=budget, policy=policy,
+                                                         scheduler_steps=steps)) for steps in (1, 10))
     # Waiting for the window's end delays first tokens on average (TTFT grows).
-    one, ten = results[1], results[10]
+    arrival = requests.arrival
     assert np.nanmean(ten.first_token_seconds - arrival) > np.nanmean(one.first_token_seconds - arrival)
 
 
@@ -223,35 +227,14 @@ def test_prefill_only_steps_match_the_reference(name: str) -> None:
     # decoding sequences wait for it. The fast loop must agree with the step-by-step rule.
     model, hardware, budget, kv_share, policy, prefix = CASES[name]
     replica = build_replica(model, hardware, max_batched_tokens=budget)
-    rng = np.random.default_rng(5)
-    n = 50
-    arrival = np.sort(rng.uniform(0.0, 1.0, size=n))
-    prompt = rng.integers(20, 400, size=n)
-    output = rng.integers(1, 90, size=n)
-    cached = np.minimum(np.floor(prefix * prompt).astype(np.int64), prompt - 1)
-    need = replica.kv_bytes_per_sequence_per_gpu + replica.kv_bytes_per_token_per_gpu * (prompt - cached + output)
-    cap = max(replica.kv_budget_bytes_per_gpu * kv_share, float(need.max()))
-    results = {}
-    for mixed in (True, False):
-        limits = EngineLimits(
-            max_batched_tokens=budget, max_num_seqs=min(32, budget), kv_capacity_bytes=cap,
-            kv_bytes_per_token=replica.kv_bytes_per_token_per_gpu,
-            kv_bytes_per_sequence=replica.kv_bytes_per_sequence_per_gpu, kv_policy=policy, max_events=10**6,
-            mixed_prefill_decode=mixed,
-        )
-        fast = run_engine(replica.timer, arrival_seconds=arrival, prompt_tokens=prompt, cached_tokens=cached,
-                          output_tokens=output, limits=limits)
-        admitted, first, finish, preemptions = reference(replica, arrival=arrival, prompt=prompt, cached=cached,
-                                                         output=output, limits=limits)
-        np.testing.assert_allclose(fast.admitted_seconds, admitted, rtol=1e-9)
-        np.testing.assert_allclose(fast.first_token_seconds, first, rtol=1e-9)
-        np.testing.assert_allclose(fast.finish_seconds, finish, rtol=1e-9)
-        assert fast.preemptions == preemptions
-        results[mixed] = fast
+    requests = _requests(replica, seed=5, n=50, span_seconds=1.0, prefix=prefix, kv_share=kv_share)
+    mixed, alone = (_run_checked(replica, requests, _limits(replica, requests, budget=budget, policy=policy,
+                                                             mixed_prefill_decode=flag)) for flag in (True, False))
+
     # Decoders pausing for every prefill: output takes longer after the first token (TPOT grows).
-    def decode_seconds(trace):
+    def decode_seconds(trace):  # type: ignore[no-untyped-def]
         return np.nanmean(trace.finish_seconds - trace.first_token_seconds)
-    assert decode_seconds(results[False]) > decode_seconds(results[True])
+    assert decode_seconds(alone) > decode_seconds(mixed)
 
 
 @pytest.mark.parametrize("mixed", [True, False])
@@ -265,29 +248,11 @@ def test_per_sequence_step_overhead_matches_the_reference(name: str, mixed: bool
                                                          "step_overhead_seconds_per_sequence": 40e-6})
     replica = build_replica(model, hardware, engine=engine_settings(profile))
     assert replica.timer.per_sequence_seconds == 40e-6
-    rng = np.random.default_rng(13)
-    n = 50
-    arrival = np.sort(rng.uniform(0.0, 1.0, size=n))
-    prompt = rng.integers(20, 400, size=n)
-    output = rng.integers(1, 90, size=n)
-    cached = np.minimum(np.floor(prefix * prompt).astype(np.int64), prompt - 1)
-    need = replica.kv_bytes_per_sequence_per_gpu + replica.kv_bytes_per_token_per_gpu * (prompt - cached + output)
-    cap = max(replica.kv_budget_bytes_per_gpu * kv_share, float(need.max()))
-    limits = EngineLimits(
-        max_batched_tokens=budget, max_num_seqs=min(32, budget), kv_capacity_bytes=cap,
-        kv_bytes_per_token=replica.kv_bytes_per_token_per_gpu,
-        kv_bytes_per_sequence=replica.kv_bytes_per_sequence_per_gpu, kv_policy=policy, max_events=10**6,
-        mixed_prefill_decode=mixed,
-    )
-    fast = run_engine(replica.timer, arrival_seconds=arrival, prompt_tokens=prompt, cached_tokens=cached,
-                      output_tokens=output, limits=limits)
-    admitted, first, finish, preemptions = reference(replica, arrival=arrival, prompt=prompt, cached=cached,
-                                                     output=output, limits=limits)
-    np.testing.assert_allclose(fast.admitted_seconds, admitted, rtol=1e-9)
-    np.testing.assert_allclose(fast.first_token_seconds, first, rtol=1e-9)
-    np.testing.assert_allclose(fast.finish_seconds, finish, rtol=1e-9)
-    assert fast.preemptions == preemptions
+    requests = _requests(replica, seed=13, n=50, span_seconds=1.0, prefix=prefix, kv_share=kv_share)
+    limits = _limits(replica, requests, budget=budget, policy=policy, mixed_prefill_decode=mixed)
+    fast = _run_checked(replica, requests, limits)
     # And it costs time: the same requests without it finish sooner.
-    bare = run_engine(build_replica(model, hardware, max_batched_tokens=budget).timer, arrival_seconds=arrival,
-                      prompt_tokens=prompt, cached_tokens=cached, output_tokens=output, limits=limits)
+    r = requests
+    bare = run_engine(build_replica(model, hardware, max_batched_tokens=budget).timer, arrival_seconds=r.arrival,
+                      prompt_tokens=r.prompt, cached_tokens=r.cached, output_tokens=r.output, limits=limits)
     assert np.nanmax(bare.finish_seconds) < np.nanmax(fast.finish_seconds)
