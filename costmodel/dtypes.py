@@ -156,7 +156,7 @@ def precision_kwargs(precision: OpPrecision) -> dict[str, float]:
 
 
 def op_peaks(peak_flops_per_s: Any, *, attention: Any = None, lm_head: Any = None) -> tuple[Any, ...]:
-    """Peak FLOP/s of each op group in roofline.OP_NAMES order (qkv_proj, attention, o_proj, mlp, experts,
+    """Peak FLOP/s of each op group in ops.OP_NAMES order (qkv_proj, attention, o_proj, mlp, experts,
     lm_head): the linear layers' peak, attention's and the lm_head's own (None = the linear layers')."""
     attn = peak_flops_per_s if attention is None else attention
     head = peak_flops_per_s if lm_head is None else lm_head

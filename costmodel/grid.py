@@ -18,7 +18,8 @@ from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.dtypes import BYTES_PER_ELEMENT, lm_head_weight_dtype, streamed_weight_bytes_per_param
 from costmodel.errors import CostmodelError
 from costmodel.memory import memory_arrays
-from costmodel.roofline import step_arrays, uniform_work
+from costmodel.ops import uniform_work
+from costmodel.roofline import step_arrays
 
 
 @dataclass(frozen=True)

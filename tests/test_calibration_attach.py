@@ -14,14 +14,15 @@ import yaml
 
 from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.cli import main
+from costmodel.comm import allreduce_seconds
 from costmodel.decision.rank import decide
+from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration_files import load_calibration_file
 from costmodel.measurements.collectives_result import AlphaBetaFit, CollectivesResult, OpFit, tp_link
 from costmodel.measurements.endpoint_calibration import EndpointCalibration, latency_at_capacity
 from costmodel.measurements.endpoint_result import EndpointProbeResult
 from costmodel.memo.risks import measured_blocks
-from costmodel.roofline import ACTIVATION_BYTES_PER_ELEMENT, allreduce_seconds
 from costmodel.scenario import load_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -11,7 +11,8 @@ from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.config import ReplicaConfig
 from costmodel.errors import CostmodelError
 from costmodel.memory import RESERVE_FRACTION, activation_bytes_per_gpu, plan_replica_memory
-from costmodel.roofline import Efficiency, step, step_from_work, uniform_work
+from costmodel.ops import uniform_work
+from costmodel.roofline import Efficiency, step, step_from_work
 from costmodel.serving.analytic import roofline_capacity
 from costmodel.serving.steptime import StepTimer
 

@@ -41,7 +41,8 @@ from costmodel.memory import (
     kv_bytes_per_token,
     plan_memory,
 )
-from costmodel.roofline import OpCost, StepResult, expected_distinct_experts, step
+from costmodel.ops import expected_distinct_experts
+from costmodel.roofline import OpCost, StepResult, step
 from costmodel.validation import read_reference_rows
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "roofline.md"

@@ -9,17 +9,15 @@ import pytest
 
 from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.estimate import estimate
-from costmodel.roofline import (
+from costmodel.ops import (
     OP_NAMES,
-    Efficiency,
     StepWork,
     expected_distinct_experts,
     op_flops_and_bytes,
-    step,
-    step_from_work,
     uniform_work,
     weight_bytes_touched,
 )
+from costmodel.roofline import Efficiency, step, step_from_work
 
 
 def test_llama31_8b_weights_and_kv_golden():

@@ -1,7 +1,7 @@
 """The fast engine equals a plain step-by-step simulator, request by request (1e-9 relative).
 
 The reference below keeps every sequence's context explicitly, builds each step's StepWork by summing
-`roofline.uniform_work` per sequence and chunk, and times it with `roofline.step_from_work`: the one
+`ops.uniform_work` per sequence and chunk, and times it with `roofline.step_from_work`: the one
 formula, no tables, no segment jumps. Same scheduling rules as the engine (documented in
 docs/serving.md): decode first, then running prefills FCFS, then admissions FCFS (preempted first) while
 the token budget, the sequence cap and KV memory allow; preempt the newest when decode tokens do not fit.
@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from costmodel.catalog.engines import load_engine
-from costmodel.roofline import StepWork, step_from_work, uniform_work
+from costmodel.ops import StepWork, uniform_work
+from costmodel.roofline import step_from_work
 from costmodel.serving.engine import run_engine
 from costmodel.serving.engine_io import EngineLimits
 from costmodel.serving.profile import engine_settings

@@ -1,7 +1,7 @@
 """The simulator's fast step timer equals roofline.step_from_work on random mixes (1e-9 relative).
 
 Mixes: prefill chunks (any length, any cached context, ending the prompt or not) plus decode sequences at
-random contexts, summed into one StepWork with `roofline.uniform_work`, as DESIGN.md defines a step.
+random contexts, summed into one StepWork with `ops.uniform_work`, as DESIGN.md defines a step.
 Models cover dense GQA, MoE (nonlinear expert-touch term), MLA, sliding windows (some or all layers),
 weight-only int4, fp8, fp4 (ops at three peaks) and tensor parallelism.
 """
@@ -15,7 +15,8 @@ import pytest
 
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
-from costmodel.roofline import Efficiency, StepWork, step_from_work, uniform_work
+from costmodel.ops import StepWork, uniform_work
+from costmodel.roofline import Efficiency, step_from_work
 from costmodel.serving.steptime import FIELDS, StepTimer
 
 CONFIGS = [

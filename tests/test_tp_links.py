@@ -29,7 +29,8 @@ from costmodel.measurements.collectives_result import (
     apply_collectives,
     bus_bytes_per_s,
 )
-from costmodel.roofline import Efficiency, step, uniform_work
+from costmodel.ops import uniform_work
+from costmodel.roofline import Efficiency, step
 from costmodel.serving.steptime import FIELDS, StepTimer
 
 H100 = load_accelerator("h100-sxm")

@@ -22,7 +22,8 @@ from costmodel.catalog.params import ModelShape, derive_shape
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
 from costmodel.fileio import atomic_write_text, load_json_model
 from costmodel.measurements.calibration import MAX_HBM_BYTES_PER_S, MAX_PEAK_FLOPS_PER_S
-from costmodel.roofline import Efficiency, StepArrays, step_arrays, uniform_work
+from costmodel.ops import uniform_work
+from costmodel.roofline import Efficiency, StepArrays, step_arrays
 from costmodel.strict import StrictModel
 
 PROBE_DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16")

@@ -41,8 +41,9 @@ from costmodel.decision.economics import diurnal_profile
 from costmodel.dtypes import BYTES_PER_ELEMENT, lm_head_weight_dtype, precision_kwargs
 from costmodel.measurements.calibration import Calibration
 from costmodel.memory import memory_arrays, plan_replica_memory
+from costmodel.ops import uniform_work
 from costmodel.pricing import GpuPriceRow, PriceSheet
-from costmodel.roofline import Efficiency, step_arrays, uniform_work
+from costmodel.roofline import Efficiency, step_arrays
 from costmodel.scenario import Scenario
 from costmodel.search.space import Candidate
 from costmodel.serving.profile import EngineSettings, engine_settings

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
-from costmodel.roofline import StepWork, op_flops_and_bytes, step_from_work, uniform_work
+from costmodel.ops import StepWork, op_flops_and_bytes, uniform_work
+from costmodel.roofline import step_from_work
 from costmodel.serving.replica import Replica
 from costmodel.serving.results import RequestTrace, SimulationResult
 

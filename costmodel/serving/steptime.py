@@ -1,6 +1,6 @@
 """Fast step times for the simulator, derived from the roofline's own op formulas (never re-typed).
 
-`StepTimer` calls `roofline.op_flops_and_bytes` and `roofline.step_arrays` once at set-up:
+`StepTimer` calls `ops.op_flops_and_bytes` and `roofline.step_arrays` once at set-up:
 - over every token count 0..max_tokens with the other work fields zero (tables per op: FLOPs, bytes, the
   effective FLOP/s, and the seconds of the ops that depend on tokens only, plus overhead and all-reduce);
 - on unit works (one (query, key) pair, one cached token, one logit row) to get each op's linear
@@ -10,7 +10,7 @@ lm_head), max(FLOPs / FLOP/s, bytes / bytes/s) with their FLOPs and bytes rebuil
 `tests/test_serving_steptime.py` checks `seconds(...)` against `roofline.step_from_work(...).step_seconds`
 on random mixes (1e-9 relative), so a change to the formulas that breaks the decomposition fails there.
 
-Decode work per sequence comes from `roofline.uniform_work(batch=1, new_tokens=1, context)`, which is
+Decode work per sequence comes from `ops.uniform_work(batch=1, new_tokens=1, context)`, which is
 affine in the context below the sliding window and again above it; `decode_fields` sums it per group.
 
 `per_sequence_seconds` is the engine profile's CPU cost per sequence in a step (sampling, detokenizing,
@@ -30,7 +30,8 @@ from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
 from costmodel.dtypes import precision_kwargs
-from costmodel.roofline import OP_NAMES, Efficiency, StepWork, op_flops_and_bytes, step_arrays, uniform_work
+from costmodel.ops import OP_NAMES, StepWork, op_flops_and_bytes, uniform_work
+from costmodel.roofline import Efficiency, step_arrays
 
 # Work fields other than `tokens`, in this order everywhere below.
 FIELDS: tuple[str, ...] = ("logit_rows", "full_pairs", "sliding_pairs", "full_cached_tokens", "sliding_cached_tokens")
