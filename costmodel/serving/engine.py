@@ -127,6 +127,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     stalls: list[tuple[float, int]] = []
 
     push, pop = heapq.heappush, heapq.heappop  # local names: hot loop
+    add_now, add_waiting, add_running = series_seconds.append, series_waiting.append, series_running.append
+    add_a, add_b, add_steps, add_sequences = itl_a.append, itl_b.append, itl_steps.append, itl_sequences.append
     while n_done < n:
         events += 1
         if events > max_events:
@@ -134,9 +136,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         while arrival[n_arrived] <= now:  # stops at the inf sentinel
             n_arrived += 1
         n_waiting = n_arrived - n_taken + (len(requeued) if requeued else 0)
-        series_seconds.append(now)
-        series_waiting.append(n_waiting)
-        series_running.append(n_running)
+        add_now(now)
+        add_waiting(n_waiting)
+        add_running(n_running)
         if n_running == 0 and n_waiting == 0:
             now = arrival[n_arrived]  # idle until the next arrival
             continue
@@ -222,10 +224,10 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             busy_seconds += seconds
             if mixed:
                 if n_decoding:
-                    itl_a.append(seconds)
-                    itl_b.append(0.0)
-                    itl_steps.append(1)
-                    itl_sequences.append(n_decoding)
+                    add_a(seconds)
+                    add_b(0.0)
+                    add_steps(1)
+                    add_sequences(n_decoding)
                 step += 1  # decoders advance one token; a prefill-only step leaves their step count alone
             elif n_decoding:
                 stalls.append((seconds, n_decoding))
@@ -329,10 +331,10 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 append_stalled_segment(itl_groups, stalls, a_seconds=a, b_seconds=b, steps=steps, decoding=n_decoding)
                 stalls = []
             else:
-                itl_a.append(a)
-                itl_b.append(b)
-                itl_steps.append(steps)
-                itl_sequences.append(n_decoding)
+                add_a(a)
+                add_b(b)
+                add_steps(steps)
+                add_sequences(n_decoding)
             now += seconds
             busy_seconds += seconds
             step += steps
