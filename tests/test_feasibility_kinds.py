@@ -21,18 +21,7 @@ from costmodel.cli import main
 from costmodel.decision.rank import decide
 from costmodel.decision.volume import cost_model
 from costmodel.scenario import parse_scenario
-
-AS_OF = "2026-12-01"
-
-
-def scenario(*options: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {
-        "name": "feasibility", "as_of": AS_OF,
-        "workload": {"requests_per_day": 100_000, "prompt_tokens": {"kind": "fixed", "tokens": 1000},
-                     "output_tokens": {"kind": "fixed", "tokens": 200}, "peak_to_mean_ratio": 2.0},
-        "slo": {"ttft_p90_seconds": 1.0, "tpot_p90_seconds": 0.05},
-        "options": list(options), **extra,
-    }
+from tests.test_feasibility import AS_OF, scenario
 
 
 def api(name: str, price_id: str) -> dict[str, Any]:

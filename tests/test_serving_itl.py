@@ -27,14 +27,18 @@ def replica():
     return build_replica("llama-3.1-8b", "h100-sxm")
 
 
-def test_gaps_add_up_to_each_requests_decode_time(replica) -> None:
-    result = simulate(replica, rate_per_second=8.0, requests=3000, seed=2, **CHAT)
+def _assert_gaps_add_up(result) -> None:  # type: ignore[no-untyped-def]
+    """Every completed request's output - 1 gaps, summed over the step groups, equal sum(E2E - TTFT)."""
     assert result.preemptions == 0
     seconds, sequences = step_gaps(result.itl_groups)
     outputs = result.trace.output_tokens[result.trace.completed]
     assert int(sequences.sum()) == int((outputs - 1).sum())
     decode_seconds = result.trace.values("e2e") - result.trace.values("ttft")
     assert float(np.dot(seconds, sequences)) == pytest.approx(float(decode_seconds.sum()), rel=1e-9)
+
+
+def test_gaps_add_up_to_each_requests_decode_time(replica) -> None:
+    _assert_gaps_add_up(simulate(replica, rate_per_second=8.0, requests=3000, seed=2, **CHAT))
 
 
 def test_prefill_only_steps_keep_the_gaps_adding_up() -> None:
@@ -45,12 +49,7 @@ def test_prefill_only_steps_keep_the_gaps_adding_up() -> None:
     sglang = build_replica("llama-3.1-8b", "h100-sxm", engine=engine_settings("sglang", longest_prompt_tokens=4000))
     assert not sglang.mixed_prefill_decode
     result = simulate(sglang, rate_per_second=8.0, requests=2000, seed=2, **CHAT)
-    assert result.preemptions == 0
-    seconds, sequences = step_gaps(result.itl_groups)
-    outputs = result.trace.output_tokens[result.trace.completed]
-    assert int(sequences.sum()) == int((outputs - 1).sum())
-    decode_seconds = result.trace.values("e2e") - result.trace.values("ttft")
-    assert float(np.dot(seconds, sequences)) == pytest.approx(float(decode_seconds.sum()), rel=1e-9)
+    _assert_gaps_add_up(result)
     mixed = simulate(sglang, rate_per_second=8.0, requests=2000, seed=2, mixed_prefill_decode=True, **CHAT)
     assert result.tpot.p90_seconds > mixed.tpot.p90_seconds
 

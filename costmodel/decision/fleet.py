@@ -174,6 +174,16 @@ def fleet_ops_usd_per_month(option: SelfHostOption, *, gpu_hours_per_month: floa
     return option.ops_usd_per_month + option.ops_usd_per_gpu_month * gpu_hours_per_month / HOURS_PER_MONTH
 
 
+def capped_changes(*, max_replicas: int | None, capped_hours: int) -> dict[str, object]:
+    """OptionResult fields an hourly fleet changes when `max_replicas` caps `capped_hours` hours of the day:
+    those hours cannot serve their demand at the SLO, so the option misses it (empty when none is capped)."""
+    if not capped_hours:
+        return {}
+    reason = (f"max_replicas {max_replicas} is below the replicas needed in {capped_hours} hour(s) "
+              "of the day: raise scaling.max_replicas")
+    return {"meets_slo": False, "slo_status": "misses", "slo_reason": reason}
+
+
 def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Scenario, *,
                       hourly_profile: Sequence[float], offering_kind: str | None) -> OptionResult:
     """The fixed-fleet `result` re-priced as an autoscaled fleet (option.scaling.mode == "autoscale").
@@ -214,11 +224,7 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
     if rate > 0:
         note += (f"; on spot at {rate:g} interruptions per replica-hour "
                  f"({day.spot_overhead_replica_hours_per_day:.2f} replica-hours a day redone or warming up)")
-    changes: dict[str, object] = {}
-    if day.capped_hours:
-        reason = (f"max_replicas {scaling.max_replicas} is below the replicas needed in {day.capped_hours} hour(s) "
-                  "of the day: raise scaling.max_replicas")
-        changes = {"meets_slo": False, "slo_status": "misses", "slo_reason": reason}
+    changes = capped_changes(max_replicas=scaling.max_replicas, capped_hours=day.capped_hours)
     return replace(
         result, usd_per_month=total, usd_per_mtok=result.usd_per_mtok * scale,
         usd_per_mtok_input=result.usd_per_mtok_input * scale, usd_per_mtok_output=result.usd_per_mtok_output * scale,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 from costmodel.decision.fleet import (
     MAX_AUTOSCALE_REPLICAS,
+    capped_changes,
     fleet_ops_usd_per_month,
     interrupted_work_seconds,
     replicas_by_hour,
@@ -205,11 +206,7 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
     note = (f"mixed: {day.base_replicas} base replica(s) 24/7 ({base_why}) plus an on-demand burst of "
             f"{day.burst_serving_replica_hours_per_day} replica-hours a day, {day.burst_starts_per_day} start(s) paying "
             f"{scaling.warmup_minutes:g} min warm-up each, billed per hour{spot}")
-    changes: dict[str, object] = {}
-    if day.capped_hours:
-        reason = (f"max_replicas {scaling.max_replicas} is below the replicas needed in {day.capped_hours} hour(s) "
-                  "of the day: raise scaling.max_replicas")
-        changes = {"meets_slo": False, "slo_status": "misses", "slo_reason": reason}
+    changes = capped_changes(max_replicas=scaling.max_replicas, capped_hours=day.capped_hours)
     peak = max(day.replicas_by_hour)
     return replace(
         result, usd_per_month=total, usd_per_mtok=result.usd_per_mtok * scale,
