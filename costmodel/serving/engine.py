@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from math import ceil, sqrt
 
 import numpy as np
 
@@ -38,13 +39,13 @@ from costmodel.serving.engine_requests import (
     cross_window,
     request_state,
 )
-from costmodel.serving.engine_steps import mix_op_table, steps_to_reach
+from costmodel.serving.engine_steps import mix_op_table
 from costmodel.serving.steptime import NO_WINDOW, StepTimer
 
 
 # One event loop over local variables on purpose (a few hundred thousand iterations per simulation): the
 # scheduling rules read top to bottom in one place, and every further call per event costs ~1-2% of the
-# run (callgrind). What runs per preemption or arrival cut, or rarer, is a function of its own.
+# run (callgrind). What runs per preemption, or rarer, is a function of its own.
 def run_engine(  # noqa: C901 -- the event loop; see the comment above
     timer: StepTimer,
     *,
@@ -125,14 +126,17 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     # Prefill-only steps (mixed_prefill_decode false) stall the decoders: each stall joins the gap before
     # their next token. Per prefill-only step since the last decode step: (seconds, decoders it stalled).
     stalls: list[tuple[float, int]] = []
+    no_chunks: list[tuple[int, int]] = []  # never appended to: `chunks` is rebound before any append
 
     push, pop = heapq.heappush, heapq.heappop  # local names: hot loop
     add_now, add_waiting, add_running = series_seconds.append, series_waiting.append, series_running.append
     add_a, add_b, add_steps, add_sequences = itl_a.append, itl_b.append, itl_steps.append, itl_sequences.append
-    while n_done < n:
-        events += 1
-        if events > max_events:
-            raise runaway_error(max_events=max_events, now_seconds=now, done=n_done, requests=n)
+    # `for` over the event numbers: the runaway bound costs no test per event (the `else` runs only when
+    # max_events events have run); an event starts only while requests are left.
+    for events in range(1, max_events + 1):
+        if n_done == n:
+            events -= 1
+            break
         while arrival[n_arrived] <= now:  # stops at the inf sentinel
             n_arrived += 1
         n_waiting = n_arrived - n_taken + (len(requeued) if requeued else 0)
@@ -158,10 +162,11 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
 
         # Prefill chunks from the budget left after one token per decoding sequence: running prefills
         # first, then admissions FCFS (preempted requests first) while KV and the sequence cap allow.
-        chunks: list[tuple[int, int]] = []
+        chunks = no_chunks  # a list of its own only when prefill work is scheduled (most events have none)
         if window_left and n_decoding == 0:
             window_left = 0
         if (prefilling or n_waiting) and not window_left:
+            chunks = []
             budget = max_batched_tokens - n_decoding if mixed else max_batched_tokens
             if prefilling:  # running prefills first (chunked prompts)
                 budget = continue_prefills(requests, prefilling=prefilling, chunks=chunks, budget=budget)
@@ -323,7 +328,22 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arrival[n] is inf).
             gap = arrival[n_arrived] - now
             if seconds >= gap and n_waiting == 0 and n_decoding < max_num_seqs and not multi_step:
-                k, end = steps_to_reach(gap_seconds=gap, a_seconds=a, b_seconds=b, half_b_seconds=half_b)
+                # The fewest steps k >= 1 whose summed time (a + b (k - 1) / 2) k reaches the gap: the positive
+                # root of (b/2) k^2 + (a - b/2) k - gap = 0 rounded up, then whole-step fixes for float
+                # rounding; `end` is the segment's own expression for k steps (same bits). Inline: a call
+                # per cut cost ~2% of a run (callgrind).
+                if b > 0:
+                    half = a - half_b
+                    k = ceil((sqrt(half * half + 2.0 * b * gap) - half) / b)
+                else:
+                    k = ceil(gap / a)
+                k = k if k > 1 else 1
+                while k > 1 and (a + half_b * (k - 2)) * (k - 1) >= gap:
+                    k -= 1
+                end = (a + half_b * (k - 1)) * k
+                while end < gap:
+                    k += 1
+                    end = (a + half_b * (k - 1)) * k
                 if k < steps:  # (multi-step: an arrival waits for the window's end)
                     steps, seconds = k, end
             sequence_seconds += seconds * n_decoding
@@ -363,6 +383,9 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             n_below -= crossed
             offset_sum_below -= crossed_offsets
 
+    else:
+        if n_done < n:
+            raise runaway_error(max_events=max_events, now_seconds=now, done=n_done, requests=n)
     return engine_trace(requests, series=(series_seconds, series_waiting, series_running), itl_groups=itl_groups,
                         preemptions=preemptions, steps=step,
                         events=events, busy_seconds=busy_seconds, sequence_seconds=sequence_seconds)
