@@ -43,8 +43,12 @@ def run() -> list[str]:
         sim_times.append(time.perf_counter() - started)
         events = result.events
     started = time.perf_counter()
-    itl = result.itl  # computed on first use: one sort of every engine step's gap
+    itl = result.itl  # computed on first use: the step groups' array, then one sort of every step's gap
     itl_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    series_arrays = (result.series.seconds, result.series.waiting, result.series.running)  # built on first use
+    series_events = len(series_arrays[0])
+    series_seconds = time.perf_counter() - started
     cap_times = []
     for _ in range(3):
         started = time.perf_counter()
@@ -64,6 +68,8 @@ def run() -> list[str]:
         f"{events:,} engine events, {result.steps:,} engine steps",
         f"ITL percentiles of that run (computed on first use, on top of the simulation): {itl_seconds:.2f} s; "
         f"p50 {itl.p50_seconds * 1e3:.1f} ms, p99 {itl.p99_seconds * 1e3:.1f} ms",
+        f"queue series of that run as arrays (built on first use, on top of the simulation): {series_seconds:.2f} s "
+        f"for {series_events:,} events",
         f"capacity_at_slo (TTFT p90 <= 1 s, TPOT p90 <= 50 ms): min {min(cap_times):.2f} s, median "
         f"{statistics.median(cap_times):.2f} s (target < 5 s); {cap.max_rate_requests_per_second:.2f} req/s per replica, "
         f"{cap.simulations} simulations of {cap.requests_per_simulation} requests",

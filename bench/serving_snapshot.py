@@ -91,6 +91,10 @@ def run_case(name: str) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     _flatten(name, result, out)
     _flatten(f"{name}.itl", result.itl, out)
+    # Arrays built on first use (not dataclass fields), under the keys they had as fields
+    for key in ("seconds", "waiting", "running"):
+        out[f"{name}.series.{key}"] = getattr(result.series, key)
+    out[f"{name}.itl_groups"] = result.itl_groups
     return out
 
 

@@ -62,6 +62,21 @@ def test_littles_law_on_the_simulated_trace(replica) -> None:
     assert result.mean_batch > 5  # a batching regime, not a trivial one
 
 
+def test_event_series_and_step_groups_arrays_match_the_loops_lists(replica) -> None:
+    # The arrays are built on first use from the lists the loop kept: same values, one per event / group.
+    result = simulate(replica, rate_per_second=8.0, requests=500, seed=2, **CHAT)
+    series = result.series
+    assert series.seconds.dtype == np.float64 and series.running.dtype == np.int64
+    assert series.seconds.tolist() == series.seconds_by_event and series.waiting.tolist() == series.waiting_by_event
+    assert len(series.running) == result.events and result.max_running == int(series.running.max())
+    assert np.all(np.diff(series.seconds) >= 0.0)  # event times never go back
+    groups = result.itl_groups
+    assert groups.shape == (len(result.step_groups[0]), 4)
+    assert groups[:, 2].tolist() == [float(k) for k in result.step_groups[2]]
+    # Every decoded token after the first is one gap: the groups hold (output - 1) gaps per request.
+    assert float(np.dot(groups[:, 2], groups[:, 3])) == float((result.trace.output_tokens - 1).sum())
+
+
 def test_tiny_rate_gives_prefill_ttft_and_batch1_decode_tpot(replica) -> None:
     prompt, output = 1000, 65
     result = simulate(replica, prompt_tokens=FixedTokens(tokens=prompt), output_tokens=FixedTokens(tokens=output),

@@ -5,14 +5,15 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from costmodel.errors import CostmodelError
-from costmodel.serving.engine_itl import groups_array
+from costmodel.serving.engine_itl import StepGroupLists
 from costmodel.serving.engine_requests import RequestState
+from costmodel.serving.results import QueueSeries
 
 KvPolicy = Literal["preempt", "reserve"]
 
@@ -49,12 +50,11 @@ class EngineTrace:
     events: int
     busy_seconds: float
     sequence_seconds: float  # integral of running sequences over time (mean batch = this / busy)
-    series_seconds: np.ndarray  # event times
-    series_waiting: np.ndarray  # waiting requests at each event
-    series_running: np.ndarray  # running sequences at each event
-    # (n, 4) float rows (a seconds, b seconds, steps, decoding sequences): `steps` engine steps, step j
-    # lasting a + b * j, each emitting one token per decoding sequence: the inter-token gaps (`itl.py`)
-    itl_groups: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    series: QueueSeries  # waiting and running at every event (arrays on first use)
+    max_running: int  # most sequences running at any event
+    # The step groups as four lists (a seconds, b seconds, steps, decoding sequences): `steps` engine steps,
+    # step j lasting a + b * j, each emitting one token per decoding sequence: the inter-token gaps (`itl.py`)
+    step_groups: StepGroupLists = ((), (), (), ())
 
 
 def runaway_error(*, max_events: int, now_seconds: float, done: int, requests: int) -> CostmodelError:
@@ -76,16 +76,18 @@ def engine_trace(
     itl_groups: tuple[list[float], list[float], list[int], list[int]], preemptions: int, steps: int, events: int,
     busy_seconds: float, sequence_seconds: float,
 ) -> EngineTrace:
-    """The trace of a finished loop; `series` holds (seconds, waiting, running) per event, as three lists."""
+    """The trace of a finished loop; `series` holds (seconds, waiting, running) per event, as three lists.
+
+    The per-event lists stay lists (`QueueSeries`, `SimulationResult.itl_groups` build arrays on first use).
+    """
     seconds, waiting, running = series
     return EngineTrace(
         admitted_seconds=float_array(requests.admitted_seconds),
         first_token_seconds=float_array(requests.first_token_seconds),
         finish_seconds=float_array(requests.finish_seconds), preemptions=preemptions, steps=steps, events=events,
-        busy_seconds=busy_seconds, sequence_seconds=sequence_seconds, series_seconds=float_array(seconds),
-        series_waiting=np.fromiter(waiting, dtype=np.int64, count=len(waiting)),
-        series_running=np.fromiter(running, dtype=np.int64, count=len(running)),
-        itl_groups=groups_array(itl_groups),
+        busy_seconds=busy_seconds, sequence_seconds=sequence_seconds,
+        series=QueueSeries(seconds_by_event=seconds, waiting_by_event=waiting, running_by_event=running),
+        max_running=max(running, default=0), step_groups=itl_groups,
     )
 
 

@@ -8,7 +8,12 @@ far faster than a list of tuples (callgrind: four appends also cost less than on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+
+# The four lists (a seconds, b seconds, steps, sequences); read-only sequences once the loop is done
+StepGroupLists = tuple[Sequence[float], Sequence[float], Sequence[int], Sequence[int]]
 
 
 def append_stalled_gaps(
@@ -54,7 +59,7 @@ def append_stalled_segment(
         sequences.append(decoding)
 
 
-def groups_array(groups: tuple[list[float], list[float], list[int], list[int]]) -> np.ndarray:
+def groups_array(groups: StepGroupLists) -> np.ndarray:
     """The four lists as (n, 4) float rows (a seconds, b seconds, steps, sequences)."""
     a, b, steps, sequences = groups
     columns = [np.fromiter(a, dtype=np.float64, count=len(a)), np.fromiter(b, dtype=np.float64, count=len(b)),

@@ -17,6 +17,7 @@ import numpy as np
 
 from costmodel.scenario.slo import SloLimit, SloMetric
 from costmodel.serving.confidence import Interval, percentile_intervals
+from costmodel.serving.engine_itl import StepGroupLists, groups_array
 from costmodel.serving.itl import itl_mean_seconds, itl_percentiles
 
 if TYPE_CHECKING:
@@ -113,11 +114,31 @@ class RequestTrace:
 
 @dataclass(frozen=True)
 class QueueSeries:
-    """Requests waiting for admission and sequences running, sampled at every engine event."""
+    """Requests waiting for admission and sequences running, sampled at every engine event.
 
-    seconds: np.ndarray
-    waiting: np.ndarray
-    running: np.ndarray
+    Kept as the engine loop's lists; the arrays are built on first use: most runs (every capacity
+    search's) never read them, and converting ~2.3 lists' worth of Python numbers per request cost ~3%
+    of a 100,000-request run (`python -m bench bench_serving` prints the first-use cost).
+    """
+
+    seconds_by_event: list[float] = field(repr=False)
+    waiting_by_event: list[int] = field(repr=False)
+    running_by_event: list[int] = field(repr=False)
+
+    @cached_property
+    def seconds(self) -> np.ndarray:
+        """Event times (s)."""
+        return np.fromiter(self.seconds_by_event, dtype=np.float64, count=len(self.seconds_by_event))
+
+    @cached_property
+    def waiting(self) -> np.ndarray:
+        """Requests waiting at each event."""
+        return np.fromiter(self.waiting_by_event, dtype=np.int64, count=len(self.waiting_by_event))
+
+    @cached_property
+    def running(self) -> np.ndarray:
+        """Sequences running at each event."""
+        return np.fromiter(self.running_by_event, dtype=np.int64, count=len(self.running_by_event))
 
     def time_average(self, *, end_seconds: float) -> tuple[float, float]:
         """(mean waiting, mean running) over [first event, end], holding each sample until the next."""
@@ -163,7 +184,14 @@ class SimulationResult:
     kv_capacity_tokens: int
     trace: RequestTrace
     series: QueueSeries
-    itl_groups: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))  # the engine's step groups (itl.py)
+    # The engine's step groups as its four lists (`engine_itl.py`); `itl_groups` is their array
+    step_groups: StepGroupLists = field(default=((), (), (), ()), repr=False)
+
+    @cached_property
+    def itl_groups(self) -> np.ndarray:
+        """(n, 4) rows (a seconds, b seconds, steps, sequences) of the engine's step groups (itl.py), built
+        on first use like `series`."""
+        return groups_array(self.step_groups)
 
     @cached_property
     def itl(self) -> LatencySummary:

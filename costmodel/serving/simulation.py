@@ -22,7 +22,7 @@ from costmodel.scenario.slo import Slo, SloLimit
 from costmodel.serving.engine import run_engine
 from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, paused_gc
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica
-from costmodel.serving.results import LatencySummary, QueueSeries, RequestTrace, SimulationResult
+from costmodel.serving.results import LatencySummary, RequestTrace, SimulationResult
 
 MAX_REQUESTS = 2_000_000
 EVENTS_PER_REQUEST_LIMIT = 100  # loop iterations allowed per request before the run is declared runaway
@@ -221,10 +221,10 @@ def summarize(
         meets_slo=verdict,
         preemptions=engine.preemptions, steps=engine.steps, events=engine.events,
         mean_batch=engine.sequence_seconds / engine.busy_seconds if engine.busy_seconds > 0 else 0.0,
-        max_running=int(engine.series_running.max(initial=0)),
+        max_running=engine.max_running,
         kv_capacity_tokens=replica.kv_capacity_tokens,
         trace=trace,
-        series=QueueSeries(seconds=engine.series_seconds, waiting=engine.series_waiting, running=engine.series_running),
-        itl_groups=engine.itl_groups,
+        series=engine.series,
+        step_groups=engine.step_groups,
         replica=replica,
     )
