@@ -117,8 +117,9 @@ class QueueSeries:
     """Requests waiting for admission and sequences running, sampled at every engine event.
 
     Kept as the engine loop's lists; the arrays are built on first use: most runs (every capacity
-    search's) never read them, and converting ~2.3 lists' worth of Python numbers per request cost ~3%
-    of a 100,000-request run (`python -m bench bench_serving` prints the first-use cost).
+    search's) never read them, and converting these three lists and the four of the ITL step groups
+    (~2.3 entries per request each) cost ~5% of a 100,000-request run (`python -m bench bench_serving`
+    prints the first-use costs).
     """
 
     seconds_by_event: list[float] = field(repr=False)
