@@ -12,6 +12,12 @@ from costmodel.pricing.api_cost import (
     mean_request_usd,
     token_rates,
 )
+from costmodel.pricing.dispersion import (
+    LatencyDispersionRow,
+    LatencyDispersionSheet,
+    dispersion_band,
+    load_latency_dispersion,
+)
 from costmodel.pricing.latency import ApiLatencyRow, ApiLatencySheet, load_api_latency
 from costmodel.pricing.schema import ApiPriceRow, GpuPriceRow
 from costmodel.pricing.sheets import (
@@ -32,6 +38,8 @@ __all__ = [
     "ApiRequestCost",
     "ApiWorkloadCost",
     "GpuPriceRow",
+    "LatencyDispersionRow",
+    "LatencyDispersionSheet",
     "PriceSheet",
     "RateLimitCheck",
     "TokenRates",
@@ -40,9 +48,11 @@ __all__ = [
     "api_workload_cost",
     "check_rate_limits",
     "default_sheet_path",
+    "dispersion_band",
     "load_api_latency",
     "load_api_prices",
     "load_gpu_prices",
+    "load_latency_dispersion",
     "load_sheet",
     "mean_request_usd",
     "token_rates",
