@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,10 +11,15 @@ from costmodel import validation
 from costmodel.catalog.engines import load_engine
 from costmodel.catalog.loader import load_accelerator
 from costmodel.fileio import atomic_write_text
+from costmodel.serving import error_bands
 from costmodel.validation import ValidationRow, median_abs_error
 from costmodel.validation import categories as cats
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
+ERRORS = error_bands.ERROR_PATH
+# Engine profile ids of the validation's engine names (categories.ENGINES).
+PROFILE_OF = {"SGLang": "sglang", "vLLM": "vllm", "TensorRT-LLM": "trtllm"}
+METRIC_OF = {"online_ttft": "ttft", "online_tpot": "tpot"}
 # Categories whose predictions use values fitted on their tuning half (scripts/fit_online_overheads.py):
 # their held-out half is the headline, their tuning half is in-sample.
 FITTED_ONLINE = ("online_tpot", "online_ttft")  # CPU costs fitted on their tuning half
@@ -44,7 +50,7 @@ def category_table(rows: Sequence[cats.CategoryRow]) -> list[str]:
 
 
 def categories_section() -> list[str]:
-    rows = cats.category_rows()
+    rows = _rows(unfitted=False)
     by_key = {c.key: [r for r in rows if r.category == c.key] for c in cats.CATEGORIES}
     parts = [
         "",
@@ -145,7 +151,7 @@ def fitted_section(by_key: dict[str, list[cats.CategoryRow]]) -> list[str]:
     """The two values fitted on the tuning half of the online rows, and the online medians before and after."""
     vllm = load_engine("vllm")
     assert vllm.step_overhead_seconds is not None
-    before = cats.category_rows(unfitted=True)
+    before = _rows(unfitted=True)
     saturated = cats.summarize_category(by_key["saturated"]).median_abs_error
     lines = [
         "",
@@ -316,16 +322,52 @@ def render() -> str:
     return "\n".join(parts) + "\n"
 
 
+@functools.cache
+def _rows(*, unfitted: bool) -> tuple[cats.CategoryRow, ...]:
+    """The categorized rows (computed once per run: the doc and the error file read the same rows)."""
+    return tuple(cats.category_rows(unfitted=unfitted))
+
+
+def _error_line(engine: str, key: str, rows: Sequence[cats.CategoryRow], basis: str) -> str:
+    """One row of the error file: the larger of the held-out half's and all rows' median |error| (a held-out
+    half of 2-3 rows alone can be narrow by chance)."""
+    s = cats.summarize_category(rows)
+    assert s.median_abs_error is not None, f"no evaluated {key} row for {engine}"
+    held = s.holdout_median_abs_error if s.holdout_median_abs_error is not None else 0.0
+    split = "held-out" if held >= s.median_abs_error else "all rows"
+    value, count = (held, s.holdout_evaluated) if split == "held-out" else (s.median_abs_error, s.evaluated)
+    return f"{engine},{METRIC_OF[key]},{value:.4f},{count},{split},{basis}"
+
+
+def render_errors() -> str:
+    """costmodel/data/simulated_latency_error.csv: each engine profile's documented online error (see
+    costmodel/serving/error_bands.py), and generic's from the same rows with the generic CPU costs."""
+    lines = ["# Written by scripts/make_validation_doc.py from the online categories of docs/validation.md; do not edit.",
+             "# median_abs_error: median |predicted / measured - 1|, the larger of the held-out half's and all rows'.",
+             ",".join(error_bands.COLUMNS)]
+    for key in METRIC_OF:
+        members = [r for r in _rows(unfitted=False) if r.category == key]
+        for name, profile in PROFILE_OF.items():
+            lines.append(_error_line(profile, key, [r for r in members if cats.engine_of(r) == name],
+                                     f"docs/validation.md {key} {name} rows"))
+        generic = [r for r in _rows(unfitted=True) if r.category == key]
+        lines.append(_error_line("generic", key, generic,
+                                 f"docs/validation.md {key} all engines before the fit (generic CPU costs)"))
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
-    text = render()
+    outputs = ((DOC, render()), (ERRORS, render_errors()))
     if "--check" in sys.argv:
-        current = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-        if current != text:
-            print("docs/validation.md is stale; run: python scripts/make_validation_doc.py", file=sys.stderr)
-            return 1
+        for path, text in outputs:
+            current = path.read_text(encoding="utf-8") if path.exists() else ""
+            if current != text:
+                print(f"{path.name} is stale; run: python scripts/make_validation_doc.py", file=sys.stderr)
+                return 1
         return 0
-    atomic_write_text(DOC, text)
-    print(f"wrote {DOC}")
+    for path, text in outputs:
+        atomic_write_text(path, text)
+        print(f"wrote {path}")
     return 0
 
 

@@ -11,10 +11,11 @@ from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.decision.capacity import CapacityCache
 from costmodel.decision.rank import decide
 from costmodel.decision.reasons import quality_statement
+from costmodel.decision.recommend import verify_first_sentence
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.scenario import load_scenario
 from costmodel.search import search, with_searched_options
-from costmodel.units import fmt_money, fmt_ms_column, fmt_pct
+from costmodel.units import fmt_latency, fmt_money, fmt_ms_column, fmt_pct
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,8 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(handler=run_compare)
 
 
-# The SLO column: "?" is unverified latency (no measured or published p90), which never counts as meeting.
-SLO_MARK = {"meets": "yes", "misses": "NO", "unverified": "?"}
+# The SLO column: "yes" measured within the limits, "likely" a published or simulated band within them, "?"
+# unverified (no evidence or a band across a limit: never recommended unless accepted), "NO" misses.
+SLO_MARK = {"meets": "yes", "likely_meets": "likely", "misses": "NO", "unverified": "?"}
 
 
 def render_table(decision: Decision) -> str:
@@ -43,13 +45,14 @@ def render_table(decision: Decision) -> str:
     lines = [f"{decision.scenario_name}{as_of}: {decision.requests_per_month:,.0f} requests/month, "
              f"{decision.tokens_per_month / 1e9:,.2f}B tokens/month, peak {decision.peak_requests_per_second:.1f} req/s",
              "",
-             f"  {'option':32s} {'kind':9s} {'$/month':>11s} {'$/M tok':>8s} {'SLO':4s} {'TTFT90':>7s} {'TPOT90':>7s} "
+             *_verify_first_lines(decision),
+             f"  {'option':32s} {'kind':9s} {'$/month':>11s} {'$/M tok':>8s} {'SLO':6s} {'TTFT90':>7s} {'TPOT90':>7s} "
              f"{'GPUs':>5s} {'util':>5s} {'break-even':>10s} {'fleet':>9s}"]
     for o in decision.options:
         mtok = "n/a" if not math.isfinite(o.usd_per_mtok) else f"{o.usd_per_mtok:.3f}"
         lines.append(
             f"  {o.name[:32]:32s} {o.kind:9s} {fmt_money(o.usd_per_month):>11s} {mtok:>8s} "
-            f"{SLO_MARK[o.slo_status]:4s} {fmt_ms_column(o.ttft_p90_seconds):>7s} "
+            f"{SLO_MARK[o.slo_status]:6s} {fmt_ms_column(o.ttft_p90_seconds):>7s} "
             f"{fmt_ms_column(o.tpot_p90_seconds):>7s} {o.gpus:>5d} {fmt_pct(o.utilization):>5s} "
             f"{fmt_pct(o.break_even_utilization):>10s} {_fleet_cell(o):>9s}"
         )
@@ -57,11 +60,14 @@ def render_table(decision: Decision) -> str:
     if excluded:
         lines += ["", "Excluded (shown, never recommended):"]
         lines += [f"  - {o.name} [{o.excluded_kind}]: {o.excluded_reason}" for o in excluded]
+    lines += _evidence_lines(decision)
     policies = [f"  - {o.name}: {o.fleet_reason}{_scaling_text(o)}" for o in decision.options if o.fleet_reason]
     if policies:
         lines += ["", "Fleet policy (fleet column: replica floor / target peak utilization):"] + policies
     lines += _horizon_lines(decision)
-    lines += ["", f"Recommendation: {decision.recommendation or 'none (no option is feasible)'}"]
+    none = ("none (no usable option is known to meet the SLO)" if decision.cheapest_usable
+            else "none (no option is feasible)")
+    lines += ["", f"Recommendation: {decision.recommendation or none}"]
     lines += [f"  - {reason}" for reason in decision.reasons]
     lines += [f"  - {quality_statement(decision)}"]
     if decision.warnings:
@@ -77,6 +83,38 @@ def render_table(decision: Decision) -> str:
     lines.append(f"  - efficiencies: {decision.efficiency_source}")
     lines += calibration_lines(decision)
     return "\n".join(lines)
+
+
+def _verify_first_lines(decision: Decision) -> list[str]:
+    """The 'Verify first' line that leads the text when a cheaper usable option's latency is unverified."""
+    if decision.cheaper_unverified is None:
+        return []
+    return [verify_first_sentence(decision.cheaper_unverified), ""]
+
+
+def _band(point: float | None, low: float | None, high: float | None) -> str:
+    if point is None:
+        return "-"
+    if low is None or high is None or low == high:
+        return fmt_latency(point)
+    return f"{fmt_latency(point)} ({fmt_latency(low)}-{fmt_latency(high)})"
+
+
+def _evidence_lines(decision: Decision) -> list[str]:
+    """'Latency evidence': each usable option's source, p90 bands and what they rest on."""
+    usable = decision.usable_options
+    if not usable:
+        return []
+    lines = ["", "Latency evidence (p90, band; likely = the band's high end within every limit):"]
+    for o in usable:
+        ttft = _band(o.ttft_p90_seconds, o.ttft_p90_seconds_low, o.ttft_p90_seconds_high)
+        tpot = _band(o.tpot_p90_seconds, o.tpot_p90_seconds_low, o.tpot_p90_seconds_high)
+        basis = f"; {o.latency_basis}" if o.latency_basis else ""
+        lines.append(f"  - {o.name}: {o.slo_status}, {o.latency_source}; TTFT {ttft}, TPOT {tpot}{basis}")
+    if decision.recommendation_premium_usd_per_month:
+        lines.append(f"  Premium of {decision.recommendation} over the cheapest usable option "
+                     f"({decision.cheapest_usable}): {fmt_money(decision.recommendation_premium_usd_per_month)}/month")
+    return lines
 
 
 def _horizon_lines(decision: Decision) -> list[str]:

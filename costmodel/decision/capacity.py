@@ -15,6 +15,7 @@ from typing import Literal
 from costmodel.catalog import AcceleratorSpec, derive_shape, load_model
 from costmodel.config import ReplicaConfig
 from costmodel.decision.attach import Attached, option_efficiency
+from costmodel.decision.evidence import tightened_slo
 from costmodel.decision.measured_capacity import cached_endpoint_capacity
 from costmodel.measurements.calibration import Calibration
 from costmodel.roofline import Efficiency
@@ -114,6 +115,21 @@ def capacity_cache_key(scenario: Scenario, option: SelfHostOption, *, hardware: 
                      scenario.slo.model_dump_json(), repr(efficiency), hardware.model_dump_json()])
 
 
+def _capacity_at(scenario: Scenario, option: SelfHostOption, *, hardware: AcceleratorSpec, eff: Efficiency,
+                 method: CapacityMethod) -> Capacity:
+    """Capacity per replica at the scenario's SLO: the roofline's, or the simulator's where the replica fits."""
+    workload = scenario.workload
+    config = ReplicaConfig(shape=derive_shape(load_model(option.model)), hardware=hardware,
+                           gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype,
+                           efficiency=eff)
+    quick = roofline_capacity(
+        config, prompt_tokens=workload.mean_prompt_tokens(), output_tokens=workload.mean_output_tokens(),
+        cached_prompt_fraction=workload.cached_prompt_fraction,
+        ttft_limit_seconds=scenario.slo.ttft_p90_seconds, tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
+    )
+    return quick if method == "roofline" or not quick.fits else _simulated_capacity(scenario, option, config, quick)
+
+
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
                        efficiency_scale: float = 1.0, method: CapacityMethod = "simulator",
                        cache: CapacityCache | None = None, attached: Attached | None = None) -> tuple[Capacity, str]:
@@ -126,21 +142,17 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
     if efficiency_scale != 1.0:
         eff = replace(eff, eff_compute=eff.eff_compute * efficiency_scale,
                       eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
-    workload = scenario.workload
-    key = capacity_cache_key(scenario, option, hardware=hardware, efficiency=eff, method=method)
+    # Sized where the band's high end meets the SLO (decision/evidence.py); if no load does, at the point
+    # estimate's limits, whose band then straddles a limit (unverified).
+    tight = scenario.model_copy(update={"slo": tightened_slo(scenario.slo, engine=option.engine)})
+    key = capacity_cache_key(tight, option, hardware=hardware, efficiency=eff, method=method)
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
         return cached
-    config = ReplicaConfig(shape=derive_shape(load_model(option.model)), hardware=hardware,
-                           gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype,
-                           efficiency=eff)
-    quick = roofline_capacity(
-        config, prompt_tokens=workload.mean_prompt_tokens(), output_tokens=workload.mean_output_tokens(),
-        cached_prompt_fraction=workload.cached_prompt_fraction,
-        ttft_limit_seconds=scenario.slo.ttft_p90_seconds, tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
-    )
-    capacity = quick if method == "roofline" or not quick.fits else (
-        _simulated_capacity(scenario, option, config, quick))
+    capacity = _capacity_at(tight, option, hardware=hardware, eff=eff, method=method)
+    if not capacity.feasible and tight.slo != scenario.slo:
+        at_limits = _capacity_at(scenario, option, hardware=hardware, eff=eff, method=method)
+        capacity = at_limits if at_limits.feasible else capacity
     if cache is not None:
         cache.put(key, (capacity, eff.source))
     return capacity, eff.source

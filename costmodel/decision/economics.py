@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from costmodel.decision.fleet import replicas_for_demand
 from costmodel.errors import CostmodelError
 from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_HOUR, SECONDS_PER_MONTH
 
@@ -84,6 +85,7 @@ def size_self_host(
     min_replicas: int = 1,
     target_peak_utilization: float = 1.0,
     ops_usd_per_gpu_month: float = 0.0,
+    spare_replicas: int = 0,
 ) -> SelfHostCost:
     """Replicas for the peak (at `target_peak_utilization` of capacity, at least `min_replicas`), $/month, $/M
     and utilization (see module docstring). Ops = ops_usd_per_month + ops_usd_per_gpu_month x GPUs."""
@@ -93,8 +95,10 @@ def size_self_host(
         raise CostmodelError("need 0 <= mean requests/s <= peak requests/s")
     if not 0 < target_peak_utilization <= 1:
         raise CostmodelError(f"target_peak_utilization must be in (0, 1] (got {target_peak_utilization})")
-    replicas = max(min_replicas, math.ceil(
-        peak_requests_per_second / (target_peak_utilization * capacity_requests_per_second) - 1e-12))
+    replicas = replicas_for_demand(demand_requests_per_second=peak_requests_per_second,
+                                   capacity_requests_per_second=capacity_requests_per_second,
+                                   target_peak_utilization=target_peak_utilization, min_replicas=min_replicas,
+                                   spare_replicas=spare_replicas)
     gpus = replicas * gpus_per_replica
     gpu_usd = gpus * usd_per_gpu_hour * HOURS_PER_MONTH
     ops_usd_per_month = ops_usd_per_month + gpus * ops_usd_per_gpu_month

@@ -1,12 +1,14 @@
 """Fleet sizing policy: headroom (target peak utilization) and redundancy (a replica floor), hour by hour.
 
 replicas_h = max(min_replicas, ceil(demand_h / (target_peak_utilization x capacity))) (docs/economics.md,
-"Headroom and redundancy"). Defaults depend on whether the workload is interactive (a workload is
-interactive unless `batch_allowed`):
+"Headroom and redundancy"), and, for N+k redundancy, at least ceil(demand_h / capacity) + k replicas in every
+hour with demand: with k replicas down the rest still carry that hour at no more than 100% of capacity.
+Defaults depend on whether the workload is interactive (a workload is interactive unless `batch_allowed`):
 - interactive: target 0.8, i.e. 20% headroom, the middle of the "keep ~15-20% headroom" rule this tool
-  already warns about (decision/warnings.py), and min_replicas 2 (N+1: one replica can fail or be
-  drained for an upgrade while the other keeps serving);
-- batch: target 1.0 and min_replicas 1 (a batch job can wait out a restart; results are due within 24 h).
+  already warns about (decision/warnings.py), spare_replicas 1 (true N+1: one replica can fail or be
+  drained for an upgrade while the rest carry the peak) and min_replicas 2;
+- batch: target 1.0, spare_replicas 0 and min_replicas 1 (a batch job can wait out a restart; results are
+  due within 24 h).
 An option's own fields win over the scenario's `fleet:` section, which wins over these defaults.
 """
 
@@ -25,6 +27,8 @@ INTERACTIVE_TARGET_PEAK_UTILIZATION = 0.8
 BATCH_TARGET_PEAK_UTILIZATION = 1.0
 INTERACTIVE_MIN_REPLICAS = 2
 BATCH_MIN_REPLICAS = 1
+INTERACTIVE_SPARE_REPLICAS = 1  # N+1
+BATCH_SPARE_REPLICAS = 0
 MAX_AUTOSCALE_REPLICAS = 1_000_000  # no scaling.max_replicas: the fleet grows with the demand
 
 
@@ -35,6 +39,7 @@ class ResolvedFleetPolicy:
     target_peak_utilization: float
     min_replicas: int
     reason: str  # for people: which value came from where
+    spare_replicas: int = 0  # N+k: replicas beyond ceil(demand / capacity) in every hour with demand
 
 
 def fleet_policy(option: SelfHostOption, scenario: Scenario) -> ResolvedFleetPolicy:
@@ -54,31 +59,48 @@ def fleet_policy(option: SelfHostOption, scenario: Scenario) -> ResolvedFleetPol
 
     target, target_why = pick(option.target_peak_utilization, scenario.fleet.target_peak_utilization)
     floor, floor_why = pick(option.min_replicas, scenario.fleet.min_replicas)
+    spare, spare_why = pick(option.spare_replicas, scenario.fleet.spare_replicas)
     target_value = float(target) if target is not None else default_target
     floor_value = int(floor) if floor is not None else default_min
-    redundancy = " (N+1)" if floor_value == 2 else ""
-    sizing = f"peak hour at {target_value:.0%} of capacity at the SLO, at least {floor_value} replica(s){redundancy}"
-    reason = (f"{sizing}: {target_why}" if target_why == floor_why
-              else f"{sizing}: target {target_why}, floor {floor_why}")
-    return ResolvedFleetPolicy(target_peak_utilization=target_value, min_replicas=floor_value, reason=reason)
+    spare_value = int(spare) if spare is not None else (BATCH_SPARE_REPLICAS if batch else INTERACTIVE_SPARE_REPLICAS)
+    sizing = policy_rule(target_peak_utilization=target_value, min_replicas=floor_value, spare_replicas=spare_value)
+    whys = {target_why, floor_why, spare_why}
+    reason = (f"{sizing}: {target_why}" if len(whys) == 1
+              else f"{sizing}: target {target_why}, floor {floor_why}, spare {spare_why}")
+    return ResolvedFleetPolicy(target_peak_utilization=target_value, min_replicas=floor_value, reason=reason,
+                               spare_replicas=spare_value)
+
+
+def policy_rule(*, target_peak_utilization: float, min_replicas: int, spare_replicas: int) -> str:
+    """The sizing rule in words, as every output that states the policy says it."""
+    plural = "replica" if min_replicas == 1 else "replicas"
+    rule = f"each hour at {target_peak_utilization:.0%} of capacity at the SLO, at least {min_replicas} {plural}"
+    if spare_replicas:
+        rule += (f", N+{spare_replicas} (with {spare_replicas} down the rest still carry the hour at no more "
+                 "than capacity)")
+    return rule
 
 
 def replicas_for_demand(*, demand_requests_per_second: float, capacity_requests_per_second: float,
-                        target_peak_utilization: float, min_replicas: int) -> int:
-    """max(min_replicas, ceil(demand / (target x capacity))) for one hour's demand."""
+                        target_peak_utilization: float, min_replicas: int, spare_replicas: int = 0) -> int:
+    """max(min_replicas, ceil(demand / (target x capacity)), ceil(demand / capacity) + spare) for one hour's
+    demand (the spare term only when there is demand)."""
     if capacity_requests_per_second <= 0:
         raise CostmodelError("capacity per replica must be > 0 requests/s (the SLO cannot be met at any load)")
     if not 0 < target_peak_utilization <= 1:
         raise CostmodelError(f"target_peak_utilization must be in (0, 1] (got {target_peak_utilization})")
     needed = math.ceil(demand_requests_per_second / (target_peak_utilization * capacity_requests_per_second) - 1e-12)
-    return max(min_replicas, needed)
+    redundant = (math.ceil(demand_requests_per_second / capacity_requests_per_second - 1e-12) + spare_replicas
+                 if demand_requests_per_second > 0 else 0)
+    return max(min_replicas, needed, redundant)
 
 
 def replicas_by_hour(*, hourly_requests_per_second: Sequence[float], capacity_requests_per_second: float,
-                     target_peak_utilization: float, min_replicas: int) -> tuple[int, ...]:
+                     target_peak_utilization: float, min_replicas: int, spare_replicas: int = 0) -> tuple[int, ...]:
     """replicas_h for each hour of the day (24 demands in requests/s)."""
     return tuple(replicas_for_demand(demand_requests_per_second=d, capacity_requests_per_second=capacity_requests_per_second,
-                                     target_peak_utilization=target_peak_utilization, min_replicas=min_replicas)
+                                     target_peak_utilization=target_peak_utilization, min_replicas=min_replicas,
+                                     spare_replicas=spare_replicas)
                  for d in hourly_requests_per_second)
 
 
@@ -125,7 +147,7 @@ class AutoscaledDay:
 def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_per_second: float,
                    target_peak_utilization: float, min_replicas: int, max_replicas: int,
                    warmup_minutes: float, interruptions_per_replica_hour: float = 0.0,
-                   redo_seconds: float = 0.0) -> AutoscaledDay:
+                   redo_seconds: float = 0.0, spare_replicas: int = 0) -> AutoscaledDay:
     """Replicas follow the hourly demand (replicas_h, clipped to max_replicas); every replica started pays its
     warm-up, billed per hour: starts x ceil(warmup_minutes x 60 / 3,600 s) x 3,600 s / 3,600 replica-hours.
     On spot (interruptions_per_replica_hour > 0) every serving replica-hour is on spot and pays
@@ -141,7 +163,8 @@ def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requ
         raise CostmodelError("scaling.interruption_rate_per_hour and the redone work must be finite and >= 0")
     wanted = replicas_by_hour(hourly_requests_per_second=hourly_requests_per_second,
                               capacity_requests_per_second=capacity_requests_per_second,
-                              target_peak_utilization=target_peak_utilization, min_replicas=min_replicas)
+                              target_peak_utilization=target_peak_utilization, min_replicas=min_replicas,
+                              spare_replicas=spare_replicas)
     paid = tuple(min(r, max_replicas) for r in wanted)
     starts = sum(max(0, paid[h] - paid[h - 1]) for h in range(len(paid)))
     warmup_hours = warmup_billed_hours(warmup_minutes)
@@ -211,7 +234,8 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
                          redo_seconds=interrupted_work_seconds(
                              ttft_p90_seconds=result.ttft_p90_seconds or 0.0,
                              tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
-                             mean_output_tokens=scenario.workload.mean_output_tokens()))
+                             mean_output_tokens=scenario.workload.mean_output_tokens()),
+                         spare_replicas=result.spare_replicas)
     gpu_hours = day.gpu_hours_per_month(gpus_per_replica=result.gpus_per_replica)
     gpu_usd = gpu_hours * result.usd_per_gpu_hour
     ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from costmodel.decision.feasibility import add_months
 from costmodel.decision.options import hybrid_result, self_host_result
+from costmodel.decision.recommend import allowed_statuses
 from costmodel.decision.results import OptionResult, SloStatus
 from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
@@ -223,9 +224,9 @@ def _cheapest(results: Sequence[OptionResult], horizons: Mapping[str, OptionHori
 
 def ranking_change(results: Sequence[OptionResult], horizons: Mapping[str, OptionHorizon], *,
                    accept_unverified: bool = False) -> RankingChange | None:
-    """Candidates: not excluded, not throttled, meeting the SLO (unverified latency counts only when accepted)
+    """Candidates: not excluded, not throttled, meeting or likely meeting the SLO (unverified only when accepted)
     in the month considered; None when month 0 has none or the cheapest never changes."""
-    allowed = {"meets", "unverified"} if accept_unverified else {"meets"}
+    allowed = set(allowed_statuses(accept_unverified=accept_unverified))
     candidates = [r for r in results if r.excluded_reason is None and not r.throttled and r.slo_status in allowed
                   and r.name in horizons]
     if not candidates:

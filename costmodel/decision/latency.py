@@ -1,46 +1,33 @@
-"""An API option's SLO verdict in three states: meets, misses or unverified, and where the latency comes from.
+"""An API option's latency evidence and SLO verdict (decision/evidence.py), from measured, published or no figures.
 
 - `measured`: the option carries `ttft_p90_seconds` and `tpot_p90_seconds` (a `probe-endpoint` result).
 - `published`: rows of pricing_data/api_latency.csv for its price id, at the row whose prompt length is
-  nearest the workload's mean prompt (or interpolated between the two rows around it; the reason says which).
-  Always labelled "published, not your traffic". A published p50 or p90 above a limit means the p90 is
-  above it too, so the option misses; a published p50 within the limits proves nothing about the p90, so it
-  stays unverified. Only a published p90/p95 within both limits meets; a p95 or a mean above a limit does
-  not put the p90 above it, so it stays unverified too.
-- `none`: no figures; unverified. Unverified never counts as meeting the SLO (`meets_slo` is
-  `status == "meets"`); the ranking puts it after verified options unless `accept_unverified_latency`.
+  nearest the workload's mean prompt (or interpolated between the two rows around it; the basis says which).
+  Always labelled "published, not your traffic". A published median becomes a p90 band through the
+  provider's sourced p90/p50 ratios (pricing_data/latency_dispersion.csv; every provider's when it has none);
+  a published p90 is itself and a p95 bounds the p90 from above.
+- `none`: no figures; unverified, except that a limit below the fastest figure any API of the sheet publishes
+  misses (no API is known to be that fast).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costmodel.decision.results import LatencySource, SloStatus
+from costmodel.decision.evidence import (
+    NO_EVIDENCE,
+    Band,
+    LatencyEvidence,
+    SloVerdict,
+    measured_evidence,
+    slo_verdict,
+)
+from costmodel.pricing.dispersion import LatencyDispersionSheet, dispersion_band
 from costmodel.pricing.latency import ApiLatencyRow, ApiLatencySheet
 from costmodel.scenario import ApiOption, Scenario
 from costmodel.units import fmt_seconds
 
 PUBLISHED_LABEL = "published, not your traffic"
-# Percentiles at or above the SLO's p90: a figure within the limit there bounds the p90 too.
-UPPER_PERCENTILES = {"p90", "p95"}
-# Percentiles at or below the SLO's p90: a figure over the limit there puts the p90 over it too.
-LOWER_PERCENTILES = {"p50", "p90"}
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiSloVerdict:
-    """The typed status, where the latency comes from, the figures used and the sentence for people."""
-
-    status: SloStatus
-    latency_source: LatencySource
-    reason: str
-    ttft_seconds: float | None = None
-    tpot_seconds: float | None = None
-
-    @property
-    def meets_slo(self) -> bool:
-        """Only a verified verdict meets the SLO."""
-        return self.status == "meets"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,48 +78,66 @@ def published_latency(rows: tuple[ApiLatencyRow, ...], *, prompt_tokens: float) 
                             how=f"nearest prompt length {row.prompt_tokens:,} tokens", source=row.source_url)
 
 
-def _over_limits(*, ttft: float | None, tpot: float | None, ttft_limit: float, tpot_limit: float,
-                 stat: str = "p90") -> list[str]:
-    problems = []
-    if ttft is not None and ttft > ttft_limit:
-        problems.append(f"TTFT {stat} {fmt_seconds(ttft)} > {fmt_seconds(ttft_limit)}")
-    if tpot is not None and tpot > tpot_limit:
-        problems.append(f"TPOT {stat} {fmt_seconds(tpot)} > {fmt_seconds(tpot_limit)}")
-    return problems
+def _published_evidence(found: PublishedLatency, *, provider: str,
+                        dispersion: LatencyDispersionSheet | None) -> LatencyEvidence:
+    """A published figure as a p90 band: a median (or mean) x the provider's sourced p90/p50 range; a p90 as
+    itself; a p95 as the p90's upper bound (low = high = the p95: the p90 is at most that)."""
+    what = f"{found.percentile} {PUBLISHED_LABEL}, {found.how}; {found.source}"
+    if found.percentile in ("p90", "p95"):
+        return LatencyEvidence(source="published", ttft=Band.around(found.ttft_seconds, low_factor=1, high_factor=1),
+                               tpot=Band.around(found.tpot_seconds, low_factor=1, high_factor=1), basis=what)
+    ttft_ratio = dispersion_band(dispersion, provider=provider, metric="ttft") if dispersion else None
+    tpot_ratio = dispersion_band(dispersion, provider=provider, metric="tpot") if dispersion else None
+
+    def widened(value: float | None, ratio: tuple[float, float] | None) -> Band:
+        if value is None or ratio is None:
+            return Band(point=value)
+        return Band(point=value * (ratio[0] + ratio[1]) / 2, low=value * ratio[0], high=value * ratio[1])
+
+    spread = "; ".join(f"{name} p90/p50 {r[0]:.2f}-{r[1]:.2f}" for name, r in (("TTFT", ttft_ratio), ("TPOT", tpot_ratio))
+                       if r is not None) or "no sourced p90/p50 dispersion"
+    return LatencyEvidence(source="published", ttft=widened(found.ttft_seconds, ttft_ratio),
+                           tpot=widened(found.tpot_seconds, tpot_ratio),
+                           basis=f"{what}; widened by the published {spread} (pricing_data/latency_dispersion.csv)")
 
 
-def api_slo(option: ApiOption, scenario: Scenario, latency: ApiLatencySheet | None = None) -> ApiSloVerdict:
-    """Verdict from the option's measured latency, else the published sheet, else unverified."""
+def fastest_published(latency: ApiLatencySheet | None) -> tuple[float | None, float | None]:
+    """The lowest TTFT (s) and TPOT (s, 1 / the highest output speed) any API row of the sheet publishes."""
+    rows = latency.rows if latency else ()
+    ttfts = [r.ttft_seconds for r in rows if r.ttft_seconds is not None]
+    speeds = [r.output_tokens_per_second for r in rows if r.output_tokens_per_second is not None]
+    return (min(ttfts) if ttfts else None), (1.0 / max(speeds) if speeds else None)
+
+
+def _unpublished(scenario: Scenario, latency: ApiLatencySheet | None) -> tuple[LatencyEvidence, SloVerdict]:
+    """No figure for this API: unverified, unless a limit is below what the fastest API of the sheet publishes."""
     slo = scenario.slo
-    ttft_limit, tpot_limit = slo.ttft_p90_seconds, slo.tpot_p90_seconds
+    ttft, tpot = fastest_published(latency)
+    below = []
+    if ttft is not None and slo.ttft_p90_seconds < ttft:
+        below.append(f"TTFT p90 limit {fmt_seconds(slo.ttft_p90_seconds)} < {fmt_seconds(ttft)}")
+    if tpot is not None and slo.tpot_p90_seconds < tpot:
+        below.append(f"TPOT p90 limit {fmt_seconds(slo.tpot_p90_seconds)} < {fmt_seconds(tpot)}")
+    if below:
+        return NO_EVIDENCE, SloVerdict(status="misses", reason=(
+            "misses the SLO: no published latency for this API, and " + "; ".join(below)
+            + ", the fastest figure any API in the latency sheet publishes (a median): no API is known to be that fast"))
+    return NO_EVIDENCE, SloVerdict(status="unverified", reason=(
+        "unverified: no measured or published latency for this API; run `costmodel probe-endpoint` and set "
+        "ttft_p90_seconds / tpot_p90_seconds"))
+
+
+def api_slo(option: ApiOption, scenario: Scenario, latency: ApiLatencySheet | None = None,
+            dispersion: LatencyDispersionSheet | None = None) -> tuple[LatencyEvidence, SloVerdict]:
+    """Evidence and verdict from the option's measured latency, else the published sheet (widened by the
+    sourced dispersion), else none (decision/evidence.py)."""
     if option.ttft_p90_seconds is not None and option.tpot_p90_seconds is not None:
-        problems = _over_limits(ttft=option.ttft_p90_seconds, tpot=option.tpot_p90_seconds, ttft_limit=ttft_limit,
-                                tpot_limit=tpot_limit)
-        if problems:
-            return ApiSloVerdict(status="misses", latency_source="measured", reason="misses the SLO (measured p90): "
-                                 + "; ".join(problems), ttft_seconds=option.ttft_p90_seconds,
-                                 tpot_seconds=option.tpot_p90_seconds)
-        return ApiSloVerdict(status="meets", latency_source="measured", reason="meets the SLO (measured p90 latency)",
-                             ttft_seconds=option.ttft_p90_seconds, tpot_seconds=option.tpot_p90_seconds)
+        evidence = measured_evidence(ttft_p90_seconds=option.ttft_p90_seconds, tpot_p90_seconds=option.tpot_p90_seconds,
+                                     basis="measured p90 (probe-endpoint figures on the option; no interval given)")
+        return evidence, slo_verdict(evidence, scenario.slo)
     found = published_latency(latency.for_price_id(option.price_id) if latency else (),
                               prompt_tokens=scenario.workload.mean_prompt_tokens())
     if found is None:
-        return ApiSloVerdict(status="unverified", latency_source="none", reason=(
-            "unverified: no measured or published latency for this API; run `costmodel probe-endpoint` and set "
-            "ttft_p90_seconds / tpot_p90_seconds"))
-    figures = f"{found.percentile} {PUBLISHED_LABEL}, {found.how}; {found.source}"
-    problems = _over_limits(ttft=found.ttft_seconds, tpot=found.tpot_seconds, ttft_limit=ttft_limit,
-                            tpot_limit=tpot_limit, stat=found.percentile)
-    complete = found.ttft_seconds is not None and found.tpot_seconds is not None
-    status: SloStatus = "unverified"
-    reason = (f"unverified: published {found.percentile} figures are within the limits but do not bound your p90 "
-              f"({figures}); measure with `costmodel probe-endpoint`")
-    if problems and found.percentile in LOWER_PERCENTILES:
-        status, reason = "misses", f"misses the SLO: {'; '.join(problems)} ({figures})"
-    elif problems:
-        reason = (f"unverified: a published {found.percentile} over a limit ({'; '.join(problems)}) does not put "
-                  f"the p90 over it ({figures}); measure with `costmodel probe-endpoint`")
-    elif complete and found.percentile in UPPER_PERCENTILES:
-        status, reason = "meets", f"meets the SLO ({figures})"
-    return ApiSloVerdict(status=status, latency_source="published", reason=reason, ttft_seconds=found.ttft_seconds,
-                         tpot_seconds=found.tpot_seconds)
+        return _unpublished(scenario, latency)
+    evidence = _published_evidence(found, provider=option.price_id.split("/")[0], dispersion=dispersion)
+    return evidence, slo_verdict(evidence, scenario.slo)

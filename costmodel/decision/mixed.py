@@ -102,7 +102,7 @@ def mixed_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_
               target_peak_utilization: float, min_replicas: int, max_replicas: int, warmup_minutes: float,
               base_usd_per_gpu_hour: float, on_demand_usd_per_gpu_hour: float, spot_usd_per_gpu_hour: float = 0.0,
               spot_share: float = 0.0, interruptions_per_replica_hour: float = 0.0, redo_seconds: float = 0.0,
-              base_replicas: int | None = None) -> MixedDay:
+              base_replicas: int | None = None, spare_replicas: int = 0) -> MixedDay:
     """The mixed fleet's day for the given base, or for the cheapest base (module docstring)."""
     if min_replicas > max_replicas:
         raise CostmodelError(f"scaling.min_replicas ({min_replicas}) must be <= scaling.max_replicas ({max_replicas})")
@@ -117,7 +117,8 @@ def mixed_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_
                              "finite and >= 0")
     wanted = replicas_by_hour(hourly_requests_per_second=hourly_requests_per_second,
                               capacity_requests_per_second=capacity_requests_per_second,
-                              target_peak_utilization=target_peak_utilization, min_replicas=min_replicas)
+                              target_peak_utilization=target_peak_utilization, min_replicas=min_replicas,
+                              spare_replicas=spare_replicas)
     paid = tuple(min(r, max_replicas) for r in wanted)
     capped = sum(1 for w, p in zip(wanted, paid, strict=True) if w > p)
     warmup_hours = warmup_billed_hours(warmup_minutes)
@@ -191,7 +192,8 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
                     on_demand_usd_per_gpu_hour=burst.on_demand_usd_per_gpu_hour,
                     spot_usd_per_gpu_hour=burst.spot_usd_per_gpu_hour or 0.0, spot_share=scaling.spot_share,
                     interruptions_per_replica_hour=scaling.interruption_rate_per_hour or 0.0,
-                    redo_seconds=redo_seconds, base_replicas=scaling.base_replicas)
+                    redo_seconds=redo_seconds, base_replicas=scaling.base_replicas,
+                    spare_replicas=result.spare_replicas)
     n = result.gpus_per_replica
     gpu_hours = day.gpu_hours_per_month(gpus_per_replica=n)
     gpu_usd = day.gpu_usd_per_month(gpus_per_replica=n)

@@ -6,12 +6,24 @@ import datetime as dt
 
 from costmodel.decision.breakeven import with_break_even
 from costmodel.decision.economics import diurnal_profile, plan_hybrid, size_self_host
+from costmodel.decision.evidence import (
+    USABLE_STATUSES,
+    LatencyEvidence,
+    SloVerdict,
+    measured_evidence,
+    simulated_evidence,
+    slo_verdict,
+    weakest_status,
+    with_evidence,
+)
 from costmodel.decision.fleet import autoscaled_result, fleet_policy
 from costmodel.decision.latency import api_slo
+from costmodel.decision.measured_capacity import MEASURED_METHOD
 from costmodel.decision.mixed import BurstPrices, burst_rows, check_mixed_base, mixed_result
 from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.pricing.api_cost import api_option_cost, token_rates
+from costmodel.pricing.dispersion import LatencyDispersionSheet
 from costmodel.pricing.hosts import host_row, host_share
 from costmodel.pricing.latency import ApiLatencySheet
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
@@ -27,7 +39,8 @@ def _source(what: str, source: str, row: ApiPriceRow | GpuPriceRow, today: dt.da
 
 
 def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPriceRow], *, today: dt.date,
-               api_price_scale: float = 1.0, latency: ApiLatencySheet | None = None) -> OptionResult:
+               api_price_scale: float = 1.0, latency: ApiLatencySheet | None = None,
+               dispersion: LatencyDispersionSheet | None = None) -> OptionResult:
     """An API option: token charges for the month, rate limits, latency verdict."""
     workload = scenario.workload
     cost = api_option_cost(option, workload, sheet)
@@ -40,7 +53,7 @@ def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPrice
     output_rate = base * (1 - p_long) + token_rates(row, long_context=True, batch=cost.batch).output_usd_per_mtok * p_long
     output_usd = cost.output_tokens_per_month * output_rate / TOKENS_PER_MTOK * api_price_scale
     prompt_tokens = cost.tokens_per_month - cost.output_tokens_per_month
-    verdict = api_slo(option, scenario, latency)
+    evidence, verdict = api_slo(option, scenario, latency, dispersion)
     retired = row.is_retired(today=today)
     notes = [cost.rate_limit.reason]
     if cost.batch:
@@ -51,16 +64,15 @@ def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPrice
         notes.append(f"RETIRED: the provider retired this model on {row.deprecation_date}; pick a live row")
     if row.disagreement:
         notes.append(f"price sources disagree: {row.disagreement}")
-    return OptionResult(
+    return with_evidence(OptionResult(
         name=option.name, kind="api", usd_per_month=usd_month, usd_per_mtok=usd_month / cost.tokens_per_month * TOKENS_PER_MTOK,
         usd_per_mtok_input=(usd_month - output_usd) / prompt_tokens * TOKENS_PER_MTOK if prompt_tokens else 0.0,
         usd_per_mtok_output=output_usd / cost.output_tokens_per_month * TOKENS_PER_MTOK,
-        meets_slo=verdict.meets_slo, slo_status=verdict.status, latency_source=verdict.latency_source,
-        slo_reason=verdict.reason, ttft_p90_seconds=option.ttft_p90_seconds, tpot_p90_seconds=option.tpot_p90_seconds,
+        meets_slo=verdict.meets_slo, slo_reason=verdict.reason,
         throttled=cost.rate_limit.throttled, retired=retired, breakdown=CostBreakdown(api_usd_per_month=usd_month),
         price_sources=(_source(f"API price {row.id}", f"{row.source} {row.source_version}", row, today),),
         notes=tuple(notes), api_usd_per_request=cost.usd_per_request * api_price_scale,
-    )
+    ), evidence, verdict)
 
 
 def gpu_price(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *, today: dt.date) -> tuple[float, PriceSource]:
@@ -132,7 +144,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
             min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
             fleet_reason=policy.reason, scaling="fixed", capacity_method=capacity.method,
             break_even_against=reference.name if reference else None,
-            notes=host_note, ops_usd_per_gpu_month=ops_per_gpu,
+            notes=host_note, ops_usd_per_gpu_month=ops_per_gpu, engine=option.engine,
         )
     cost = size_self_host(
         mean_requests_per_second=workload.mean_requests_per_second(),
@@ -140,7 +152,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         capacity_requests_per_second=capacity.requests_per_second, tokens_per_request=tokens_per_request,
         gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour,
         ops_usd_per_month=ops_fixed, ops_usd_per_gpu_month=ops_per_gpu, min_replicas=policy.min_replicas,
-        target_peak_utilization=policy.target_peak_utilization,
+        target_peak_utilization=policy.target_peak_utilization, spare_replicas=policy.spare_replicas,
     )
     tokens_month = workload.tokens_per_month_total()
     output_month = workload.output_tokens_per_month()
@@ -153,8 +165,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         usd_per_month=cost.usd_per_month, usd_per_mtok=cost.usd_per_mtok,
         usd_per_mtok_input=input_usd / (tokens_month - output_month) * TOKENS_PER_MTOK,
         usd_per_mtok_output=(cost.usd_per_month - input_usd) / output_month * TOKENS_PER_MTOK,
-        meets_slo=True, slo_reason=f"{capacity.reason}; sized for the peak hour at {capacity.requests_per_second:.2f} "
-        f"requests/s per replica (batch {capacity.batch}); {policy.reason}",
+        meets_slo=True, slo_reason="",
         gpus=cost.gpus, replicas=cost.replicas, utilization=cost.utilization,
         throughput_bound=capacity.throughput_bound, capacity_requests_per_second=capacity.requests_per_second,
         tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
@@ -163,8 +174,12 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         capacity_method=capacity.method,
         replicas_by_hour=(cost.replicas,) * 24, gpu_hours_per_month=cost.gpus * HOURS_PER_MONTH,
         min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
-        fleet_reason=policy.reason, scaling="fixed", ops_usd_per_gpu_month=ops_per_gpu,
+        fleet_reason=policy.reason, scaling="fixed", ops_usd_per_gpu_month=ops_per_gpu, engine=option.engine,
+        spare_replicas=policy.spare_replicas,
     )
+    fixed = with_evidence(fixed, *_self_host_evidence(option, scenario, capacity), detail=(
+        f"{capacity.reason}; sized for the peak hour at {capacity.requests_per_second:.2f} requests/s per replica "
+        f"(batch {capacity.batch}); {policy.reason}"))
     if option.scaling.mode == "fixed":
         return with_break_even(fixed, reference)
     profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
@@ -176,6 +191,19 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
                                reference)
     return with_break_even(autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind),
                            reference)
+
+
+def _self_host_evidence(option: SelfHostOption, scenario: Scenario,
+                        capacity: Capacity) -> tuple[LatencyEvidence, SloVerdict]:
+    """The capacity's p90 figures as evidence: measured (a calibrate-endpoint fit of the deployment) or
+    simulated with the engine's documented error (decision/evidence.py)."""
+    ttft, tpot = capacity.ttft_seconds or None, capacity.tpot_seconds or None
+    if capacity.method == MEASURED_METHOD:
+        evidence = measured_evidence(ttft_p90_seconds=ttft, tpot_p90_seconds=tpot,
+                                     basis="measured: the deployment's calibrate-endpoint step-time model")
+    else:
+        evidence = simulated_evidence(ttft_p90_seconds=ttft, tpot_p90_seconds=tpot, engine=option.engine)
+    return evidence, slo_verdict(evidence, scenario.slo)
 
 
 def _burst_prices(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *, today: dt.date,
@@ -201,7 +229,9 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
     ops_per_gpu = own.ops_usd_per_gpu_month if isinstance(own, SelfHostOption) else 0.0
     gpu_replica_usd = self_host.gpus_per_replica * self_host.usd_per_gpu_hour * HOURS_PER_MONTH
     replica_usd = gpu_replica_usd + self_host.gpus_per_replica * ops_per_gpu  # per-GPU ops rides with each replica
-    target = self_host.target_peak_utilization or 1.0
+    # The base runs at full capacity at the SLO and keeps no spare: the API overflow absorbs the burst and a
+    # replica down (docs/economics.md, "Hybrid").
+    target = 1.0
     plan = plan_hybrid(
         mean_requests_per_second=workload.mean_requests_per_second(), hourly_profile=profile,
         capacity_requests_per_second=capacity.requests_per_second * target if capacity.feasible else 0.0,
@@ -210,8 +240,12 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         api_usd_per_request=api.api_usd_per_request,
         max_base_replicas=self_host.replicas if capacity.feasible else 0,
     )
-    status = api.slo_status if capacity.feasible or plan.base_replicas == 0 else "misses"
-    meets = status == "meets"
+    parts = ([self_host] if plan.base_replicas else []) + ([api] if plan.overflow_fraction > 0 or not plan.base_replicas
+                                                             else [])
+    status = weakest_status(tuple(p.slo_status for p in parts)) if capacity.feasible or not plan.base_replicas \
+        else "misses"
+    meets = status in USABLE_STATUSES
+    shown = self_host if plan.base_replicas else api  # whose p90 figures and band the row shows
     reason = (f"{plan.base_replicas} base replica(s) of {self_host.name} serve {1 - plan.overflow_fraction:.0%} of "
               f"requests; the rest overflow to {api.name} ({api.slo_reason})")
     tokens_month = workload.tokens_per_month_total()
@@ -219,10 +253,11 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         name=option.name, kind="hybrid", usd_per_month=plan.usd_per_month,
         usd_per_mtok=plan.usd_per_month / tokens_month * TOKENS_PER_MTOK,
         usd_per_mtok_input=float("nan"), usd_per_mtok_output=float("nan"), meets_slo=meets,
-        slo_status=status, latency_source=self_host.latency_source if plan.base_replicas
-        else api.latency_source, slo_reason=reason,
-        ttft_p90_seconds=self_host.ttft_p90_seconds if plan.base_replicas else api.ttft_p90_seconds,
-        tpot_p90_seconds=self_host.tpot_p90_seconds if plan.base_replicas else api.tpot_p90_seconds,
+        slo_status=status, latency_source=shown.latency_source, slo_reason=reason,
+        ttft_p90_seconds=shown.ttft_p90_seconds, tpot_p90_seconds=shown.tpot_p90_seconds,
+        ttft_p90_seconds_low=shown.ttft_p90_seconds_low, ttft_p90_seconds_high=shown.ttft_p90_seconds_high,
+        tpot_p90_seconds_low=shown.tpot_p90_seconds_low, tpot_p90_seconds_high=shown.tpot_p90_seconds_high,
+        latency_basis=shown.latency_basis, engine=self_host.engine,
         gpus=plan.base_replicas * self_host.gpus_per_replica, replicas=plan.base_replicas,
         utilization=plan.utilization * target if plan.base_replicas else None,
         throttled=api.throttled and plan.overflow_fraction > 0, retired=api.retired,
@@ -236,8 +271,9 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
                f"no base replica pays off: every request goes to {api.name}",),
         model_id=self_host.model_id, hardware_id=self_host.hardware_id, gpus_per_replica=self_host.gpus_per_replica,
         usd_per_gpu_hour=self_host.usd_per_gpu_hour, api_usd_per_request=api.api_usd_per_request,
-        min_replicas=self_host.min_replicas, target_peak_utilization=self_host.target_peak_utilization,
-        fleet_reason=self_host.fleet_reason, scaling="fixed", replicas_by_hour=(plan.base_replicas,) * 24,
+        min_replicas=self_host.min_replicas, target_peak_utilization=target,
+        fleet_reason=(f"base at 100% of capacity at the SLO, no spare replica: bursts and a replica down overflow to "
+                      f"{api.name}"), scaling="fixed", replicas_by_hour=(plan.base_replicas,) * 24,
         gpu_hours_per_month=plan.base_replicas * self_host.gpus_per_replica * HOURS_PER_MONTH,
         ops_usd_per_gpu_month=ops_per_gpu,
     )

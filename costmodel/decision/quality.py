@@ -73,16 +73,16 @@ def resolve_floor(scenario: Scenario, sheet: QualitySheet) -> ResolvedFloor | No
 
 
 def below_floor(scenario: Scenario, sheet: QualitySheet, floor: ResolvedFloor) -> dict[str, str]:
-    """Option name -> why it is below the floor; an option with no score on the benchmark raises."""
+    """Option name -> why it is below the floor. An option with no published score on the benchmark cannot be
+    shown to meet the floor, so it is excluded the same way, saying so (never guessed)."""
     scores = option_scores(scenario, sheet, benchmark=floor.benchmark)
-    missing = [name for name, score in scores.items() if score is None]
-    if missing:
-        raise CostmodelError(
-            f"quality.benchmark: '{floor.benchmark}' has no score for option(s) {', '.join(missing)}; pick a "
-            "benchmark every option has (costmodel/catalog/quality.csv) or use substitutes: groups instead")
-    return {name: (f"below the quality floor: {floor.benchmark} {score:g} < {floor.min_score:g} "
-                   f"({floor.label}); not a substitute (scenario quality:)")
-            for name, score in scores.items() if score is not None and score < floor.min_score}
+    below = {name: (f"below the quality floor: {floor.benchmark} {score:g} < {floor.min_score:g} "
+                    f"({floor.label}); not a substitute (scenario quality:)")
+             for name, score in scores.items() if score is not None and score < floor.min_score}
+    below |= {name: (f"below the quality floor: no published {floor.benchmark} score, so it cannot be shown to be "
+                     f"{floor.label}; add a sourced score to costmodel/catalog/quality.csv or use substitutes: groups")
+              for name, score in scores.items() if score is None}
+    return below
 
 
 def substitute_group(name: str, groups: list[list[str]] | None) -> frozenset[str] | None:

@@ -1,8 +1,10 @@
 """Scenario -> ranked options with SLO verdicts: the object `compare`, the app and the memo render.
 
-Ranking: feasible options (decision/feasibility.py: not retired, above the quality floor, meeting the SLO,
-not throttled) come first, cheapest $/month first, verified latency before unverified; then the excluded
-ones. The reference API for break-even is the cheapest feasible API option (of the same substitutes group).
+Ranking: usable options (decision/feasibility.py: not retired, above the quality floor, not missing the SLO,
+not throttled) come first, cheapest $/month first; then the excluded ones. The recommendation is the cheapest
+usable option that meets or likely meets the SLO (decision/recommend.py, decision/evidence.py), with the cheaper
+unverified option to verify first and the premium over the cheapest usable option. The reference API for
+break-even is the cheapest feasible API option (of the same substitutes group).
 """
 
 from __future__ import annotations
@@ -41,12 +43,14 @@ from costmodel.decision.horizon import (
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
 from costmodel.decision.quality import not_substitutes, option_subject
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
+from costmodel.decision.recommend import recommend
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.validity import excluded_result, option_exclusions
 from costmodel.decision.warnings import scenario_warnings
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
+from costmodel.pricing.dispersion import LatencyDispersionSheet, load_latency_dispersion
 from costmodel.pricing.latency import ApiLatencySheet, load_api_latency
 from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
@@ -76,6 +80,7 @@ def decide(
     quality_sheet: QualitySheet | None = None,
     latency_sheet: ApiLatencySheet | None = None,
     attached: dict[str, Attached] | None = None,
+    dispersion_sheet: LatencyDispersionSheet | None = None,
 ) -> Decision:
     """Evaluate every option of the scenario and rank them (`capacity_cache`: share capacities across calls;
     `attached`: measurement files per option name, default read from the options' `calibration:` paths).
@@ -101,6 +106,7 @@ def decide(
     quality = quality_sheet or load_quality_scores(open_model_ids=open_model_ids(api_sheet))
     feasible = assess(scenario, api_sheet=api_sheet, quality=quality, as_of=today, skip=excluded.keys())
     latency = latency_sheet or load_api_latency()
+    dispersion = dispersion_sheet or load_latency_dispersion()
     profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
     results: dict[str, OptionResult] = {o.name: excluded_result(o, excluded[o.name]) for o in scenario.options
                                         if o.name in excluded}
@@ -110,7 +116,8 @@ def decide(
         if isinstance(option, ApiOption):
             measured = measured_api_option(option, attached.get(option.name))
             results[option.name] = annotate(apply_exclusions(
-                api_result(measured, scenario, api_sheet, today=today, api_price_scale=over.api_price, latency=latency),
+                api_result(measured, scenario, api_sheet, today=today, api_price_scale=over.api_price, latency=latency,
+                           dispersion=dispersion),
                 retired=feasible.retired, below_floor=feasible.below_floor), attached.get(option.name))
     apis = [r for r in results.values() if r.kind == "api" and r.excluded_reason is None]
     open_models = {o.name: api_sheet.get(o.price_id).open_model_id for o in scenario.options
@@ -145,18 +152,23 @@ def decide(
                    for r in ranked)
     horizon_reason = ranking_change_reason(change, as_of=today, horizon_months=scenario.horizon_months,
                                            growth_per_month=workload.growth_per_month)
-    chosen = ranked[0]
-    if chosen.excluded_reason is not None and all(r.excluded_kind == "non_finite_cost" for r in ranked):
+    if ranked[0].excluded_reason is not None and all(r.excluded_kind == "non_finite_cost" for r in ranked):
         raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
-    usable = chosen.excluded_reason is None
+    api_models = {o.name: api_sheet.get(o.price_id).model for o in scenario.options
+                  if isinstance(o, ApiOption) and o.name not in excluded}
+    pick = recommend(ranked, scenario, api_models=api_models)
+    chosen = pick.chosen
     efficiency_sources = sorted({src for _, src in capacities.values()}) or ["no self-host options"]
     return Decision(
         scenario_name=scenario.name,
         options=ranked,
-        recommendation=chosen.name if usable else None,
-        recommendation_meets_slo=usable and chosen.meets_slo and not chosen.throttled,
-        reasons=(*decision_reasons(ranked), *([horizon_reason] if change is not None else []))
-        if usable else (no_recommendation_reason(ranked),),
+        recommendation=chosen.name if chosen is not None else None,
+        recommendation_meets_slo=chosen is not None and chosen.meets_slo and not chosen.throttled,
+        reasons=(*decision_reasons(ranked, pick), *([horizon_reason] if change is not None else []))
+        if chosen is not None else no_recommendation_reason(ranked, pick),
+        cheaper_unverified=pick.cheaper_unverified,
+        recommendation_premium_usd_per_month=pick.premium_usd_per_month,
+        cheapest_usable=pick.cheapest_usable.name if pick.cheapest_usable is not None else None,
         warnings=scenario_warnings(scenario, ranked, capacities={k: v[0] for k, v in capacities.items()},
                                    decision_as_of=today) + forced_warnings(attached),
         requests_per_month=workload.requests_per_month(),
@@ -188,15 +200,14 @@ def _finite_or_excluded(result: OptionResult) -> OptionResult:
 
 
 def rank_options(results: tuple[OptionResult, ...], *, accept_unverified: bool = False) -> tuple[OptionResult, ...]:
-    """Usable options first (SLO-meeting and unthrottled, cheapest first; unverified latency after verified
-    unless `accept_unverified`), then misses; excluded last in scenario order. Ties (a hybrid keeping 0 base
-    replicas costs what its API costs) go to the simpler."""
+    """Usable options by $/month (whatever their latency status: the recommendation picks among them,
+    decision/recommend.py), then the excluded in scenario order. Ties (a hybrid keeping 0 base replicas costs
+    what its API costs) go to the simpler. `accept_unverified` no longer changes the order (kept for callers)."""
+    del accept_unverified
     simplicity = {"api": 0, "self-host": 1, "hybrid": 2}
-    status_rank = {"meets": 0, "unverified": 0 if accept_unverified else 1, "misses": 2}
     usable = [r for r in results if r.excluded_reason is None]
     out = [r for r in results if r.excluded_reason is not None]
-    ordered = sorted(usable, key=lambda r: (status_rank[r.slo_status], r.throttled, round(r.usd_per_month, 2),
-                                            simplicity[r.kind]))
+    ordered = sorted(usable, key=lambda r: (r.throttled, round(r.usd_per_month, 2), simplicity[r.kind]))
     return tuple(ordered + out)
 
 

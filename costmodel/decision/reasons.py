@@ -2,56 +2,75 @@
 
 from __future__ import annotations
 
+from costmodel.decision.recommend import Recommendation, verify_first_sentence
 from costmodel.decision.results import Decision, OptionResult
 
 
-def no_recommendation_reason(ranked: tuple[OptionResult, ...]) -> str:
-    """Why nothing is recommended: every option is excluded, each with its typed reason."""
-    return ("No option is feasible, so nothing is recommended: "
-            + "; ".join(f"{r.name} ({r.excluded_kind}): {r.excluded_reason}" for r in ranked) + ".")
+def no_recommendation_reason(ranked: tuple[OptionResult, ...], pick: Recommendation) -> tuple[str, ...]:
+    """Why nothing is recommended: every option is excluded (each with its typed reason), or no usable option
+    is known to meet the SLO (then what to verify first)."""
+    if pick.cheapest_usable is None:
+        return ("No option is feasible, so nothing is recommended: "
+                + "; ".join(f"{r.name} ({r.excluded_kind}): {r.excluded_reason}" for r in ranked) + ".",)
+    usable = [r.name for r in ranked if r.excluded_reason is None]
+    reasons = [f"No option is known to meet the SLO, so nothing is recommended: the latency of {', '.join(usable)} "
+               "is unverified (no measurement, no published figure, or a band across a limit)."]
+    if pick.cheaper_unverified is not None:
+        reasons.append(verify_first_sentence(pick.cheaper_unverified))
+    return tuple(reasons)
 
 
-def decision_reasons(ranked: tuple[OptionResult, ...]) -> tuple[str, ...]:
-    """Why the first ranked (usable) option is chosen, its runner-up and where self-hosting breaks even."""
-    chosen = ranked[0]
+def _status_words(option: OptionResult) -> str:
+    return {"meets": "meets the SLO (measured)",
+            "likely_meets": f"likely meets the SLO ({option.latency_source} p90 band within the limits)",
+            "unverified": "has unverified latency (accepted by the scenario)"}.get(option.slo_status, option.slo_status)
+
+
+def decision_reasons(ranked: tuple[OptionResult, ...], pick: Recommendation) -> tuple[str, ...]:
+    """Why the recommended option is chosen, what verifying a cheaper one would save, the premium over the
+    cheapest usable option, its runner-up and where self-hosting breaks even."""
+    chosen = pick.chosen
+    assert chosen is not None
     reasons = []
-    if chosen.meets_slo and not chosen.throttled:
-        reasons.append(
-            f"{chosen.name} is the cheapest option that meets the SLO: ${chosen.usd_per_month:,.0f}/month "
-            f"(${chosen.usd_per_mtok:.3f} per million tokens)."
-        )
-    elif chosen.slo_status == "unverified" and not chosen.throttled:
-        reasons.append(
-            f"{chosen.name} is the cheapest option not known to miss the SLO: ${chosen.usd_per_month:,.0f}/month "
-            f"(${chosen.usd_per_mtok:.3f} per million tokens); its latency is unverified, so verify it before committing."
-        )
-    else:
-        reasons.append(f"No option meets the SLO; {chosen.name} is the cheapest (${chosen.usd_per_month:,.0f}/month) "
-                       f"but {chosen.slo_reason}.")
-    runner_up = next((r for r in ranked[1:] if r.slo_status != "misses" and not r.throttled and r.excluded_reason is None
-                      and r.usd_per_month > chosen.usd_per_month * 1.005), None)
+    if pick.cheaper_unverified is not None:
+        reasons.append(verify_first_sentence(pick.cheaper_unverified))
+    qualifier = "the cheapest option that" if pick.cheapest_usable is chosen else "the cheapest option whose latency"
+    reasons.append(f"{chosen.name} is {qualifier} {_status_words(chosen)}: ${chosen.usd_per_month:,.0f}/month "
+                   f"(${chosen.usd_per_mtok:.3f} per million tokens).")
+    if pick.premium_usd_per_month and pick.cheapest_usable is not None and pick.cheapest_usable is not chosen:
+        cheapest = pick.cheapest_usable
+        share = pick.premium_usd_per_month / cheapest.usd_per_month if cheapest.usd_per_month > 0 else float("nan")
+        reasons.append(f"It costs ${pick.premium_usd_per_month:,.0f}/month ({share:.0%}) more than the cheapest usable "
+                       f"option, {cheapest.name} (${cheapest.usd_per_month:,.0f}/month, latency {cheapest.slo_status}).")
+    allowed = {"meets", "likely_meets"} | ({"unverified"} if chosen.slo_status == "unverified" else set())
+    runner_up = next((r for r in ranked if r is not chosen and r.slo_status in allowed and not r.throttled
+                      and r.excluded_reason is None and r.usd_per_month > chosen.usd_per_month * 1.005), None)
     if runner_up is not None and runner_up.usd_per_month > 0:
         saving = 1.0 - chosen.usd_per_month / runner_up.usd_per_month
-        reasons.append(f"It costs {saving:.0%} less than the runner-up, {runner_up.name} "
-                       f"(${runner_up.usd_per_month:,.0f}/month).")
-    if chosen.kind != "api" and chosen.break_even_utilization is not None and chosen.utilization is not None:
-        reasons.append(
-            f"Its replicas run at {chosen.utilization:.0%} utilization; self-hosting beats {chosen.break_even_against} "
-            f"above {chosen.break_even_utilization:.0%}."
-        )
-    elif chosen.kind == "api":
-        # The pair is on each option's month-0 fleet (decision/breakeven.py): a volume beyond what that fleet
-        # carries (u* > 1) is no break-even of it.
-        volumes = [(r.break_even_tokens_per_month, r.name) for r in ranked
-                   if r.kind == "self-host" and r.break_even_tokens_per_month and r.excluded_reason is None
-                   and r.break_even_utilization is not None and r.break_even_utilization <= 1]
-        if volumes:
-            volume, name = min(volumes)
-            reasons.append(f"Self-hosting ({name}) would break even at {volume / 1e9:,.1f}B tokens/month.")
-        elif any(r.kind == "self-host" and r.excluded_reason is None for r in ranked):
-            reasons.append("No self-host fleet priced here breaks even with this API: each would need more volume "
-                           "than it can carry at the SLO (break-even utilization above 100%) or has no capacity at it.")
+        reasons.append(f"It costs {saving:.0%} less than the next option that meets or likely meets the SLO, "
+                       f"{runner_up.name} (${runner_up.usd_per_month:,.0f}/month).")
+    reasons += _break_even_reasons(ranked, chosen)
     return tuple(reasons)
+
+
+def _break_even_reasons(ranked: tuple[OptionResult, ...], chosen: OptionResult) -> list[str]:
+    if chosen.kind != "api" and chosen.break_even_utilization is not None and chosen.utilization is not None:
+        return [f"Its replicas run at {chosen.utilization:.0%} utilization; self-hosting beats "
+                f"{chosen.break_even_against} above {chosen.break_even_utilization:.0%}."]
+    if chosen.kind != "api":
+        return []
+    # The pair is on each option's month-0 fleet (decision/breakeven.py): a volume beyond what that fleet
+    # carries (u* > 1) is no break-even of it.
+    volumes = [(r.break_even_tokens_per_month, r.name) for r in ranked
+               if r.kind == "self-host" and r.break_even_tokens_per_month and r.excluded_reason is None
+               and r.break_even_utilization is not None and r.break_even_utilization <= 1]
+    if volumes:
+        volume, name = min(volumes)
+        return [f"Self-hosting ({name}) would break even at {volume / 1e9:,.1f}B tokens/month."]
+    if any(r.kind == "self-host" and r.excluded_reason is None for r in ranked):
+        return ["No self-host fleet priced here breaks even with this API: each would need more volume "
+                "than it can carry at the SLO (break-even utilization above 100%) or has no capacity at it."]
+    return []
 
 
 def quality_statement(decision: Decision) -> str:

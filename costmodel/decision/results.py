@@ -36,7 +36,7 @@ class CostBreakdown:
     ops_usd_per_month: float = 0.0  # people, monitoring
 
 
-SloStatus = Literal["meets", "misses", "unverified"]
+SloStatus = Literal["meets", "likely_meets", "misses", "unverified"]
 # Each infeasibility kind (decision/validity.py, decision/feasibility.py) in words, for tables and pages.
 EXCLUSION_LABELS = {
     "invalid_option": "invalid option",
@@ -77,6 +77,14 @@ class OptionResult:
     latency_source: LatencySource = "none"
     ttft_p90_seconds: float | None = None
     tpot_p90_seconds: float | None = None
+    # The band around each p90 figure (decision/evidence.py): a probe's interval, a published median widened by a
+    # sourced dispersion, or a simulation widened by its documented validation error; None: no figure.
+    ttft_p90_seconds_low: float | None = None
+    ttft_p90_seconds_high: float | None = None
+    tpot_p90_seconds_low: float | None = None
+    tpot_p90_seconds_high: float | None = None
+    latency_basis: str = ""  # for people: what the band rests on
+    engine: str | None = None  # self-host and hybrid: the serving engine profile the capacity was simulated with
     gpus: int = 0  # GPUs provisioned (0 for an API)
     replicas: int = 0
     utilization: float | None = None  # mean demand / provisioned capacity at the SLO (self-host, hybrid)
@@ -106,6 +114,7 @@ class OptionResult:
     # Fleet policy and shape (self-host, hybrid; decision/fleet.py): headroom, replica floor, why.
     min_replicas: int | None = None
     target_peak_utilization: float | None = None
+    spare_replicas: int = 0  # N+k: replicas beyond ceil(demand / capacity) in each hour with demand
     fleet_reason: str | None = None
     scaling: str | None = None  # "fixed" | "autoscale" | "mixed"
     replicas_by_hour: tuple[int, ...] | None = None  # replicas paid in each hour of the day, month 0
@@ -144,6 +153,12 @@ class OptionResult:
             "slo_reason": self.slo_reason,
             "ttft_p90_seconds": self.ttft_p90_seconds,
             "tpot_p90_seconds": self.tpot_p90_seconds,
+            "ttft_p90_seconds_low": self.ttft_p90_seconds_low,
+            "ttft_p90_seconds_high": self.ttft_p90_seconds_high,
+            "tpot_p90_seconds_low": self.tpot_p90_seconds_low,
+            "tpot_p90_seconds_high": self.tpot_p90_seconds_high,
+            "latency_basis": self.latency_basis,
+            "engine": self.engine,
             "gpus": self.gpus,
             "replicas": self.replicas,
             "utilization": self.utilization,
@@ -166,6 +181,7 @@ class OptionResult:
             "retires_on": self.retires_on.isoformat() if self.retires_on else None,
             "min_replicas": self.min_replicas,
             "target_peak_utilization": self.target_peak_utilization,
+            "spare_replicas": self.spare_replicas,
             "fleet_reason": self.fleet_reason,
             "scaling": self.scaling,
             "replicas_by_hour": list(self.replicas_by_hour) if self.replicas_by_hour is not None else None,
@@ -181,12 +197,29 @@ class OptionResult:
         }
 
 
+@dataclass(frozen=True, kw_only=True)
+class CheaperUnverified:
+    """A usable option cheaper than the recommendation whose latency is unverified: what verifying it would save."""
+
+    option: str
+    usd_per_month: float
+    saving_usd_per_month: float  # recommendation's $/month - this option's
+    saving_fraction: float  # saving / the recommendation's $/month
+    check: str  # the exact `costmodel probe-endpoint` command that would settle it, with the scenario's SLO
+
+    def contract(self) -> dict[str, object]:
+        """`compare --json` `cheaper_unverified` object."""
+        return {"option": self.option, "usd_per_month": self.usd_per_month,
+                "saving_usd_per_month": self.saving_usd_per_month, "saving_fraction": self.saving_fraction,
+                "check": self.check}
+
+
 @dataclass(frozen=True)
 class Decision:
-    """Options ranked (SLO-meeting first, then by $/month), the recommendation and why."""
+    """Options ranked (usable by $/month, excluded last), the recommendation and why."""
 
     scenario_name: str
-    options: tuple[OptionResult, ...]  # ranked
+    options: tuple[OptionResult, ...]  # ranked: usable by $/month, then excluded
     recommendation: str | None  # name of the chosen option; None when every option is excluded (reasons say why)
     recommendation_meets_slo: bool
     reasons: tuple[str, ...]  # sentences with the numbers that drive the choice
@@ -207,6 +240,11 @@ class Decision:
     ranking_change_month: int | None = None  # first month (0-based) whose cheapest usable option differs; None: none
     substitutes: tuple[tuple[str, ...], ...] | None = None  # the scenario's substitutes groups; None: not given
     ranking_change_reason: str = ""  # the sentence on the ranking over the horizon (changes or not), for people
+    # The cheapest usable option when it is cheaper than the recommendation and its latency unverified.
+    cheaper_unverified: CheaperUnverified | None = None
+    # Recommendation $/month - the cheapest usable option's (0 when it is that option; None: no recommendation).
+    recommendation_premium_usd_per_month: float | None = None
+    cheapest_usable: str | None = None  # the cheapest option not excluded (any latency status)
 
     @property
     def usable_options(self) -> tuple[OptionResult, ...]:
@@ -243,6 +281,9 @@ class Decision:
             "options": [o.contract() for o in self.options],
             "recommendation": self.recommendation,
             "recommendation_meets_slo": self.recommendation_meets_slo,
+            "recommendation_premium_usd_per_month": self.recommendation_premium_usd_per_month,
+            "cheapest_usable": self.cheapest_usable,
+            "cheaper_unverified": self.cheaper_unverified.contract() if self.cheaper_unverified else None,
             "reasons": list(self.reasons),
             "warnings": list(self.warnings),
             "requests_per_month": self.requests_per_month,

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, replace
 
 from costmodel.decision.economics import HybridPlan, plan_hybrid
+from costmodel.decision.fleet import replicas_for_demand
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.volume_fleet import FleetInputs, fleet_inputs, fleet_usd_per_month
 from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
@@ -67,6 +68,7 @@ class OptionCost:
     base: str | None = None  # hybrid: the self-host option it keeps
     min_replicas: int = 1  # self-host / hybrid base: the fleet policy's replica floor
     target_peak_utilization: float = 1.0  # share of capacity a replica may carry in the peak hour
+    spare_replicas: int = 0  # N+k: replicas beyond ceil(demand / capacity) (decision/fleet.py)
     api: str | None = None  # hybrid: the API option that takes the overflow
     fleet: FleetInputs | None = None  # self-host: an autoscaled or mixed fleet (None: fixed, sized for the peak)
 
@@ -141,7 +143,7 @@ def _self_host_cost(result: OptionResult, option: SelfHostOption, decision: Deci
         prefill_time_fraction=_share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens),
         # an hourly fleet's floor may be 0 (scaling.min_replicas: nothing runs in an empty hour)
         min_replicas=(result.min_replicas or 1) if fleet is None else (result.min_replicas or 0),
-        target_peak_utilization=result.target_peak_utilization or 1.0,
+        target_peak_utilization=result.target_peak_utilization or 1.0, spare_replicas=result.spare_replicas,
     )
 
 
@@ -166,7 +168,8 @@ def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[
             base = costs[option.self_host]
             costs[result.name] = replace(base, name=result.name, kind="hybrid", meets_slo=result.meets_slo,
                                          base=option.self_host, api=option.api, fleet=None,
-                                         min_replicas=base.min_replicas or 1)  # as options.hybrid_result
+                                         min_replicas=base.min_replicas or 1, target_peak_utilization=1.0,
+                                         spare_replicas=0)  # as options.hybrid_result
     return CostModel(
         options=tuple(costs[r.name] for r in decision.usable_options), recommendation=decision.chosen_name(),
         parts=tuple(costs[name] for name in sorted(hybrid_parts - usable)),
@@ -197,8 +200,10 @@ def serves(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:
 
 
 def _peak_replicas(model: CostModel, option: OptionCost, capacity: float, scaling: Scaling) -> int:
-    needed = model.peak_requests_per_second * scaling.volume / (option.target_peak_utilization * capacity)
-    return max(option.min_replicas, math.ceil(needed - 1e-12))
+    return replicas_for_demand(demand_requests_per_second=model.peak_requests_per_second * scaling.volume,
+                               capacity_requests_per_second=capacity,
+                               target_peak_utilization=option.target_peak_utilization,
+                               min_replicas=option.min_replicas, spare_replicas=option.spare_replicas)
 
 
 def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> HybridPlan:
@@ -231,7 +236,8 @@ def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> 
             option.fleet, hourly_requests_per_second=[model.mean_requests_per_second * scaling.volume * w
                                                       for w in model.hourly_profile],
             capacity_requests_per_second=capacity, target_peak_utilization=option.target_peak_utilization,
-            min_replicas=option.min_replicas, gpu_price_scale=scaling.usd_per_gpu_hour,
+            min_replicas=option.min_replicas, spare_replicas=option.spare_replicas,
+            gpu_price_scale=scaling.usd_per_gpu_hour,
             output_tokens_scale=scaling.output_tokens)
     replicas = _peak_replicas(model, option, capacity, scaling) if capacity > 0 else 1  # infeasible: one, as decide
     return (replicas * (option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month)
@@ -271,8 +277,10 @@ def _replica_steps(model: CostModel, option: OptionCost, *, up_to: float) -> lis
     demands = ([model.peak_requests_per_second] if option.fleet is None
                else [model.mean_requests_per_second * w for w in sorted(set(model.hourly_profile))])
     found: list[float] = []
-    for demand in (d for d in demands if d > 0):
-        per_replica = option.capacity_requests_per_second * option.target_peak_utilization / demand
+    # A replica is added where demand passes k x target x capacity (headroom) or, with N+k spares, k x capacity.
+    loads = {option.target_peak_utilization, 1.0} if option.spare_replicas else {option.target_peak_utilization}
+    for demand, load in ((d, u) for d in demands if d > 0 for u in loads):
+        per_replica = option.capacity_requests_per_second * load / demand
         count = min(int(up_to / per_replica), MAX_STEPS)
         found += [k * per_replica for k in range(1, count + 1)]
     return sorted(found, key=lambda s: abs(math.log(s)))[:MAX_STEPS]

@@ -59,7 +59,8 @@ def fleet_inputs(result: OptionResult, option: SelfHostOption, *, mean_output_to
 
 def fleet_usd_per_month(fleet: FleetInputs, *, hourly_requests_per_second: Sequence[float],
                         capacity_requests_per_second: float, target_peak_utilization: float, min_replicas: int,
-                        gpu_price_scale: float = 1.0, output_tokens_scale: float = 1.0) -> float:
+                        gpu_price_scale: float = 1.0, output_tokens_scale: float = 1.0,
+                        spare_replicas: int = 0) -> float:
     """GPU $ + per-GPU ops a month of the fleet serving this hourly demand (fixed ops excluded: the caller's)."""
     redo_seconds = interrupted_work_seconds(ttft_p90_seconds=fleet.ttft_p90_seconds,
                                             tpot_p90_seconds=fleet.tpot_p90_seconds,
@@ -68,7 +69,8 @@ def fleet_usd_per_month(fleet: FleetInputs, *, hourly_requests_per_second: Seque
               "capacity_requests_per_second": capacity_requests_per_second,
               "target_peak_utilization": target_peak_utilization, "min_replicas": min_replicas,
               "max_replicas": fleet.max_replicas, "warmup_minutes": fleet.warmup_minutes,
-              "interruptions_per_replica_hour": fleet.interruptions_per_replica_hour, "redo_seconds": redo_seconds}
+              "interruptions_per_replica_hour": fleet.interruptions_per_replica_hour, "redo_seconds": redo_seconds,
+              "spare_replicas": spare_replicas}
     n = fleet.gpus_per_replica
     if fleet.mode == "mixed":
         day = mixed_day(**shared, base_usd_per_gpu_hour=fleet.usd_per_gpu_hour * gpu_price_scale,  # type: ignore[arg-type]

@@ -21,13 +21,13 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
             f"Spiky traffic: the peak hour is {peak_to_mean:.1f}x the mean, so replicas sized for the peak idle "
             "much of the day; compare the hybrid option or autoscaling."
         )
-    unmeasured = [r.name for r in ranked if r.kind == "api" and r.slo_status == "unverified"]
+    unmeasured = [r.name for r in ranked if r.slo_status == "unverified" and r.excluded_reason is None]
     if unmeasured:
         warnings.append(
-            "API latency is not verified for " + ", ".join(unmeasured)
-            + ": no measured (or published p90) TTFT/TPOT, so they do not count as meeting the SLO and rank after "
-            "verified options (scenario accept_unverified_latency: true ranks them together). Measure with "
-            "`costmodel probe-endpoint`."
+            "Latency is unverified for " + ", ".join(unmeasured)
+            + ": no measured or published figure, or a band across a limit, so they are never recommended "
+            "(scenario accept_unverified_latency: true allows it); the cheapest is named with its saving and the "
+            "`costmodel probe-endpoint` check that would settle it."
         )
     warnings += retiring_soon_warnings(ranked, as_of=decision_as_of)
     retired = [r.name for r in ranked if r.kind == "api" and r.retired]

@@ -32,7 +32,12 @@ _TARGET = Field(
 )
 _MIN_REPLICAS = Field(
     default=None, ge=1, le=MAX_MIN_REPLICAS,
-    description="replicas kept whatever the demand; default 2 for an interactive workload (N+1), 1 when batch_allowed",
+    description="replicas kept whatever the demand; default 2 for an interactive workload, 1 when batch_allowed",
+)
+_SPARE_REPLICAS = Field(
+    default=None, ge=0, le=MAX_MIN_REPLICAS,
+    description="replicas beyond what the hour's demand needs at 100% of capacity (N+k: with k replicas down the rest "
+    "still carry the hour); default 1 (N+1) for an interactive workload, 0 when batch_allowed",
 )
 
 
@@ -108,6 +113,7 @@ class FleetPolicy(StrictModel):
 
     target_peak_utilization: float | None = _TARGET
     min_replicas: int | None = _MIN_REPLICAS
+    spare_replicas: int | None = _SPARE_REPLICAS
 
 
 class ApiOption(StrictModel):
@@ -164,9 +170,10 @@ class SelfHostOption(StrictModel):
         default=None, ge=0, le=MAX_HOST_POWER_KW_PER_GPU,
         description="owned GPUs: the host server's power per GPU, beyond the GPU's, kW (default: the host sheet)")
     engine: str = Field(
-        default="generic", pattern=_ID,
-        description="serving engine profile id in catalog/engines (generic, vllm, sglang, trtllm, naive): "
-                    "scheduler defaults and CPU overheads",
+        default="vllm", pattern=_ID,
+        description="serving engine profile id in catalog/engines (vllm, sglang, trtllm, generic, naive): "
+                    "scheduler defaults and CPU overheads; default vllm (a served engine whose CPU costs are fitted "
+                    "on public runs; generic is the optimistic roofline-only profile)",
     )
 
     @field_validator("engine")
@@ -178,6 +185,7 @@ class SelfHostOption(StrictModel):
         return value
     target_peak_utilization: float | None = _TARGET
     min_replicas: int | None = _MIN_REPLICAS
+    spare_replicas: int | None = _SPARE_REPLICAS
     scaling: ScalingPolicy = Field(default_factory=ScalingPolicy,
                                    description="fixed (default), autoscale or mixed; see docs/economics.md")
     calibration: str | list[str] | None = Field(

@@ -1,0 +1,87 @@
+"""Which ranked option is recommended, what it costs over the cheapest usable one, and what to verify first.
+
+The ranking lists usable options (not excluded) by $/month and the excluded ones last (decision/rank.py).
+The recommendation is the cheapest usable option whose `slo_status` is `meets` or `likely_meets`
+(`unverified` too when the scenario sets `accept_unverified_latency`). When a cheaper usable option is
+`unverified`, the decision names it with the saving and the exact probe that would settle it ("verify
+first"); the premium of the recommendation over the cheapest usable option is always reported.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from dataclasses import dataclass
+
+from costmodel.decision.evidence import USABLE_STATUSES
+from costmodel.decision.results import CheaperUnverified, OptionResult
+from costmodel.scenario import ApiOption, Scenario, SelfHostOption
+from costmodel.units import fmt_money
+
+PROBE_REQUESTS = 200  # requests of the verifying probe: ~20 above the p90, enough to read it
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recommendation:
+    """The chosen option (None: none is known to meet the SLO) and the figures around it."""
+
+    chosen: OptionResult | None
+    cheapest_usable: OptionResult | None
+    cheaper_unverified: CheaperUnverified | None
+    premium_usd_per_month: float | None
+
+
+def allowed_statuses(*, accept_unverified: bool) -> frozenset[str]:
+    """The latency statuses a recommendation may have."""
+    return USABLE_STATUSES | {"unverified"} if accept_unverified else USABLE_STATUSES
+
+
+def _model_name(scenario: Scenario, name: str, api_models: dict[str, str]) -> str:
+    option = scenario.option(name)
+    if isinstance(option, ApiOption):
+        return api_models.get(name, option.price_id.split("/", 1)[-1])
+    return option.model if isinstance(option, SelfHostOption) else name
+
+
+def probe_command(scenario: Scenario, name: str, *, api_models: dict[str, str]) -> str:
+    """`costmodel probe-endpoint` at the scenario's peak rate, mean lengths and p90 limits, for option `name`
+    (its base URL is the user's: the provider's OpenAI-compatible endpoint, or a trial deployment)."""
+    workload, slo = scenario.workload, scenario.slo
+    rate = max(workload.peak_requests_per_second(), 0.01)
+    parts = ["costmodel", "probe-endpoint", "--url", "$BASE_URL", "--model", _model_name(scenario, name, api_models),
+             "--rates", f"{rate:.3g}", "--requests", str(PROBE_REQUESTS),
+             "--prompt-tokens", str(max(1, round(workload.mean_prompt_tokens()))),
+             "--max-tokens", str(max(1, round(workload.mean_output_tokens()))),
+             "--slo-ttft-p90", f"{slo.ttft_p90_seconds:g}", "--slo-tpot-p90", f"{slo.tpot_p90_seconds:g}"]
+    return " ".join(p if p == "$BASE_URL" else shlex.quote(p) for p in parts)
+
+
+def recommend(ranked: tuple[OptionResult, ...], scenario: Scenario, *,
+              api_models: dict[str, str] | None = None) -> Recommendation:
+    """The recommendation of a ranked list (see the module docstring); `api_models`: API option -> the model
+    name its provider serves (for the probe command)."""
+    allowed = allowed_statuses(accept_unverified=scenario.accept_unverified_latency)
+    usable = [r for r in ranked if r.excluded_reason is None and not r.throttled and math.isfinite(r.usd_per_month)]
+    chosen = next((r for r in usable if r.slo_status in allowed), None)
+    cheapest = usable[0] if usable else None
+    cheaper = None
+    limit = chosen.usd_per_month if chosen is not None else math.inf
+    candidate = next((r for r in usable if r.slo_status == "unverified" and r.usd_per_month < limit - 0.005), None)
+    if candidate is not None and "unverified" not in allowed:
+        saving = limit - candidate.usd_per_month if chosen is not None else math.nan
+        cheaper = CheaperUnverified(
+            option=candidate.name, usd_per_month=candidate.usd_per_month,
+            saving_usd_per_month=saving, saving_fraction=saving / limit if chosen is not None and limit > 0 else math.nan,
+            check=probe_command(scenario, candidate.name, api_models=api_models or {}))
+    premium = (chosen.usd_per_month - cheapest.usd_per_month) if chosen is not None and cheapest is not None else None
+    return Recommendation(chosen=chosen, cheapest_usable=cheapest, cheaper_unverified=cheaper,
+                          premium_usd_per_month=max(premium, 0.0) if premium is not None else None)
+
+
+def verify_first_sentence(cheaper: CheaperUnverified) -> str:
+    """'Verify first: X would save $N/month (K%) if its latency holds' (+ the check)."""
+    if math.isnan(cheaper.saving_usd_per_month):
+        return (f"Verify first: {cheaper.option} ({fmt_money(cheaper.usd_per_month)}/month) is the cheapest usable option, "
+                f"but its latency is unverified; check it with `{cheaper.check}`.")
+    return (f"Verify first: {cheaper.option} would save {fmt_money(cheaper.saving_usd_per_month)}/month "
+            f"({cheaper.saving_fraction:.0%}) if its latency holds; check it with `{cheaper.check}`.")
