@@ -1,15 +1,16 @@
-"""Break-even against a reference API, both forms on one fleet: the month-0 fleet the option is priced with.
+"""Break-even against a reference API: one definition, on the fleet re-sized for the break-even volume.
 
-For a fleet costing F $/month (GPUs + ops) whose replicas serve R_h replicas in hour h of the day, each at
-X tokens/s at the SLO (prompt + output), the fleet carries at most C = sum_h R_h x D x 3,600 x X tokens a
-month (D = 30.4375 days; a fixed fleet of n replicas: C = n x X x S, S = 2,629,800 s). Against an API at
-p_api $/M (blended over prompt and output tokens):
+V* is the monthly volume nearest today's (within 1/100x .. 100x) at which the self-host option's $/month, its
+fleet sized for that volume by its own policy (headroom, N+1, autoscaling: decision/volume.py, the same
+economics as `decide`), crosses the reference API's $/month at that volume: the crossing of the two lines of
+the memo's cost-vs-volume chart. For the fleet sized for V*, whose replicas serve R_h replicas in hour h,
+each at X tokens/s at the SLO (prompt + output), C = sum_h R_h x D x 3,600 x X tokens a month (D = 30.4375
+days) is what it could carry at full utilization, and
 
-    V* = F x 1e6 / p_api          the monthly volume at which the API bills what this fleet costs
-    u* = V* / C                   the same volume as a share of the fleet's capacity (> 1: never on this fleet)
+    u* = V* / C                   the break-even utilization: the share of that fleet's capacity in use at V*
 
-so V* = u* x C by construction (docs/economics.md, "Break-even"). The fleet is the one priced today (same
-replicas, same hours); a larger volume would need a larger fleet, whose break-even is another pair.
+so that fleet's cost F = p_api x V* / 1e6 and u* = F x 1e6 / (p_api x C) (docs/economics.md, "Break-even").
+No crossing in the range: no break-even (None), and every face says so.
 """
 
 from __future__ import annotations
@@ -18,8 +19,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from costmodel.decision.crossing import FLIP_SEARCH_DECADES, first_volume
 from costmodel.decision.quality import substitute_group
-from costmodel.decision.results import OptionResult
+from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.volume import (
+    CostModel,
+    Scaling,
+    cost_model,
+    replicas_by_hour_at,
+    step_volumes,
+    tokens_per_second_per_replica,
+    usd_per_month,
+)
+from costmodel.pricing import ApiPriceRow, PriceSheet
 from costmodel.scenario import HybridOption, Scenario, SelfHostOption
 from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_HOUR, TOKENS_PER_MTOK
 
@@ -50,18 +62,49 @@ def break_even_on_fleet(*, fleet_usd_per_month: float, fleet_tokens_per_month: f
 
 
 def with_break_even(result: OptionResult, reference: OptionResult | None) -> OptionResult:
-    """A self-host result with its reference API named and the (u*, V*) pair on its month-0 fleet."""
-    if reference is None:
-        return replace(result, break_even_utilization=None, break_even_tokens_per_month=None, break_even_against=None)
-    pair = None
-    if result.replicas_by_hour is not None and result.tokens_per_second_per_replica:
-        capacity = fleet_tokens_per_month(replicas_by_hour=result.replicas_by_hour,
-                                          tokens_per_second_per_replica=result.tokens_per_second_per_replica)
-        pair = break_even_on_fleet(fleet_usd_per_month=result.usd_per_month, fleet_tokens_per_month=capacity,
-                                   api_usd_per_mtok=reference.usd_per_mtok)
-    return replace(result, break_even_against=reference.name,
-                   break_even_utilization=pair.utilization if pair else None,
-                   break_even_tokens_per_month=pair.tokens_per_month if pair else None)
+    """A self-host result with its reference API named; the (u*, V*) pair is set by `with_break_evens` once
+    the whole decision is priced (it needs every option's cost at other volumes)."""
+    return replace(result, break_even_utilization=None, break_even_tokens_per_month=None,
+                   break_even_against=reference.name if reference is not None else None)
+
+
+def break_even_crossing(model: CostModel, name: str, *, against: str) -> BreakEven | None:
+    """V* (nearest today's volume where the order of `name` and `against` changes) and u* on the fleet sized
+    for it; None when the order does not change within 1/100x .. 100x."""
+    def usd(option: str, scale: float) -> float:
+        return usd_per_month(model, option, Scaling(volume=scale))
+
+    steps = step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES)
+    cheaper_now = usd(name, 1.0) <= usd(against, 1.0)
+    scale = (first_volume(lambda s: usd(name, s) > usd(against, s), upward=False, steps=steps) if cheaper_now
+             else first_volume(lambda s: usd(name, s) <= usd(against, s), upward=True, steps=steps))
+    if scale is None:
+        return None
+    at = Scaling(volume=scale)
+    capacity = fleet_tokens_per_month(replicas_by_hour=replicas_by_hour_at(model, name, at),
+                                      tokens_per_second_per_replica=tokens_per_second_per_replica(model, name, at))
+    volume = scale * model.tokens_per_month
+    return BreakEven(utilization=volume / capacity if capacity > 0 else math.inf, tokens_per_month=volume,
+                     fleet_tokens_per_month=capacity)
+
+
+def with_break_evens(decision: Decision, scenario: Scenario, *,
+                     api_sheet: PriceSheet[ApiPriceRow] | None = None) -> Decision:
+    """The decision with every usable self-host option's (u*, V*) against its reference API."""
+    if not decision.usable_options:
+        return decision
+    model = cost_model(decision, scenario, api_sheet=api_sheet)
+    names = {o.name for o in model.options}
+
+    def priced(result: OptionResult) -> OptionResult:
+        against = result.break_even_against
+        if result.kind != "self-host" or result.excluded_reason is not None or against not in names:
+            return result
+        pair = break_even_crossing(model, result.name, against=against)
+        return replace(result, break_even_utilization=pair.utilization if pair else None,
+                       break_even_tokens_per_month=pair.tokens_per_month if pair else None)
+
+    return replace(decision, options=tuple(priced(o) for o in decision.options))
 
 
 def reference_apis(scenario: Scenario, apis: list[OptionResult],

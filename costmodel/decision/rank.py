@@ -25,7 +25,7 @@ from costmodel.decision.attach import (  # option_efficiency: re-exported, searc
     load_attached,
     measured_api_option,
 )
-from costmodel.decision.breakeven import named_reference, reference_apis
+from costmodel.decision.breakeven import named_reference, reference_apis, with_break_evens
 from costmodel.decision.capacity import (  # re-exported: the app, search and memo import them here
     CapacityCache,
     CapacityMethod,
@@ -156,19 +156,14 @@ def decide(
         raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
     api_models = {o.name: api_sheet.get(o.price_id).model for o in scenario.options
                   if isinstance(o, ApiOption) and o.name not in excluded}
-    pick = recommend(ranked, scenario, api_models=api_models)
-    chosen = pick.chosen
+    chosen = recommend(ranked, scenario, api_models=api_models).chosen
     efficiency_sources = sorted({src for _, src in capacities.values()}) or ["no self-host options"]
-    return Decision(
+    decision = Decision(
         scenario_name=scenario.name,
         options=ranked,
         recommendation=chosen.name if chosen is not None else None,
         recommendation_meets_slo=chosen is not None and chosen.meets_slo and not chosen.throttled,
-        reasons=(*decision_reasons(ranked, pick), *([horizon_reason] if change is not None else []))
-        if chosen is not None else no_recommendation_reason(ranked, pick),
-        cheaper_unverified=pick.cheaper_unverified,
-        recommendation_premium_usd_per_month=pick.premium_usd_per_month,
-        cheapest_usable=pick.cheapest_usable.name if pick.cheapest_usable is not None else None,
+        reasons=(),
         warnings=scenario_warnings(scenario, ranked, capacities={k: v[0] for k, v in capacities.items()},
                                    decision_as_of=today) + forced_warnings(attached),
         requests_per_month=workload.requests_per_month(),
@@ -188,6 +183,20 @@ def decide(
         ranking_change_month=change.month if change is not None else None,
         ranking_change_reason=horizon_reason,
     )
+    decision = with_break_evens(decision, scenario, api_sheet=api_sheet)
+    return _explained(decision, scenario, api_models=api_models,
+                      horizon_reason=horizon_reason if change is not None else None)
+
+
+def _explained(decision: Decision, scenario: Scenario, *, api_models: dict[str, str],
+               horizon_reason: str | None) -> Decision:
+    """The decision with its recommendation figures (verify first, premium) and the sentences that explain it."""
+    pick = recommend(decision.options, scenario, api_models=api_models)
+    reasons = ((*decision_reasons(decision.options, pick, total_tokens=decision.tokens_per_month), *([horizon_reason] if horizon_reason else []))
+               if pick.chosen is not None else no_recommendation_reason(decision.options, pick))
+    return replace(decision, reasons=reasons, cheaper_unverified=pick.cheaper_unverified,
+                   recommendation_premium_usd_per_month=pick.premium_usd_per_month,
+                   cheapest_usable=pick.cheapest_usable.name if pick.cheapest_usable is not None else None)
 
 
 def _finite_or_excluded(result: OptionResult) -> OptionResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from costmodel.decision.recommend import Recommendation, verify_first_sentence
 from costmodel.decision.results import Decision, OptionResult
 
@@ -26,7 +28,8 @@ def _status_words(option: OptionResult) -> str:
             "unverified": "has unverified latency (accepted by the scenario)"}.get(option.slo_status, option.slo_status)
 
 
-def decision_reasons(ranked: tuple[OptionResult, ...], pick: Recommendation) -> tuple[str, ...]:
+def decision_reasons(ranked: tuple[OptionResult, ...], pick: Recommendation, *,
+                     total_tokens: float = 0.0) -> tuple[str, ...]:
     """Why the recommended option is chosen, what verifying a cheaper one would save, the premium over the
     cheapest usable option, its runner-up and where self-hosting breaks even."""
     chosen = pick.chosen
@@ -49,27 +52,32 @@ def decision_reasons(ranked: tuple[OptionResult, ...], pick: Recommendation) -> 
         saving = 1.0 - chosen.usd_per_month / runner_up.usd_per_month
         reasons.append(f"It costs {saving:.0%} less than the next option that meets or likely meets the SLO, "
                        f"{runner_up.name} (${runner_up.usd_per_month:,.0f}/month).")
-    reasons += _break_even_reasons(ranked, chosen)
+    reasons += _break_even_reasons(ranked, chosen, total_tokens=total_tokens)
     return tuple(reasons)
 
 
-def _break_even_reasons(ranked: tuple[OptionResult, ...], chosen: OptionResult) -> list[str]:
-    if chosen.kind != "api" and chosen.break_even_utilization is not None and chosen.utilization is not None:
-        return [f"Its replicas run at {chosen.utilization:.0%} utilization; self-hosting beats "
-                f"{chosen.break_even_against} above {chosen.break_even_utilization:.0%}."]
+def _break_even_reasons(ranked: tuple[OptionResult, ...], chosen: OptionResult, *, total_tokens: float) -> list[str]:
     if chosen.kind != "api":
-        return []
-    # The pair is on each option's month-0 fleet (decision/breakeven.py): a volume beyond what that fleet
-    # carries (u* > 1) is no break-even of it.
+        if chosen.utilization is None or chosen.break_even_against is None:
+            return []
+        run = f"Its replicas run at {chosen.utilization:.0%} utilization"
+        if chosen.break_even_tokens_per_month is None or chosen.break_even_utilization is None:
+            return [f"{run}; its order against {chosen.break_even_against} does not change between 1/100x and "
+                    "100x today's volume."]
+        side = "below" if chosen.break_even_tokens_per_month < total_tokens else "above"
+        return [f"{run}; it breaks even with {chosen.break_even_against} at "
+                f"{chosen.break_even_tokens_per_month / 1e9:,.1f}B tokens/month ({side} today's volume; "
+                f"{chosen.break_even_utilization:.0%} utilization of the fleet sized for that volume)."]
+    # V* is where the self-host option's cost, its fleet re-sized for that volume, crosses the API's
+    # (decision/breakeven.py); none within 1/100x .. 100x: no break-even.
     volumes = [(r.break_even_tokens_per_month, r.name) for r in ranked
                if r.kind == "self-host" and r.break_even_tokens_per_month and r.excluded_reason is None
-               and r.break_even_utilization is not None and r.break_even_utilization <= 1]
+               and r.break_even_against == chosen.name]
     if volumes:
-        volume, name = min(volumes)
-        return [f"Self-hosting ({name}) would break even at {volume / 1e9:,.1f}B tokens/month."]
+        volume, name = min(volumes, key=lambda pair: abs(math.log(pair[0] / max(total_tokens, 1.0))))
+        return [f"Self-hosting ({name}) would break even with it at {volume / 1e9:,.1f}B tokens/month."]
     if any(r.kind == "self-host" and r.excluded_reason is None for r in ranked):
-        return ["No self-host fleet priced here breaks even with this API: each would need more volume "
-                "than it can carry at the SLO (break-even utilization above 100%) or has no capacity at it."]
+        return ["No self-host option here breaks even with this API between 1/100x and 100x today's volume."]
     return []
 
 

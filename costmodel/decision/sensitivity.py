@@ -19,14 +19,12 @@ and capacity by the prefill/decode time split. The flip volumes come from a swee
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from costmodel.decision.capacity import CapacityCache, self_host_capacity
+from costmodel.decision.crossing import FLIP_SEARCH_DECADES, first_volume
 from costmodel.decision.rank import Overrides, decide
 from costmodel.decision.results import Decision
 from costmodel.decision.volume import (
@@ -52,12 +50,6 @@ FACTORS: tuple[tuple[str, str, str], ...] = (
 )
 DEFAULT_FRACTION = 0.2  # +-20%
 SIMPLICITY = {"api": 0, "self-host": 1, "hybrid": 2}
-# Flip search: 1/100x .. 100x the scenario's volume, 10 points per decade, then bisection on the bracketing
-# pair (self-host cost is a step function of volume, so the flip can sit on a jump).
-FLIP_SEARCH_DECADES = 2.0
-FLIP_GRID_PER_DECADE = 10
-FLIP_BISECTIONS = 40
-STEP_SIDE = 1e-9  # relative offset of the samples on either side of a cost step
 
 
 @dataclass(frozen=True)
@@ -155,29 +147,6 @@ def model_advantage(model: CostModel, scaling: Scaling, *, strict: bool) -> Adva
     fails = strict and (throttled(model, chosen, scaling) or not serves(model, chosen, scaling))
     chosen_usd = usd_per_month(model, chosen, scaling)
     return Advantage(best_usd - chosen_usd if best_name else math.inf, best_name, fails)
-
-
-def first_volume(happens: Callable[[float], bool], *, upward: bool, steps: tuple[float, ...] = ()) -> float | None:
-    """The volume multiple nearest 1 (above or below) at which `happens` turns true, within the search range;
-    None if it is already true at 1 or never within the range. `steps` are volumes where costs jump
-    (`volume.step_volumes`): the scan samples just below and above each, so a window between two steps is
-    never skipped; between samples costs are continuous and bisection is exact."""
-    if happens(1.0):
-        return None
-    count = int(FLIP_SEARCH_DECADES * FLIP_GRID_PER_DECADE)
-    exponents = np.linspace(0.0, FLIP_SEARCH_DECADES if upward else -FLIP_SEARCH_DECADES, count + 1)
-    low, high = 10.0**-FLIP_SEARCH_DECADES, 10.0**FLIP_SEARCH_DECADES
-    points = {float(10.0**e) for e in exponents}
-    points |= {s * f for s in steps for f in (1 - STEP_SIDE, 1 + STEP_SIDE) if low <= s * f <= high}
-    scales = sorted((p for p in points if (p >= 1.0 if upward else p <= 1.0)), reverse=not upward)
-    for holds, scale in itertools.pairwise(scales):
-        if happens(scale):
-            flipped = scale
-            for _ in range(FLIP_BISECTIONS):
-                middle = math.sqrt(holds * flipped)
-                holds, flipped = (holds, middle) if happens(middle) else (middle, flipped)
-            return flipped
-    return None
 
 
 def _flip(model: CostModel, *, strict: bool, upward: bool) -> FlipVolume | None:

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, replace
 
 from costmodel.decision.economics import HybridPlan, plan_hybrid
-from costmodel.decision.fleet import replicas_for_demand
+from costmodel.decision.fleet import replicas_by_hour, replicas_for_demand
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.volume_fleet import FleetInputs, fleet_inputs, fleet_usd_per_month
 from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
@@ -171,7 +171,7 @@ def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[
                                          min_replicas=base.min_replicas or 1, target_peak_utilization=1.0,
                                          spare_replicas=0)  # as options.hybrid_result
     return CostModel(
-        options=tuple(costs[r.name] for r in decision.usable_options), recommendation=decision.chosen_name(),
+        options=tuple(costs[r.name] for r in decision.usable_options), recommendation=decision.recommendation or "",
         parts=tuple(costs[name] for name in sorted(hybrid_parts - usable)),
         mean_requests_per_second=decision.mean_requests_per_second,
         peak_requests_per_second=decision.peak_requests_per_second, hourly_profile=decision.hourly_profile,
@@ -242,6 +242,31 @@ def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> 
     replicas = _peak_replicas(model, option, capacity, scaling) if capacity > 0 else 1  # infeasible: one, as decide
     return (replicas * (option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month)
             + option.ops_usd_per_month)
+
+
+def replicas_by_hour_at(model: CostModel, name: str, scaling: Scaling = Scaling()) -> tuple[int, ...]:
+    """A self-host option's replicas in each hour at the scaled inputs, by its fleet policy (a fixed fleet:
+    the peak hour's count all day; an hourly fleet: each hour's demand, capped at max_replicas, a mixed
+    fleet's base taken as no more than the demand needs); () when it cannot meet the SLO."""
+    option = model.option(name)
+    capacity = _capacity(option, scaling)
+    if capacity <= 0:
+        return ()
+    if option.fleet is None:
+        return (_peak_replicas(model, option, capacity, scaling),) * len(model.hourly_profile)
+    wanted = replicas_by_hour(hourly_requests_per_second=[model.mean_requests_per_second * scaling.volume * w
+                                                          for w in model.hourly_profile],
+                              capacity_requests_per_second=capacity,
+                              target_peak_utilization=option.target_peak_utilization,
+                              min_replicas=option.min_replicas, spare_replicas=option.spare_replicas)
+    return tuple(min(r, option.fleet.max_replicas) for r in wanted)
+
+
+def tokens_per_second_per_replica(model: CostModel, name: str, scaling: Scaling = Scaling()) -> float:
+    """Prompt + output tokens/s one replica serves at the SLO under `scaling` (capacity x tokens per request)."""
+    option = model.option(name)
+    tokens = model.mean_prompt_tokens * scaling.prompt_tokens + model.mean_output_tokens * scaling.output_tokens
+    return _capacity(option, scaling) * tokens
 
 
 def throttled(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:

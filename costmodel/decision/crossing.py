@@ -1,0 +1,43 @@
+"""The volume nearest the scenario's at which something turns true: the one search behind flips and break-evens.
+
+Self-host cost is a step function of volume (a replica is added at each step), so the search samples a log
+grid from 1/100x to 100x plus both sides of every cost step, then bisects the bracketing pair.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+# 1/100x .. 100x the scenario's volume, 10 points per decade, then bisection on the bracketing pair (the
+# crossing can sit on a jump).
+FLIP_SEARCH_DECADES = 2.0
+FLIP_GRID_PER_DECADE = 10
+FLIP_BISECTIONS = 40
+STEP_SIDE = 1e-9  # relative offset of the samples on either side of a cost step
+
+
+def first_volume(happens: Callable[[float], bool], *, upward: bool, steps: tuple[float, ...] = ()) -> float | None:
+    """The volume multiple nearest 1 (above or below) at which `happens` turns true, within the search range;
+    None if it is already true at 1 or never within the range. `steps` are volumes where costs jump
+    (`volume.step_volumes`): the scan samples just below and above each, so a window between two steps is
+    never skipped; between samples costs are continuous and bisection is exact."""
+    if happens(1.0):
+        return None
+    count = int(FLIP_SEARCH_DECADES * FLIP_GRID_PER_DECADE)
+    exponents = np.linspace(0.0, FLIP_SEARCH_DECADES if upward else -FLIP_SEARCH_DECADES, count + 1)
+    low, high = 10.0**-FLIP_SEARCH_DECADES, 10.0**FLIP_SEARCH_DECADES
+    points = {float(10.0**e) for e in exponents}
+    points |= {s * f for s in steps for f in (1 - STEP_SIDE, 1 + STEP_SIDE) if low <= s * f <= high}
+    scales = sorted((p for p in points if (p >= 1.0 if upward else p <= 1.0)), reverse=not upward)
+    for holds, scale in itertools.pairwise(scales):
+        if happens(scale):
+            flipped = scale
+            for _ in range(FLIP_BISECTIONS):
+                middle = math.sqrt(holds * flipped)
+                holds, flipped = (holds, middle) if happens(middle) else (middle, flipped)
+            return flipped
+    return None
