@@ -63,6 +63,7 @@ from costmodel.decision.horizon import committed_replicas
 from costmodel.decision.mixed import cyclic_starts, mixed_day
 from costmodel.decision.rank import decide
 from costmodel.decision.reasons import decision_reasons
+from costmodel.decision.recommend import Recommendation
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.warnings import scenario_warnings
 from costmodel.dtypes import BYTES_PER_ELEMENT
@@ -668,7 +669,9 @@ def build_ranking() -> None:
 
     def saving_line(dearer_by: float) -> bool:
         runner_up = dataclasses.replace(SELF, usd_per_month=API.usd_per_month * (1 + dearer_by))
-        return any(r.startswith("It costs") for r in decision_reasons((API, runner_up)))
+        ranked = (API, runner_up)
+        pick = Recommendation(chosen=API, cheapest_usable=API, cheaper_unverified=None, premium_usd_per_month=0.0)
+        return any(r.startswith("It costs") for r in decision_reasons(ranked, pick))
 
     fact("the runner-up is named at 0.6% dearer, not at 0.4%", saving_line(0.006) and not saving_line(0.004))
     fact("ties go to the simpler option (API before the hybrid at the same cost)",

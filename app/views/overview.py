@@ -12,6 +12,7 @@ from app import glossary, state
 from app.compare_cache import cached_compare_view  # the Compare page's cache, without its figure imports
 from app.widgets import md, show_error
 from costmodel.decision.reasons import quality_statement
+from costmodel.decision.recommend import verify_first_sentence
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.errors import CostmodelError
 
@@ -19,44 +20,46 @@ BILLION = 1e9
 
 
 def _changes(decision: Decision, chosen: OptionResult) -> list[str]:
-    """What would change the answer: the runner-up's gap and the break-even volumes that are in range."""
+    """What would change the answer: the runner-up's gap and the break-even volumes (one definition: where the
+    option's cost, its fleet re-sized for the volume, crosses its reference API's)."""
     lines: list[str] = []
     others = [o for o in decision.usable_options if o.name != chosen.name]
     if others:
         runner = others[0]
         gap = runner.usd_per_month - chosen.usd_per_month
-        lines.append(f"Runner-up: **{runner.name}** ({runner.kind}) at ${runner.usd_per_month:,.0f}/month "
-                     f"({'+' if gap >= 0 else '-'}${abs(gap):,.0f}/month)"
-                     + ("" if runner.meets_slo else ", but it misses the SLO") + ".")
+        lines.append(f"Next by cost: **{runner.name}** ({runner.kind}) at ${runner.usd_per_month:,.0f}/month "
+                     f"({'+' if gap >= 0 else '-'}${abs(gap):,.0f}/month), latency {runner.slo_status}.")
     current = decision.tokens_per_month
     for option in decision.usable_options:
         volume = option.break_even_tokens_per_month
         if volume is None or not math.isfinite(volume) or option.break_even_against is None:
             continue
         direction = "rises" if volume > current else "falls"
-        # The pair is on the option's month-0 fleet: past u* = 100% that fleet cannot carry the volume.
-        carried = option.break_even_utilization is not None and option.break_even_utilization <= 1
-        tail = (f"the order flips if the volume {direction} past it" if carried
-                else "more than that fleet carries at the SLO, so a larger fleet would be needed")
-        lines.append(f"**{option.name}**'s current fleet costs what **{option.break_even_against}** bills at "
-                     f"{volume / BILLION:,.2f}B tokens/month (now {current / BILLION:,.2f}B): {tail}.")
+        lines.append(f"**{option.name}** breaks even with **{option.break_even_against}** at "
+                     f"{volume / BILLION:,.2f}B tokens/month (now {current / BILLION:,.2f}B): their order changes if "
+                     f"the volume {direction} past it.")
     if not lines:
-        lines.append("No break-even volume in range: changing the volume alone does not change the order.")
+        lines.append("No break-even volume between 1/100x and 100x: changing the volume alone does not change the order.")
     return lines
 
 
 def _answer(decision: Decision) -> None:
-    if decision.recommendation is None:  # every option is infeasible: say so, with each typed reason
+    if decision.cheaper_unverified is not None:  # leads page 1, the Overview and compare's text alike
+        st.warning(md(verify_first_sentence(decision.cheaper_unverified)))
+    if decision.recommendation is None:  # nothing feasible, or nothing known to meet the SLO: say which
         st.error(md("No recommendation: " + " ".join(decision.reasons)))
         st.info(md(quality_statement(decision)))
         return
     chosen = decision.option(decision.recommendation)
     box = st.success if decision.recommendation_meets_slo else st.error
     box(md(f"Recommendation: **{chosen.name}** ({chosen.kind})"))
-    cols = st.columns(3)
+    cols = st.columns(4)
     cols[0].metric("Cost", f"${chosen.usd_per_month:,.0f}/month", help="Month 0, at this scenario's volume.")
     cols[1].metric("Per million tokens", f"${chosen.usd_per_mtok:,.3f}", help=glossary.tip("$/M tokens"))
-    cols[2].metric("Latency SLO", chosen.slo_status, help=glossary.tip("SLO"))
+    cols[2].metric("Latency SLO", chosen.slo_status.replace("_", " "), help=glossary.tip("SLO"))
+    premium = decision.recommendation_premium_usd_per_month
+    cols[3].metric("Premium over the cheapest usable", f"${premium or 0:,.0f}/month",
+                   help=f"Against {decision.cheapest_usable}, whatever its latency evidence.")
     st.subheader("Why")
     for reason in decision.reasons:
         st.markdown(f"- {md(reason)}")

@@ -67,6 +67,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--ask-key", action="store_true", help="prompt for the key (no echo) if the variable is unset"
     )
+    parser.add_argument("--slo-ttft-p90", type=float, default=None, metavar="SECONDS",
+                        help="judge the run against this p90 TTFT limit (s): meets / misses in the output")
+    parser.add_argument("--slo-tpot-p90", type=float, default=None, metavar="SECONDS",
+                        help="judge the run against this p90 TPOT limit (s)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
     parser.add_argument("--out", type=Path, help="also write the result JSON here (atomic)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -88,6 +92,10 @@ def read_api_key(*, env_name: str, ask: bool) -> str | None:
 def run_probe_endpoint(args: argparse.Namespace) -> int:
     """Handler of `costmodel probe-endpoint`; returns the exit code (see module docstring)."""
     concurrency_values = parse_levels(args.concurrency, flag="--concurrency", integer=True)
+    limits = slo_limits(ttft=args.slo_ttft_p90, tpot=args.slo_tpot_p90)
+    if limits and (args.rates is not None or len(concurrency_values) > 1):
+        raise CostmodelError("--slo-ttft-p90/--slo-tpot-p90 judge one run: give a single --concurrency level "
+                             "(a sweep's levels are fitted with calibrate-endpoint instead)")
     if args.rates is not None or len(concurrency_values) > 1:
         from costmodel.cli.endpoint_sweep import run_sweep_command
 
@@ -120,12 +128,47 @@ def run_probe_endpoint(args: argparse.Namespace) -> int:
             atomic_write_text(args.out, result.model_dump_json(indent=2) + "\n")
         except OSError as exc:  # the path was writable when checked; print the result whatever happens
             write_error = exc.strerror or str(exc)
-    emit(result.model_dump(mode="json"), as_json=args.json, text=format_result(result))
+    verdict = slo_verdict(result, limits)
+    payload = result.model_dump(mode="json") | ({"slo_status": verdict[0], "slo_reason": verdict[1]} if verdict else {})
+    emit(payload, as_json=args.json, text=format_result(result) + (f"\n  SLO       {verdict[0]}: {verdict[1]}"
+                                                                   if verdict else ""))
     if write_error is not None:
         sys.stderr.write(f"costmodel: error: --out {args.out}: could not write the result ({write_error}); "
                          "it is printed on stdout above\n")
         return 2
     return 0 if result.requests_failed == 0 else 1
+
+
+def slo_limits(*, ttft: float | None, tpot: float | None) -> dict[str, float]:
+    """The p90 limits given on the command line, each finite and > 0 (CostmodelError names the flag)."""
+    limits = {}
+    for flag, value, key in (("--slo-ttft-p90", ttft, "ttft"), ("--slo-tpot-p90", tpot, "tpot")):
+        if value is None:
+            continue
+        if not (math.isfinite(value) and value > 0):
+            raise CostmodelError(f"{flag} must be a positive number of seconds, got {value}")
+        limits[key] = value
+    return limits
+
+
+def slo_verdict(result: EndpointProbeResult, limits: dict[str, float]) -> tuple[str, str] | None:
+    """('meets' | 'misses' | 'unverified', why) of the run's measured p90s against the limits; None: none given."""
+    if not limits:
+        return None
+    parts, status = [], "meets"
+    for key, limit in limits.items():
+        value = getattr(result, f"{key}_p90_seconds")
+        if value is None:
+            status = "unverified" if status == "meets" else status
+            parts.append(f"no {key.upper()} p90 measured")
+            continue
+        over = value > limit
+        status = "misses" if over else status
+        parts.append(f"{key.upper()} p90 {fmt_seconds(value)} {'>' if over else '<='} {fmt_seconds(limit)}")
+    if result.requests_failed:
+        status = "unverified" if status == "meets" else status
+        parts.append(f"{result.requests_failed} request(s) failed")
+    return status, "; ".join(parts)
 
 
 def parse_levels(text: str, *, flag: str, integer: bool) -> list[float]:

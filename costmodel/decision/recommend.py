@@ -44,12 +44,14 @@ def _model_name(scenario: Scenario, name: str, api_models: dict[str, str]) -> st
 
 
 def probe_command(scenario: Scenario, name: str, *, api_models: dict[str, str]) -> str:
-    """`costmodel probe-endpoint` at the scenario's peak rate, mean lengths and p90 limits, for option `name`
+    """`costmodel probe-endpoint` at the peak hour's concurrency, mean lengths and p90 limits, for option `name`
     (its base URL is the user's: the provider's OpenAI-compatible endpoint, or a trial deployment)."""
     workload, slo = scenario.workload, scenario.slo
-    rate = max(workload.peak_requests_per_second(), 0.01)
+    # Little's law at the peak hour with every request at the SLO's limits: the requests in flight to test at.
+    e2e_seconds = slo.ttft_p90_seconds + workload.mean_output_tokens() * slo.tpot_p90_seconds
+    concurrency = max(1, math.ceil(workload.peak_requests_per_second() * e2e_seconds))
     parts = ["costmodel", "probe-endpoint", "--url", "$BASE_URL", "--model", _model_name(scenario, name, api_models),
-             "--rates", f"{rate:.3g}", "--requests", str(PROBE_REQUESTS),
+             "--concurrency", str(concurrency), "--requests", str(max(PROBE_REQUESTS, 2 * concurrency)),
              "--prompt-tokens", str(max(1, round(workload.mean_prompt_tokens()))),
              "--max-tokens", str(max(1, round(workload.mean_output_tokens()))),
              "--slo-ttft-p90", f"{slo.ttft_p90_seconds:g}", "--slo-tpot-p90", f"{slo.tpot_p90_seconds:g}"]

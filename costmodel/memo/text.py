@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
+from costmodel.decision.recommend import verify_first_sentence
 from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
 from costmodel.decision.volume import CostModel, hybrid_plan
 from costmodel.memo.blocks import (
@@ -54,13 +55,25 @@ def slo_phrase(result: OptionResult, scenario: Scenario) -> str:
     """'meets the SLO (p90 TTFT ... , p90 TPOT ...)' with the option's figures where known."""
     limits = slo_limits(scenario)
     if result.slo_status == "unverified":
-        return (f"has unverified latency against the SLO ({limits}): no measured p90 figures "
+        return (f"has unverified latency against the SLO ({limits}): no figure, or a p90 band across a limit "
                 f"({result.latency_source} latency), so it is not counted as meeting it")
-    verdict = "meets" if result.meets_slo else "misses"
+    verdict = {"meets": "meets", "likely_meets": "likely meets"}.get(result.slo_status, "misses")
+    band = _band_words(result)
     if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
         return f"{verdict} the SLO ({limits}): {result.slo_reason}"
     return (f"{verdict} the SLO ({limits}) with p90 TTFT {latency(result.ttft_p90_seconds)} and p90 TPOT "
-            f"{latency(result.tpot_p90_seconds)}")
+            f"{latency(result.tpot_p90_seconds)}{band}")
+
+
+def _band_words(result: OptionResult) -> str:
+    """' (simulated; bands 0.10-0.19 s and 32-46 ms)' where the option has a band."""
+    low, high = result.ttft_p90_seconds_low, result.ttft_p90_seconds_high
+    tlow, thigh = result.tpot_p90_seconds_low, result.tpot_p90_seconds_high
+    if None in (low, high, tlow, thigh) or (low == high and tlow == thigh):
+        return f" ({result.latency_source})"
+    assert low is not None and high is not None and tlow is not None and thigh is not None
+    return (f" ({result.latency_source}; p90 bands {latency(low)}-{latency(high)} and "
+            f"{latency(tlow)}-{latency(thigh)})")
 
 
 def _first_number(decision: Decision, base: Advantage) -> str:
@@ -77,10 +90,13 @@ def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | N
     """The second driving number, and the volume multiple it names (API: where self-hosting takes over)."""
     chosen = decision.chosen()
     if chosen.kind == "self-host":
-        if chosen.break_even_utilization is None:
+        if chosen.break_even_against is None:
             return f"its replicas run at {pct(chosen.utilization)} utilization (no API to break even against)", None
-        return (f"its replicas run at {pct(chosen.utilization)} utilization against a break-even utilization of "
-                f"{pct(chosen.break_even_utilization)} versus {short(chosen.break_even_against or '')}"), None
+        if chosen.break_even_tokens_per_month is None:
+            return (f"its replicas run at {pct(chosen.utilization)} utilization, and it stays on the same side of "
+                    f"{short(chosen.break_even_against)} from 1/100x to 100x today's volume"), None
+        return (f"its replicas run at {pct(chosen.utilization)} utilization, and it breaks even with "
+                f"{short(chosen.break_even_against)} at {tokens(chosen.break_even_tokens_per_month)} tokens/month"), None
     if chosen.kind == "hybrid":
         plan = hybrid_plan(model, chosen.name)
         return (f"{plan.base_replicas} base replica(s) at {pct(plan.utilization)} utilization serve "
@@ -119,10 +135,13 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
     """The one-paragraph decision, its two driving numbers, the flip volume and the computed reasons."""
     chosen = decision.chosen()
     blocks: list[Block] = []
+    if decision.cheaper_unverified is not None:
+        blocks.append(Para(verify_first_sentence(decision.cheaper_unverified).removeprefix("Verify first: "),
+                           lead="Verify first.", style="callout"))
     if not decision.recommendation_meets_slo and chosen.slo_status == "unverified" and not chosen.throttled:
         blocks.append(Para(
-            f"No option is verified to meet the SLO. {chosen.name} is listed first as the cheapest, but its latency "
-            f"is {chosen.slo_reason}. Verify it before deciding.", lead="Warning.", style="callout"))
+            f"The scenario accepts unverified latency: {chosen.name} is recommended though its latency is "
+            f"{chosen.slo_reason}. Verify it before deciding.", lead="Warning.", style="callout"))
     elif not decision.recommendation_meets_slo:
         blocks.append(Para(
             f"No option meets the SLO without throttling. {short(chosen.name)} is listed first as the cheapest, but "
@@ -141,6 +160,13 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
         f"{_first_number(decision, sensitivity.base)}; and {second}."
         + ("" if repeats else f" {flip_sentence(decision, sensitivity)}"),
         lead=f"Recommendation: {short(chosen.name)}.", style="callout"))
+    premium = decision.recommendation_premium_usd_per_month
+    if premium and decision.cheapest_usable is not None:
+        cheapest = decision.option(decision.cheapest_usable)
+        blocks.append(Para(
+            f"{short(chosen.name)} costs {money(premium)}/month more than the cheapest usable option, "
+            f"{short(cheapest.name)} ({money(cheapest.usd_per_month)}/month), whose latency is "
+            f"{cheapest.slo_status.replace('_', ' ')}: the price of evidence that the SLO holds.", lead="Premium."))
     blocks += change_blocks(decision, scenario, sensitivity)
     if decision.reasons:
         blocks.append(Para("As computed by the decision (the same sentences `costmodel compare` prints):", style="small"))
@@ -172,9 +198,10 @@ def _slo_cell(result: OptionResult) -> str:
         return f"excluded: {exclusion_label(result.excluded_kind)}" + (
             f", retires {result.retires_on.isoformat()}" if result.retires_on else "")
     if result.slo_status == "unverified":
-        source = "published, not your traffic" if result.latency_source == "published" else "not measured"
+        source = {"published": "published, not your traffic", "simulated": "simulated band across a limit"}.get(
+            result.latency_source, "not measured")
         return "unverified" + (", throttled" if result.throttled else "") + f" ({source})"
-    verdict = "yes" if result.meets_slo else "NO"
+    verdict = {"meets": "yes", "likely_meets": "likely"}.get(result.slo_status, "NO")
     if result.throttled:
         verdict += ", throttled"
     if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
