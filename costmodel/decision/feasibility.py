@@ -84,7 +84,8 @@ def infeasibilities(result: OptionResult, *, retired: Mapping[str, str],
     if result.name in below_floor:
         found.append(("below_quality_floor", below_floor[result.name]))
     if result.slo_status == "misses":
-        found.append(("misses_slo", f"misses the SLO: {result.slo_reason}"))
+        reason = result.slo_reason
+        found.append(("misses_slo", reason if reason.startswith("misses the SLO") else f"misses the SLO: {reason}"))
     if result.throttled:
         # The rate-limit check's own sentence (pricing/api_cost.py), for people; the kind is read from `throttled`.
         limit = next((n for n in result.notes if "would be throttled" in n), "")

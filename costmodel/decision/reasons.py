@@ -76,7 +76,7 @@ def _break_even_reasons(ranked: tuple[OptionResult, ...], chosen: OptionResult, 
     if volumes:
         volume, name = min(volumes, key=lambda pair: abs(math.log(pair[0] / max(total_tokens, 1.0))))
         return [f"Self-hosting ({name}) would break even with it at {volume / 1e9:,.1f}B tokens/month."]
-    if any(r.kind == "self-host" and r.excluded_reason is None for r in ranked):
+    if any(r.kind == "self-host" and r.excluded_reason is None and r.break_even_against == chosen.name for r in ranked):
         return ["No self-host option here breaks even with this API between 1/100x and 100x today's volume."]
     return []
 
