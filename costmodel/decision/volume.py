@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, replace
 
 from costmodel.decision.economics import HybridPlan, plan_hybrid
+from costmodel.decision.instances import InstancePacking
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.volume_fleet import FleetInputs, fleet_inputs, fleet_usd_per_month
 from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
@@ -69,6 +70,14 @@ class OptionCost:
     target_peak_utilization: float = 1.0  # share of capacity a replica may carry in the peak hour
     api: str | None = None  # hybrid: the API option that takes the overflow
     fleet: FleetInputs | None = None  # self-host: an autoscaled or mixed fleet (None: fixed, sized for the peak)
+    gpus_per_replica: int = 1  # self-host / hybrid base: N, packed into instances of G GPUs (decision/instances.py)
+    gpus_per_instance: int = 1
+    usd_per_gpu_hour: float = 0.0  # self-host / hybrid base: all-in, month 0
+    ops_usd_per_gpu_month: float = 0.0  # the per-GPU part of ops, on the GPUs billed
+
+    def packing(self) -> InstancePacking:
+        """The fixed fleet's (or hybrid base's) instances."""
+        return InstancePacking(gpus_per_replica=self.gpus_per_replica, gpus_per_instance=self.gpus_per_instance)
 
 
 @dataclass(frozen=True)
@@ -142,6 +151,8 @@ def _self_host_cost(result: OptionResult, option: SelfHostOption, decision: Deci
         # an hourly fleet's floor may be 0 (scaling.min_replicas: nothing runs in an empty hour)
         min_replicas=(result.min_replicas or 1) if fleet is None else (result.min_replicas or 0),
         target_peak_utilization=result.target_peak_utilization or 1.0,
+        gpus_per_replica=result.gpus_per_replica or 1, gpus_per_instance=result.gpus_per_instance or 1,
+        usd_per_gpu_hour=result.usd_per_gpu_hour or 0.0, ops_usd_per_gpu_month=result.ops_usd_per_gpu_month,
     )
 
 
@@ -214,6 +225,9 @@ def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> Hy
         ops_usd_per_month=option.ops_usd_per_month,
         api_usd_per_request=_api_usd_per_request(model.option(option.api), scaling),
         max_base_replicas=_peak_replicas(model, option, capacity, scaling) if capacity > 0 else 0,
+        packing=option.packing(),
+        usd_per_gpu_month=option.usd_per_gpu_hour * HOURS_PER_MONTH * scaling.usd_per_gpu_hour
+        + option.ops_usd_per_gpu_month,
     )
 
 
@@ -234,8 +248,10 @@ def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> 
             min_replicas=option.min_replicas, gpu_price_scale=scaling.usd_per_gpu_hour,
             output_tokens_scale=scaling.output_tokens)
     replicas = _peak_replicas(model, option, capacity, scaling) if capacity > 0 else 1  # infeasible: one, as decide
-    return (replicas * (option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month)
-            + option.ops_usd_per_month)
+    # Whole instances billed (decision/instances.py), per-GPU ops on the GPUs billed, as economics.size_self_host.
+    gpus_billed = option.packing().gpus_billed(replicas)
+    return (gpus_billed * (option.usd_per_gpu_hour * HOURS_PER_MONTH * scaling.usd_per_gpu_hour
+                           + option.ops_usd_per_gpu_month) + option.ops_usd_per_month)
 
 
 def throttled(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:
