@@ -114,8 +114,9 @@ def host_price(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *,
     share = host_share(row, host=host, capex_usd_per_gpu=option.host_capex_usd_per_gpu,
                        power_kw_per_gpu=option.host_power_kw_per_gpu)
     if share is None:
-        return 0.0, None, (f"host server not counted: no sourced host figures for {row.accelerator_id}; set "
-                           "host_capex_usd_per_gpu and host_power_kw_per_gpu on the option",)
+        return 0.0, None, (f"host server not counted: no sourced host figures for {row.accelerator_id}, so this cost "
+                           "leaves the server's capex and power out and the option ranks after every option with a "
+                           "complete cost; set host_capex_usd_per_gpu and host_power_kw_per_gpu on the option",)
     if share.usd_per_gpu_hour == 0:
         return 0.0, None, ("host server left out: host_capex_usd_per_gpu and host_power_kw_per_gpu are 0",)
     source = PriceSource(what=f"host server of {row.id}", source=share.source,

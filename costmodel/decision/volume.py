@@ -72,8 +72,6 @@ class OptionCost:
     fleet: FleetInputs | None = None  # self-host: an autoscaled or mixed fleet (None: fixed, sized for the peak)
     gpus_per_replica: int = 1  # self-host / hybrid base: N, packed into instances of G GPUs (decision/instances.py)
     gpus_per_instance: int = 1
-    usd_per_gpu_hour: float = 0.0  # self-host / hybrid base: all-in, month 0
-    ops_usd_per_gpu_month: float = 0.0  # the per-GPU part of ops, on the GPUs billed
 
     def packing(self) -> InstancePacking:
         """The fixed fleet's (or hybrid base's) instances."""
@@ -137,10 +135,8 @@ def _self_host_cost(result: OptionResult, option: SelfHostOption, decision: Deci
     prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
     # Ops = fixed + per-GPU x GPU-hours / 730.5 h (decision/fleet.py): the per-GPU part rides with each replica.
     per_gpu_ops = result.ops_usd_per_gpu_month * (result.gpu_hours_per_month or 0.0) / HOURS_PER_MONTH
-    # One replica all month: a fixed fleet's GPU $ per replica; an hourly fleet's offering price x N x 730.5 h
-    # (what a hybrid built on it pays per base replica, decision/options.py hybrid_result).
-    replica_usd = (result.breakdown.gpu_usd_per_month / max(result.replicas, 1) if fleet is None
-                   else fleet.usd_per_gpu_hour * fleet.gpus_per_replica * HOURS_PER_MONTH)
+    # One replica's GPUs all month, N x c x 730.5 h; whole instances are billed on top (`usd_per_month`).
+    replica_usd = (result.usd_per_gpu_hour or 0.0) * (result.gpus_per_replica or 1) * HOURS_PER_MONTH
     return OptionCost(
         name=result.name, kind=result.kind, meets_slo=result.meets_slo, fleet=fleet,
         replica_usd_per_month=replica_usd,
@@ -152,7 +148,6 @@ def _self_host_cost(result: OptionResult, option: SelfHostOption, decision: Deci
         min_replicas=(result.min_replicas or 1) if fleet is None else (result.min_replicas or 0),
         target_peak_utilization=result.target_peak_utilization or 1.0,
         gpus_per_replica=result.gpus_per_replica or 1, gpus_per_instance=result.gpus_per_instance or 1,
-        usd_per_gpu_hour=result.usd_per_gpu_hour or 0.0, ops_usd_per_gpu_month=result.ops_usd_per_gpu_month,
     )
 
 
@@ -225,10 +220,14 @@ def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> Hy
         ops_usd_per_month=option.ops_usd_per_month,
         api_usd_per_request=_api_usd_per_request(model.option(option.api), scaling),
         max_base_replicas=_peak_replicas(model, option, capacity, scaling) if capacity > 0 else 0,
-        packing=option.packing(),
-        usd_per_gpu_month=option.usd_per_gpu_hour * HOURS_PER_MONTH * scaling.usd_per_gpu_hour
-        + option.ops_usd_per_gpu_month,
+        packing=option.packing(), usd_per_gpu_month=_usd_per_gpu_month(option, scaling),
     )
+
+
+def _usd_per_gpu_month(option: OptionCost, scaling: Scaling) -> float:
+    """One GPU all month, per-GPU ops included: (R x GPU price scale + per-GPU ops x N) / N."""
+    return (option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month) / (
+        option.gpus_per_replica)
 
 
 def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> float:
@@ -249,9 +248,7 @@ def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> 
             output_tokens_scale=scaling.output_tokens)
     replicas = _peak_replicas(model, option, capacity, scaling) if capacity > 0 else 1  # infeasible: one, as decide
     # Whole instances billed (decision/instances.py), per-GPU ops on the GPUs billed, as economics.size_self_host.
-    gpus_billed = option.packing().gpus_billed(replicas)
-    return (gpus_billed * (option.usd_per_gpu_hour * HOURS_PER_MONTH * scaling.usd_per_gpu_hour
-                           + option.ops_usd_per_gpu_month) + option.ops_usd_per_month)
+    return option.packing().gpus_billed(replicas) * _usd_per_gpu_month(option, scaling) + option.ops_usd_per_month
 
 
 def throttled(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:
