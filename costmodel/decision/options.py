@@ -87,6 +87,16 @@ def offering_packing(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *,
                            instance=row.instance)
 
 
+def estimate_note(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow]) -> tuple[str, ...]:
+    """A note when the option's price is an analyst's estimate rather than a provider's quote."""
+    if option.usd_per_gpu_hour is not None or option.offering is None:
+        return ()
+    row = sheet.get(option.offering)
+    if row.provider_kind != "analyst-estimate":
+        return ()
+    return (f"{row.id} is an analyst estimate, not a price a provider quotes: see its notes for public quotes",)
+
+
 def host_not_counted(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow]) -> bool:
     """True for owned GPUs priced from the sheet whose host server has no sourced figures (no host row and no
     host_capex_usd_per_gpu / host_power_kw_per_gpu on the option): the cost leaves the host out."""
@@ -143,7 +153,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
     ttft_seconds, tpot_seconds = capacity.ttft_seconds or None, capacity.tpot_seconds or None
     policy = fleet_policy(option, scenario)
     packing = offering_packing(option, sheet)
-    packing_note = (packing.rule(),) if packing.packs else ()
+    packing_note: tuple[str, ...] = ((packing.rule(),) if packing.packs else ()) + estimate_note(option, sheet)
     if not capacity.feasible:
         replica_usd = packing.gpus_billed(1) * usd_per_gpu_hour * HOURS_PER_MONTH
         return OptionResult(

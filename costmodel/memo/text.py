@@ -23,6 +23,7 @@ from costmodel.memo.blocks import (
     times,
     tokens,
 )
+from costmodel.memo.commitments import ranking_basis_blocks
 from costmodel.memo.revisit import change_blocks
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 
@@ -141,6 +142,7 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
         f"{_first_number(decision, sensitivity.base)}; and {second}."
         + ("" if repeats else f" {flip_sentence(decision, sensitivity)}"),
         lead=f"Recommendation: {short(chosen.name)}.", style="callout"))
+    blocks += ranking_basis_blocks(decision)
     blocks += change_blocks(decision, scenario, sensitivity)
     if decision.reasons:
         blocks.append(Para("As computed by the decision (the same sentences `costmodel compare` prints):", style="small"))
