@@ -41,6 +41,16 @@ class Retirement(NamedTuple):
     source: str
 
 
+class Discounts(NamedTuple):
+    """Batch and cached-input rates a provider's page publishes as fractions of its standard rates, applied to
+    the rows that lack them (a rate the source already gives is kept)."""
+
+    url: str
+    note: str  # what the page says, with the date it was read
+    cache_read_fraction: float | None = None  # cached input = fraction x input
+    batch_fraction: float | None = None  # batch input and output = fraction x input and output
+
+
 class RowSpec(NamedTuple):
     row_id: str
     litellm_key: str | None
@@ -53,9 +63,29 @@ class RowSpec(NamedTuple):
     retirement: Retirement | None = None
     price_as_of: dt.date | None = None  # the price's own date, e.g. the model's launch page
     crosscheck_page: PricePage | None = None  # a second source for rows genai-prices lacks
+    discounts: Discounts | None = None  # published batch / cached-input discounts the sources lack
 
 
 _FW = "fireworks_ai/accounts/fireworks/models/"
+# Fireworks' serverless docs: cached input tokens "default 50% of input on text and vision models, unless a model
+# lists a different cached rate"; "batch inference is billed at 50% of standard Serverless rates on both input and
+# output".
+_FW_DISCOUNTS = Discounts(
+    "https://docs.fireworks.ai/serverless/overview",
+    "cached input 50% of input (unless the model lists its own rate) and batch 50% of input and output, per "
+    "docs.fireworks.ai/serverless/overview (page as stored, read 2026-12-01)",
+    cache_read_fraction=0.5, batch_fraction=0.5)
+# Groq: prompt caching "reducing ... token costs by 50% for cached portions" on openai/gpt-oss-20b and -120b
+# (console.groq.com/docs/prompt-caching); the batch API at "-50%" (hivebook.wiki's May-2026 summary of
+# console.groq.com/docs/batch; an older copy of that page said 25%).
+_GROQ_BATCH = Discounts(
+    "https://hivebook.wiki/wiki/groq-api-may-2026-lpu-inference-at-api-groq-com-openai-v1-chat-completions-audio-"
+    "whisper-v3-turbo-batches-50-files-responses-beta-groq-compound-compound-mini-agent-systems-llama-3-4-gpt-oss-"
+    "qwen3-python-npm-sdk-1-2-0",
+    "batch 50% of input and output: /batches (50% discount, 24h-7d window), Groq API May 2026 on hivebook.wiki "
+    "(read 2026-12-01; an older copy of console.groq.com/docs/batch said 25%); cached input 50% of input on gpt-oss "
+    "per console.groq.com/docs/prompt-caching",
+    batch_fraction=0.5)
 # Lava AI Gateway's per-provider tables list each provider's per-token prices (they match LiteLLM's DeepInfra
 # figures where both have a model, e.g. Llama-3.3-70B $0.23 / $0.40, DeepSeek-R1-0528 $0.50 / $2.15).
 _LAVA_DEEPINFRA = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/deepinfra"
@@ -209,4 +239,13 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     RowSpec("cerebras/gpt-oss-120b", "cerebras/gpt-oss-120b", ("cerebras", "gpt-oss-120b"), "gpt-oss-120b"),
     RowSpec("nebius/llama-3.3-70b", "nebius/meta-llama/Llama-3.3-70B-Instruct", None, "llama-3.3-70b"),
     RowSpec("nebius/llama-3.1-405b", "nebius/meta-llama/Meta-Llama-3.1-405B-Instruct", None, "llama-3.1-405b"),
+)
+
+# Fireworks' and Groq's published batch and cached-input discounts apply to every row of theirs that lacks the
+# rate (the import keeps a rate LiteLLM or genai-prices already gives, e.g. Groq's gpt-oss cached input).
+ROW_SPECS = tuple(
+    spec._replace(discounts=_FW_DISCOUNTS) if spec.row_id.startswith("fireworks/")
+    else spec._replace(discounts=_GROQ_BATCH) if spec.row_id.startswith("groq/")
+    else spec
+    for spec in ROW_SPECS
 )

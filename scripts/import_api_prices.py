@@ -19,8 +19,13 @@ Cross-check policy (also in docs/economics.md, "Sources of the price data"):
   page that agrees with genai-prices (notes say which); LiteLLM's values then go in the cross-check columns.
 - Rate limits are not taken from LiteLLM (its rpm/tpm carry no account tier); RowSpec.rate_limits gives a
   paid-tier limit with its page, or the row has none. Retirements LiteLLM lacks come from RowSpec.retirement.
-- `price_as_of` is the price's own date where known (RowSpec.price_as_of or the page's date); `checked`
-  is the import date.
+- `price_as_of` is on every row: the price's own date where known (RowSpec.price_as_of or the page's date,
+  `price_as_of_basis` 'page'), else the import date, the day the LiteLLM / genai-prices snapshot ('snapshot')
+  or an undated page ('read') was read; `checked` is the import date.
+- Every retirement date names its source (`deprecation_source`): RowSpec.retirement's page, else LiteLLM's
+  `deprecation_date` field of the row's key.
+- RowSpec.discounts: a provider page's published batch / cached-input discounts (Fireworks, Groq), applied as
+  fractions of the standard rates where the sources give no such rate; `discount_source` cites the page.
 """
 
 from __future__ import annotations
@@ -174,8 +179,39 @@ def _apply_policy(row: dict[str, Any], spec: RowSpec, sources: dict[str, dict[st
                    rate_limit_tier=limits.tier, rate_limit_source=limits.source)
     if spec.retirement is not None:
         row.update(deprecation_date=spec.retirement.date, deprecation_source=spec.retirement.source)
+    elif row.get("deprecation_date") is not None and row.get("deprecation_source") is None:
+        # the date comes with the primary entry: LiteLLM's deprecation_date whenever the row has a LiteLLM key
+        origin = (f"{versions['litellm']}, deprecation_date of {spec.litellm_key}" if spec.litellm_key
+                  else f"{versions['genai-prices']}, {'/'.join(spec.genai_key or ())}")
+        row["deprecation_source"] = origin
+    if spec.discounts is not None:
+        _apply_discounts(row, spec.discounts)
     if spec.price_as_of is not None:
         row["price_as_of"] = spec.price_as_of
+
+
+def _apply_discounts(row: dict[str, Any], discounts: Any) -> None:
+    """Fill the cached-input and batch rates a provider page publishes as fractions, where the row lacks them."""
+    filled = []
+    if discounts.cache_read_fraction is not None and row.get("cache_read_usd_per_mtok") is None:
+        row["cache_read_usd_per_mtok"] = round(row["input_usd_per_mtok"] * discounts.cache_read_fraction, 6)
+        filled.append("cached input")
+    if discounts.batch_fraction is not None and row.get("batch_input_usd_per_mtok") is None:
+        row["batch_input_usd_per_mtok"] = round(row["input_usd_per_mtok"] * discounts.batch_fraction, 6)
+        row["batch_output_usd_per_mtok"] = round(row["output_usd_per_mtok"] * discounts.batch_fraction, 6)
+        filled.append("batch")
+    if filled:
+        row["discount_source"] = f"{discounts.url}: {discounts.note} ({' and '.join(filled)} derived here)"
+
+
+def _date_the_price(row: dict[str, Any], *, day: dt.date) -> None:
+    """price_as_of on every row: the page's own date ('page'), else the import day, which is when the package
+    snapshot ('snapshot') or the undated page ('read') was read."""
+    if row.get("price_as_of") is not None:
+        row["price_as_of_basis"] = "page"
+        return
+    row["price_as_of"] = day
+    row["price_as_of_basis"] = "snapshot" if row["source"] in ("litellm", "genai-prices") else "read"
 
 
 def build_row(spec: RowSpec, litellm: dict[str, Any], providers: list[Any], *, versions: dict[str, str],
@@ -222,6 +258,7 @@ def build_row(spec: RowSpec, litellm: dict[str, Any], providers: list[Any], *, v
                                                    (primary if source == "genai-prices" else None)))
                if fields is not None}
     _apply_policy(row, spec, sources, versions)
+    _date_the_price(row, day=day)
     return ApiPriceRow.model_validate(row)
 
 

@@ -8,6 +8,7 @@ Capacities from the roofline closed form (no simulation).
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -53,11 +54,15 @@ def test_compare_prices_the_overhead_of_an_autoscaled_spot_fleet() -> None:
     redo = (spot.ttft_p90_seconds + 200 * spot.tpot_p90_seconds) / 2  # 200 output tokens per request
     gpus = spot.gpus_per_replica
     assert gpus is not None
-    # (7 n serving + n starts x 1 h + 0.1 x 7 n x (1 h + r)) replica-hours a day x N GPUs x 30.4375 days
-    gpu_hours = (7 * n + n + 0.1 * 7 * n * (1.0 + redo / 3600)) * gpus * DAYS_PER_MONTH
+    # The replicas pack into i = ceil(n N / 8) whole 8-GPU instances of the row (decision/instances.py):
+    # ((7 i serving + i starts x 1 h) x 8 GPUs + 0.1 x 7 n x (1 h + r) redone replica-hours x 8 / floor(8 / N)
+    # GPUs billed per replica) a day x 30.4375 days
+    assert gpus == 1
+    i = math.ceil(n * gpus / 8)
+    gpu_hours = ((7 * i + i) * 8 + 0.1 * 7 * n * (1.0 + redo / 3600) * 8 / (8 // gpus)) * DAYS_PER_MONTH
     assert spot.gpu_hours_per_month == pytest.approx(gpu_hours)
     assert spot.breakdown.gpu_usd_per_month == pytest.approx(gpu_hours * SPOT_USD)
-    assert quiet.gpu_hours_per_month == pytest.approx((7 * n + n) * gpus * DAYS_PER_MONTH)
+    assert quiet.gpu_hours_per_month == pytest.approx((7 * i + i) * 8 * DAYS_PER_MONTH)
     assert spot.usd_per_month > quiet.usd_per_month
     assert any("interruptions per replica-hour" in note for note in spot.notes)
 

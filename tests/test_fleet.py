@@ -190,10 +190,13 @@ def test_nightly_window_on_autoscaled_on_demand_costs_7_of_24_plus_warmups():
     n = fixed.replicas
     assert n >= 1 and auto.scaling == "autoscale" and fixed.scaling == "fixed"
     assert auto.replicas_by_hour == (n,) * 7 + (0,) * 17
-    # 7 n replica-hours serving + n starts a day, each billed one whole hour of warm-up (per-hour billing):
-    # (7 n + n) / (24 n) of the 24/7 fleet.
-    assert auto.breakdown.gpu_usd_per_month == pytest.approx(fixed.breakdown.gpu_usd_per_month * (7 * n + n) / (24 * n))
-    assert auto.gpu_hours_per_month == pytest.approx((7 * n + n) * 365.25 / 12)
+    # The n one-GPU replicas pack into i = ceil(n / 8) whole 8-GPU gpu_8x_h100_sxm5 instances (decision/instances.py):
+    # 7 i instance-hours serving + i instance starts a day, each billed one whole hour of warm-up (per-hour
+    # billing): (7 i + i) / (24 i) of the 24/7 fleet, (7 i + i) x 8 GPUs x 365.25 / 12 days GPU-hours a month.
+    i = math.ceil(n / 8)
+    assert fixed.instances == i and fixed.gpus_billed == 8 * i and auto.instances == i
+    assert auto.breakdown.gpu_usd_per_month == pytest.approx(fixed.breakdown.gpu_usd_per_month * (7 * i + i) / (24 * i))
+    assert auto.gpu_hours_per_month == pytest.approx((7 * i + i) * 8 * 365.25 / 12)
     assert auto.usd_per_month < fixed.usd_per_month / 2
 
 

@@ -91,7 +91,18 @@ def test_ranking_changes_in_the_month_the_api_overtakes_one_replica():
     assert rpd / 86_400 * 2.0 * 1.05**11 < 0.8 * capacity(one_replica)  # still one replica in month 11
     decision = decided(scenario(requests_per_day=rpd, options=[API, one_replica], growth=0.05,
                                 fleet={"min_replicas": 1}))
-    assert decision.recommendation == "api"
+    # horizon_months is set, so the ranking compares the 12-month totals (with commitments; none here):
+    # API sum_m 1,461 / 1.05^3.5 x 1.05^m = 1,461 x (1.05^12 - 1) / 0.05 / 1.05^3.5 = $19,607 against
+    # 12 x $1,461 = $17,532 for the replica: the replica ranks first though the API is cheaper in month 0.
+    api_total = 1461.0 * (1.05**12 - 1) / 0.05 / 1.05**3.5
+    assert decision.ranking_basis == "usd_horizon_total_with_commitments"
+    assert decision.option("api").usd_horizon_total_with_commitments == pytest.approx(api_total)
+    assert decision.option("h100").usd_horizon_total_with_commitments == pytest.approx(12 * 1461.0)
+    assert decision.recommendation == "h100"
+    unset = scenario(requests_per_day=rpd, options=[API, one_replica], growth=0.05, fleet={"min_replicas": 1})
+    unset.pop("horizon_months")  # left at its default: ranked by month 0's $/month
+    default = decided(unset)
+    assert default.ranking_basis == "usd_per_month" and default.recommendation == "api"
     assert decision.ranking_change_month == 4
     assert decision.contract()["ranking_change_month"] == 4
     api, h100 = decision.option("api"), decision.option("h100")

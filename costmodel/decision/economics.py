@@ -6,7 +6,8 @@ tokens/s, USD/month, USD per million tokens (usd_per_mtok). A month is 730.5 h (
 Formulas (docs/economics.md):
 - replicas = max(min_replicas, ceil(peak requests/s / (target_peak_utilization x capacity requests/s per
   replica at the SLO))): headroom and redundancy (decision/fleet.py)
-- $/month = replicas x GPUs/replica x usd_per_gpu_hour x 730.5 + ops, ops = fixed + $/GPU-month x GPUs
+- $/month = GPUs billed x usd_per_gpu_hour x 730.5 + ops, ops = fixed + $/GPU-month x GPUs billed; GPUs billed =
+  whole instances x GPUs per instance (decision/instances.py; replicas x GPUs/replica when sold singly)
 - utilization = mean requests/s / (replicas x capacity requests/s)
 - break-even utilization u* = usd_per_gpu_hour x N x 1e6 / (3600 x X x api_usd_per_mtok), X = tokens/s per
   replica at the SLO (input + output: API $/M is blended over both)
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from costmodel.decision.fleet import replicas_for_demand
+from costmodel.decision.instances import InstancePacking
 from costmodel.errors import CostmodelError
 from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_HOUR, SECONDS_PER_MONTH
 
@@ -62,7 +64,7 @@ class SelfHostCost:
     """A self-hosted option sized for the peak hour."""
 
     replicas: int
-    gpus: int  # total GPUs provisioned
+    gpus: int  # GPUs the replicas use (replicas x GPUs per replica)
     capacity_requests_per_second: float  # per replica, at the SLO
     tokens_per_second_per_replica: float  # input + output tokens/s per replica at the SLO
     gpu_usd_per_month: float
@@ -71,6 +73,8 @@ class SelfHostCost:
     usd_per_mtok: float  # blended over input + output tokens
     utilization: float  # mean demand / provisioned capacity
     usd_per_mtok_at_full_utilization: float  # every provisioned replica busy at the SLO, ops included
+    instances: int = 0  # whole instances billed (decision/instances.py)
+    gpus_billed: int = 0  # instances x GPUs per instance (= gpus when the offering sells single GPUs)
 
 
 def size_self_host(
@@ -86,9 +90,11 @@ def size_self_host(
     target_peak_utilization: float = 1.0,
     ops_usd_per_gpu_month: float = 0.0,
     spare_replicas: int = 0,
+    packing: InstancePacking | None = None,
 ) -> SelfHostCost:
     """Replicas for the peak (at `target_peak_utilization` of capacity, at least `min_replicas`), $/month, $/M
-    and utilization (see module docstring). Ops = ops_usd_per_month + ops_usd_per_gpu_month x GPUs."""
+    and utilization (see module docstring). The replicas pack into `packing`'s instances (default: GPUs sold
+    singly) and whole instances are billed; ops = ops_usd_per_month + ops_usd_per_gpu_month x GPUs billed."""
     if capacity_requests_per_second <= 0:
         raise CostmodelError("capacity per replica must be > 0 requests/s (the SLO cannot be met at any load)")
     if mean_requests_per_second < 0 or peak_requests_per_second < mean_requests_per_second:
@@ -100,8 +106,12 @@ def size_self_host(
                                    target_peak_utilization=target_peak_utilization, min_replicas=min_replicas,
                                    spare_replicas=spare_replicas)
     gpus = replicas * gpus_per_replica
-    gpu_usd = gpus * usd_per_gpu_hour * HOURS_PER_MONTH
-    ops_usd_per_month = ops_usd_per_month + gpus * ops_usd_per_gpu_month
+    packing = packing or InstancePacking(gpus_per_replica=gpus_per_replica)
+    if packing.gpus_per_replica != gpus_per_replica:
+        raise CostmodelError(f"instance packing is for {packing.gpus_per_replica}-GPU replicas, not {gpus_per_replica}")
+    gpus_billed = packing.gpus_billed(replicas)
+    gpu_usd = gpus_billed * usd_per_gpu_hour * HOURS_PER_MONTH
+    ops_usd_per_month = ops_usd_per_month + gpus_billed * ops_usd_per_gpu_month
     total = gpu_usd + ops_usd_per_month
     tokens_per_month = mean_requests_per_second * tokens_per_request * SECONDS_PER_MONTH
     per_replica_tps = capacity_requests_per_second * tokens_per_request
@@ -116,6 +126,7 @@ def size_self_host(
         usd_per_mtok=total / (tokens_per_month / 1e6) if tokens_per_month > 0 else math.inf,
         utilization=mean_requests_per_second / (replicas * capacity_requests_per_second) if replicas else 0.0,
         usd_per_mtok_at_full_utilization=total * 1e6 / (replicas * per_replica_tps * SECONDS_PER_MONTH),
+        instances=packing.instances(replicas), gpus_billed=gpus_billed,
     )
 
 
@@ -201,18 +212,29 @@ def plan_hybrid(
     api_usd_per_request: float,
     max_base_replicas: int,
     min_base_replicas: int = 1,
+    packing: InstancePacking | None = None,
+    usd_per_gpu_month: float | None = None,
 ) -> HybridPlan:
     """Choose the base replica count (0, or min_base_replicas..max_base_replicas) that minimizes $/month over
     the day's load-duration curve. `capacity_requests_per_second` is what one base replica may serve (the
-    caller applies the headroom policy)."""
+    caller applies the headroom policy). With `packing` (and `usd_per_gpu_month`, per-GPU ops included) the
+    base is billed by whole instance: packing.gpus_billed(k) x usd_per_gpu_month instead of k x replica cost."""
     hourly = mean_requests_per_second * np.asarray(normalized_profile(hourly_profile))
     requests_per_hour_to_month = SECONDS_PER_HOUR * HOURS_PER_MONTH / 24.0  # each hour of the day recurs 30.4 times
     total_requests = float(hourly.sum()) * requests_per_hour_to_month
 
+    billed = packing is not None and usd_per_gpu_month is not None
+
+    def base_usd(k: int) -> float:
+        if billed:
+            assert packing is not None and usd_per_gpu_month is not None
+            return packing.gpus_billed(k) * usd_per_gpu_month
+        return k * replica_usd_per_month
+
     def plan(k: int) -> HybridPlan:
         served = np.minimum(hourly, k * capacity_requests_per_second)
         overflow = float((hourly - served).sum()) * requests_per_hour_to_month
-        self_host = k * replica_usd_per_month + (ops_usd_per_month if k else 0.0)
+        self_host = base_usd(k) + (ops_usd_per_month if k else 0.0)
         api = overflow * api_usd_per_request
         return HybridPlan(
             base_replicas=k,
@@ -226,16 +248,24 @@ def plan_hybrid(
     # For k >= 1 the cost is k R + ops + p x overflow(k), and overflow(k) = sum_h max(0, d_h - k C) is convex
     # and decreasing in k, so the cost is convex: bisect for the first k whose next step no longer saves
     # (O(log max_base_replicas) plans, not one per possible replica count). Ties go to fewer replicas.
+    # With instances shared by r replicas, a k that leaves its last instance part-empty costs what the full one
+    # costs and overflows more, so only whole instances (k = j r), the floor and the cap are candidates; over
+    # j the cost is convex again (j instances + p x overflow(j r)).
+    step = packing.replicas_per_instance if billed and packing is not None and packing.replicas_per_instance > 1 else 1
     best = plan(0)
-    if max_base_replicas >= max(1, min_base_replicas):
-        low, high = max(1, min_base_replicas), max_base_replicas
+    first = max(1, min_base_replicas)
+    if max_base_replicas >= first:
+        low, high = math.ceil(first / step), max_base_replicas // step
         while low < high:
             mid = (low + high) // 2
-            if plan(mid + 1).usd_per_month < plan(mid).usd_per_month - 1e-9:
+            if plan((mid + 1) * step).usd_per_month < plan(mid * step).usd_per_month - 1e-9:
                 low = mid + 1
             else:
                 high = mid
-        candidate = plan(low)
-        if candidate.usd_per_month < best.usd_per_month - 1e-9:
-            best = candidate
+        candidates = [plan(k) for k in sorted({first, max_base_replicas, *([low * step] if low * step >= first
+                                                                             and low * step <= max_base_replicas
+                                                                             else [])})]
+        for candidate in candidates:
+            if candidate.usd_per_month < best.usd_per_month - 1e-9:
+                best = candidate
     return best

@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from costmodel.decision.instances import InstancePacking
 from costmodel.decision.results import CostBreakdown, OptionResult
 from costmodel.errors import CostmodelError
 from costmodel.scenario import Scenario, SelfHostOption
@@ -137,11 +138,36 @@ class AutoscaledDay:
     warmup_replica_hours_per_day: float
     capped_hours: int  # hours whose demand needs more than max_replicas
     spot_overhead_replica_hours_per_day: float = 0.0  # on a spot offering: interruption warm-ups + work redone
+    warmup_hours: float = 0.0  # billed warm-up of one start, ceil(warmup_minutes / 60) h
 
     def gpu_hours_per_month(self, *, gpus_per_replica: int) -> float:
-        """GPU-hours paid a month: (serving + warm-up + spot overhead replica-hours a day) x N x D days."""
+        """GPU-hours paid a month with GPUs sold singly: (serving + warm-up + spot overhead replica-hours a day)
+        x N x D days (`billed_gpu_hours_per_month` with G = 1)."""
         return (self.serving_replica_hours_per_day + self.warmup_replica_hours_per_day
                 + self.spot_overhead_replica_hours_per_day) * gpus_per_replica * DAYS_PER_MONTH
+
+    def billed_gpu_hours_per_month(self, *, packing: InstancePacking) -> float:
+        """GPU-hours billed a month when each hour's replicas pack into whole instances (decision/instances.py):
+        (sum_h instances_h + instance starts x w) x G + spot overhead replica-hours x GPUs billed per replica,
+        a day, x D days. Instance starts are the cyclic rises of instances_h (a replica started on an instance
+        already running pays no new warm-up)."""
+        return billed_gpu_hours_per_day(self.replicas_by_hour, packing=packing, warmup_hours=self.warmup_hours,
+                                        overhead_replica_hours=self.spot_overhead_replica_hours_per_day) * DAYS_PER_MONTH
+
+
+def cyclic_starts(replicas: Sequence[int]) -> int:
+    """Replicas (or instances) started in a day seen as a cycle: the sum of the rises between consecutive hours
+    (23 -> 0 too)."""
+    return sum(max(0, replicas[h] - replicas[h - 1]) for h in range(len(replicas)))
+
+
+def billed_gpu_hours_per_day(replicas_by_hour: Sequence[int], *, packing: InstancePacking, warmup_hours: float,
+                             overhead_replica_hours: float = 0.0) -> float:
+    """GPU-hours billed in one day by an hourly fleet packed into whole instances: (sum_h instances_h + cyclic
+    instance starts x w) x G + overhead replica-hours x GPUs billed per replica."""
+    instances = packing.instances_by_hour(replicas_by_hour)
+    return ((sum(instances) + cyclic_starts(instances) * warmup_hours) * packing.gpus_per_instance
+            + overhead_replica_hours * packing.billed_gpus_per_replica)
 
 
 def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_per_second: float,
@@ -166,7 +192,7 @@ def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requ
                               target_peak_utilization=target_peak_utilization, min_replicas=min_replicas,
                               spare_replicas=spare_replicas)
     paid = tuple(min(r, max_replicas) for r in wanted)
-    starts = sum(max(0, paid[h] - paid[h - 1]) for h in range(len(paid)))
+    starts = cyclic_starts(paid)
     warmup_hours = warmup_billed_hours(warmup_minutes)
     overhead = spot_overhead_replica_hours(spot_replica_hours=sum(paid),
                                            interruptions_per_replica_hour=interruptions_per_replica_hour,
@@ -174,7 +200,7 @@ def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requ
     return AutoscaledDay(replicas_by_hour=paid, starts_per_day=starts, serving_replica_hours_per_day=sum(paid),
                          warmup_replica_hours_per_day=starts * warmup_hours,
                          capped_hours=sum(1 for w, p in zip(wanted, paid, strict=True) if w > p),
-                         spot_overhead_replica_hours_per_day=overhead)
+                         spot_overhead_replica_hours_per_day=overhead, warmup_hours=warmup_hours)
 
 
 def spot_interruption_rate(option: SelfHostOption, offering_kind: str | None) -> float:
@@ -208,7 +234,8 @@ def capped_changes(*, max_replicas: int | None, capped_hours: int) -> dict[str, 
 
 
 def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Scenario, *,
-                      hourly_profile: Sequence[float], offering_kind: str | None) -> OptionResult:
+                      hourly_profile: Sequence[float], offering_kind: str | None,
+                      packing: InstancePacking | None = None) -> OptionResult:
     """The fixed-fleet `result` re-priced as an autoscaled fleet (option.scaling.mode == "autoscale").
 
     GPU-hours/month = (sum_h replicas_h + starts x billed warm-up hours) x N x D (D = 30.4375 days); $/month =
@@ -236,7 +263,8 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
                              tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
                              mean_output_tokens=scenario.workload.mean_output_tokens()),
                          spare_replicas=result.spare_replicas)
-    gpu_hours = day.gpu_hours_per_month(gpus_per_replica=result.gpus_per_replica)
+    packing = packing or InstancePacking(gpus_per_replica=result.gpus_per_replica)
+    gpu_hours = day.billed_gpu_hours_per_month(packing=packing)
     gpu_usd = gpu_hours * result.usd_per_gpu_hour
     ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)
     total = gpu_usd + ops
@@ -253,6 +281,8 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
         result, usd_per_month=total, usd_per_mtok=result.usd_per_mtok * scale,
         usd_per_mtok_input=result.usd_per_mtok_input * scale, usd_per_mtok_output=result.usd_per_mtok_output * scale,
         replicas=max(day.replicas_by_hour), gpus=max(day.replicas_by_hour) * result.gpus_per_replica,
+        instances=max(packing.instances_by_hour(day.replicas_by_hour)),
+        gpus_billed=max(packing.instances_by_hour(day.replicas_by_hour)) * packing.gpus_per_instance,
         utilization=mean / (mean_paid * result.capacity_requests_per_second) if mean_paid > 0 else None,
         break_even_tokens_per_month=None, scaling="autoscale", replicas_by_hour=day.replicas_by_hour,
         gpu_hours_per_month=gpu_hours, min_replicas=floor,

@@ -25,9 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from costmodel.decision.feasibility import add_months
+from costmodel.decision.instances import InstancePacking
 from costmodel.decision.options import hybrid_result, self_host_result
 from costmodel.decision.recommend import allowed_statuses
-from costmodel.decision.results import OptionResult, SloStatus
+from costmodel.decision.results import OptionResult, RankingBasis, SloStatus
 from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
 from costmodel.serving.analytic import Capacity
@@ -93,6 +94,34 @@ def committed_replicas(needed: Sequence[int], *, term_months: int) -> tuple[tupl
     return tuple(paid), after
 
 
+def committed_after(needed: Sequence[int], *, term_months: int) -> tuple[int, ...]:
+    """Replicas still committed in each month after the horizon (months H, H+1, ... until the last term ends);
+    their sum is `committed_replicas`' replica-months."""
+    tranches: list[tuple[int, int]] = []
+    for month, want in enumerate(needed):
+        active = sum(n for start, n in tranches if start <= month < start + term_months)
+        if want > active:
+            tranches.append((month, want - active))
+    horizon = len(needed)
+    last = max((start + term_months for start, _ in tranches), default=horizon)
+    return tuple(sum(n for start, n in tranches if start <= month < start + term_months)
+                 for month in range(horizon, last))
+
+
+def _packing(result: OptionResult) -> InstancePacking:
+    assert result.gpus_per_replica is not None
+    return InstancePacking(gpus_per_replica=result.gpus_per_replica, gpus_per_instance=result.gpus_per_instance or 1)
+
+
+def committed_after_usd(needed: Sequence[int], *, term_months: int, result: OptionResult) -> float:
+    """USD still owed after the horizon: sum over the months after it of GPUs billed for the replicas still
+    committed x usd_per_gpu_hour x 730.5 h (whole instances, decision/instances.py)."""
+    assert result.usd_per_gpu_hour is not None
+    packing = _packing(result)
+    return sum(packing.gpus_billed(n) for n in committed_after(needed, term_months=term_months)) * (
+        result.usd_per_gpu_hour * HOURS_PER_MONTH)
+
+
 def api_horizon(result: OptionResult, months: Sequence[Scenario]) -> OptionHorizon:
     """usd_m = usd_per_request x requests_m."""
     assert result.api_usd_per_request is not None
@@ -117,14 +146,16 @@ def self_host_horizon(option: SelfHostOption, by_month: Sequence[OptionResult], 
     if term is None or by_month[0].scaling != "fixed":
         return OptionHorizon(months=tuple(MonthCost(usd=r.usd_per_month, replicas=r.replicas, slo_status=r.slo_status)
                                           for r in by_month))
-    paid, after = committed_replicas(needed, term_months=term)
+    paid, _ = committed_replicas(needed, term_months=term)
     first = by_month[0]
     assert first.gpus_per_replica is not None and first.usd_per_gpu_hour is not None
-    replica_usd = first.gpus_per_replica * first.usd_per_gpu_hour * HOURS_PER_MONTH
+    gpu_usd = first.usd_per_gpu_hour * HOURS_PER_MONTH
+    packing = _packing(first)
     return OptionHorizon(
-        months=tuple(MonthCost(usd=r.usd_per_month + (p - r.replicas) * replica_usd, replicas=p, slo_status=r.slo_status)
+        months=tuple(MonthCost(usd=r.usd_per_month + (packing.gpus_billed(p) - packing.gpus_billed(r.replicas)) * gpu_usd,
+                               replicas=p, slo_status=r.slo_status)
                      for r, p in zip(by_month, paid, strict=True)),
-        committed_after_horizon_usd=after * replica_usd, term_months=term)
+        committed_after_horizon_usd=committed_after_usd(needed, term_months=term, result=first), term_months=term)
 
 
 def mixed_horizon(option: SelfHostOption, by_month: Sequence[OptionResult], months: Sequence[Scenario], *,
@@ -135,7 +166,8 @@ def mixed_horizon(option: SelfHostOption, by_month: Sequence[OptionResult], mont
     term = sheet.get(option.offering).term_months if option.offering is not None else None
     if term is None or by_month[0].scaling != "mixed":
         return None
-    held, after = committed_replicas([r.base_replicas or 0 for r in by_month], term_months=term)
+    bases = [r.base_replicas or 0 for r in by_month]
+    held, _ = committed_replicas(bases, term_months=term)
     priced = []
     for result, base, month in zip(by_month, held, months, strict=True):
         if base != (result.base_replicas or 0):  # re-priced with the held base: mixed.py at k = base
@@ -143,12 +175,10 @@ def mixed_horizon(option: SelfHostOption, by_month: Sequence[OptionResult], mont
             result = self_host_result(pinned, month, sheet, capacity, reference=None, today=today,
                                       gpu_price_scale=gpu_price_scale)
         priced.append(result)
-    first = by_month[0]
-    assert first.gpus_per_replica is not None and first.usd_per_gpu_hour is not None
-    replica_usd = first.gpus_per_replica * first.usd_per_gpu_hour * HOURS_PER_MONTH
     return OptionHorizon(months=tuple(MonthCost(usd=r.usd_per_month, replicas=r.replicas, slo_status=r.slo_status)
                                       for r in priced),
-                         committed_after_horizon_usd=after * replica_usd, term_months=term)
+                         committed_after_horizon_usd=committed_after_usd(bases, term_months=term, result=by_month[0]),
+                         term_months=term)
 
 
 def hybrid_horizon(option: HybridOption, self_host: Sequence[OptionResult], months: Sequence[Scenario], *,
@@ -161,14 +191,26 @@ def hybrid_horizon(option: HybridOption, self_host: Sequence[OptionResult], mont
                                       for p in plans))
 
 
-def with_horizon(result: OptionResult, horizon: OptionHorizon) -> OptionResult:
-    """The result with usd_by_month, usd_horizon_total and a note on a reserved term's remaining commitment."""
+def with_horizon(result: OptionResult, horizon: OptionHorizon, *, ranking_basis: RankingBasis = "usd_per_month",
+                 ) -> OptionResult:
+    """The result with usd_by_month, usd_horizon_total, usd_committed_after_horizon (what a reserved term still
+    owes after the last month), usd_horizon_total_with_commitments (their sum), the ranking basis and a note on
+    a reserved term's remaining commitment."""
     notes = result.notes
     if horizon.term_months is not None:
         notes = (*notes, f"reserved {horizon.term_months}-month term: replicas added are paid for the whole term; "
                          f"${horizon.committed_after_horizon_usd:,.0f} stays committed after the horizon")
     usd = horizon.usd_by_month
-    return replace(result, usd_by_month=usd, usd_horizon_total=sum(usd), notes=notes)
+    return replace(result, usd_by_month=usd, usd_horizon_total=sum(usd), notes=notes,
+                   usd_committed_after_horizon=horizon.committed_after_horizon_usd,
+                   usd_horizon_total_with_commitments=sum(usd) + horizon.committed_after_horizon_usd,
+                   ranking_basis=ranking_basis)
+
+
+def horizon_ranking_basis(scenario: Scenario) -> RankingBasis:
+    """Rank by the horizon total with commitments when the scenario (or --horizon-months) sets horizon_months;
+    by $/month when it is left at its default."""
+    return "usd_horizon_total_with_commitments" if "horizon_months" in scenario.model_fields_set else "usd_per_month"
 
 
 def option_horizons(scenario: Scenario, results: dict[str, OptionResult], capacities: dict[str, tuple[Capacity, str]], *,

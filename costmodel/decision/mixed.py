@@ -13,6 +13,15 @@ replicas (docs/economics.md, "Mixed fleets"):
 k is `scaling.base_replicas` when given, else the count that minimizes $/month among 0 and the distinct
 values of replicas_h: between two consecutive values both the base hours and the burst's hours and starts
 are linear in k, so the cheapest k lies on one of them (ties go to the smaller base).
+
+Instances (decision/instances.py): the base's replicas pack into the base offering's instances, each hour's
+burst into the burst offerings' instances, and whole instances are billed:
+$/day = 24 I_b(k) G_b c_b + (1 - s) (sum_h I_od(burst_h) + starts_od w) G_od c_od
+        + [s (sum_h I_s(burst_h) + starts_s w) G_s + ρ s B (w + r) g_s] c_s,
+with I(n) the instances holding n replicas, G the GPUs per instance and g_s the spot offering's GPUs billed per
+replica; with G = 1 everywhere this is N x the per-GPU formula above. Packing makes the cost a step function
+of k, so with G > 1 every k from 0 to the peak is tried (up to MAX_BASES_TRIED; beyond, the values above and
+the multiples of the base's replicas per instance).
 """
 
 from __future__ import annotations
@@ -23,13 +32,16 @@ from dataclasses import dataclass, replace
 
 from costmodel.decision.fleet import (
     MAX_AUTOSCALE_REPLICAS,
+    billed_gpu_hours_per_day,
     capped_changes,
+    cyclic_starts,
     fleet_ops_usd_per_month,
     interrupted_work_seconds,
     replicas_by_hour,
     spot_overhead_replica_hours,
     warmup_billed_hours,
 )
+from costmodel.decision.instances import InstancePacking
 from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.errors import CostmodelError
 from costmodel.pricing import GpuPriceRow, PriceSheet
@@ -46,6 +58,29 @@ class BurstPrices:
     sources: tuple[PriceSource, ...]
 
 
+MAX_BASES_TRIED = 2_000  # base sizes tried one by one when instances make the cost a step function of k
+
+
+@dataclass(frozen=True, kw_only=True)
+class MixedPackings:
+    """How the base's and the burst's replicas pack into their offerings' instances (decision/instances.py)."""
+
+    base: InstancePacking
+    on_demand: InstancePacking
+    spot: InstancePacking
+
+    @classmethod
+    def single(cls, *, gpus_per_replica: int) -> MixedPackings:
+        """GPUs sold singly everywhere (G = 1): the per-GPU formula times N."""
+        one = InstancePacking(gpus_per_replica=gpus_per_replica)
+        return cls(base=one, on_demand=one, spot=one)
+
+    @property
+    def packs(self) -> bool:
+        """True when some offering sells instances of more than one GPU."""
+        return self.base.packs or self.on_demand.packs or self.spot.packs
+
+
 @dataclass(frozen=True, kw_only=True)
 class MixedDay:
     """One day of a mixed fleet, per replica-slot (multiply GPU figures by N GPUs per replica)."""
@@ -57,8 +92,12 @@ class MixedDay:
     burst_serving_replica_hours_per_day: int
     burst_warmup_replica_hours_per_day: float
     spot_overhead_replica_hours_per_day: float  # interruptions: replacement warm-ups + work redone
-    usd_per_gpu_per_day: float
+    usd_per_gpu_per_day: float  # per GPU of a replica, GPUs sold singly (the per-GPU formula)
     capped_hours: int  # hours whose demand needs more than max_replicas
+    usd_per_day: float = 0.0  # whole instances billed (module docstring), with the day's packings
+    billed_gpu_hours_per_day: float = 0.0  # base + burst GPU-hours billed, whole instances
+    base_instances: int = 0
+    burst_instances_by_hour: tuple[int, ...] = ()  # on-demand + spot instances of the burst (spot share apart)
 
     @property
     def replica_hours_per_day(self) -> float:
@@ -75,14 +114,9 @@ class MixedDay:
         return self.usd_per_gpu_per_day * gpus_per_replica * DAYS_PER_MONTH
 
 
-def cyclic_starts(replicas: Sequence[int]) -> int:
-    """Replicas started in a day seen as a cycle: the sum of the rises between consecutive hours (23 -> 0 too)."""
-    return sum(max(0, replicas[h] - replicas[h - 1]) for h in range(len(replicas)))
-
-
 def _day_for_base(k: int, paid: tuple[int, ...], *, warmup_hours: float, redo_hours: float, base_usd: float,
                   on_demand_usd: float, spot_usd: float, spot_share: float, interruptions_per_hour: float,
-                  capped_hours: int) -> MixedDay:
+                  capped_hours: int, packings: MixedPackings) -> MixedDay:
     burst = tuple(max(0, p - k) for p in paid)
     starts = cyclic_starts(burst)
     serving = sum(burst)
@@ -92,18 +126,29 @@ def _day_for_base(k: int, paid: tuple[int, ...], *, warmup_hours: float, redo_ho
                                            warmup_hours=warmup_hours, redo_seconds=redo_hours * SECONDS_PER_HOUR)
     usd = (24 * k * base_usd + (1 - spot_share) * (serving + warmup) * on_demand_usd
            + (spot_share * (serving + warmup) + overhead) * spot_usd)
+    base_gpu_hours = 24 * packings.base.gpus_billed(k)
+    on_demand_gpu_hours = (1 - spot_share) * billed_gpu_hours_per_day(burst, packing=packings.on_demand,
+                                                                      warmup_hours=warmup_hours)
+    spot_gpu_hours = (spot_share * billed_gpu_hours_per_day(burst, packing=packings.spot, warmup_hours=warmup_hours)
+                      + overhead * packings.spot.billed_gpus_per_replica) if spot_share > 0 else 0.0
     return MixedDay(base_replicas=k, replicas_by_hour=tuple(max(p, k) for p in paid), burst_replicas_by_hour=burst,
                     burst_starts_per_day=starts, burst_serving_replica_hours_per_day=serving,
                     burst_warmup_replica_hours_per_day=warmup, spot_overhead_replica_hours_per_day=overhead,
-                    usd_per_gpu_per_day=usd, capped_hours=capped_hours)
+                    usd_per_gpu_per_day=usd, capped_hours=capped_hours,
+                    usd_per_day=base_gpu_hours * base_usd + on_demand_gpu_hours * on_demand_usd + spot_gpu_hours * spot_usd,
+                    billed_gpu_hours_per_day=base_gpu_hours + on_demand_gpu_hours + spot_gpu_hours,
+                    base_instances=packings.base.instances(k),
+                    burst_instances_by_hour=packings.on_demand.instances_by_hour(burst))
 
 
 def mixed_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_per_second: float,
               target_peak_utilization: float, min_replicas: int, max_replicas: int, warmup_minutes: float,
               base_usd_per_gpu_hour: float, on_demand_usd_per_gpu_hour: float, spot_usd_per_gpu_hour: float = 0.0,
               spot_share: float = 0.0, interruptions_per_replica_hour: float = 0.0, redo_seconds: float = 0.0,
-              base_replicas: int | None = None, spare_replicas: int = 0) -> MixedDay:
-    """The mixed fleet's day for the given base, or for the cheapest base (module docstring)."""
+              base_replicas: int | None = None, packings: MixedPackings | None = None,
+              spare_replicas: int = 0) -> MixedDay:
+    """The mixed fleet's day for the given base, or for the cheapest base (module docstring); `packings`
+    default to one GPU per replica sold singly (so `usd_per_day` is then the per-GPU figure)."""
     if min_replicas > max_replicas:
         raise CostmodelError(f"scaling.min_replicas ({min_replicas}) must be <= scaling.max_replicas ({max_replicas})")
     if not 0 <= warmup_minutes <= 60:
@@ -125,11 +170,25 @@ def mixed_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_
     settings = {"warmup_hours": warmup_hours, "redo_hours": redo_seconds / SECONDS_PER_HOUR,
                 "base_usd": base_usd_per_gpu_hour, "on_demand_usd": on_demand_usd_per_gpu_hour,
                 "spot_usd": spot_usd_per_gpu_hour, "spot_share": spot_share,
-                "interruptions_per_hour": interruptions_per_replica_hour, "capped_hours": capped}
+                "interruptions_per_hour": interruptions_per_replica_hour, "capped_hours": capped,
+                "packings": packings or MixedPackings.single(gpus_per_replica=1)}
     if base_replicas is not None:
         return _day_for_base(base_replicas, paid, **settings)  # type: ignore[arg-type]
-    days = [_day_for_base(k, paid, **settings) for k in sorted({0, *paid})]  # type: ignore[arg-type]
-    return min(days, key=lambda d: (round(d.usd_per_gpu_per_day, 9), d.base_replicas))
+    days = [_day_for_base(k, paid, **settings) for k in _bases_to_try(paid, packings)]  # type: ignore[arg-type]
+    return min(days, key=lambda d: (round(d.usd_per_day, 9), d.base_replicas))
+
+
+def _bases_to_try(paid: tuple[int, ...], packings: MixedPackings | None) -> list[int]:
+    """0 and the distinct replicas_h (linear pieces, GPUs sold singly); with instances every k up to the peak
+    (MAX_BASES_TRIED at most, then the base's whole instances as well)."""
+    values = {0, *paid}
+    if packings is None or not packings.packs:
+        return sorted(values)
+    peak = max(paid, default=0)
+    if peak <= MAX_BASES_TRIED:
+        return list(range(peak + 1))
+    step = max(1, packings.base.replicas_per_instance)
+    return sorted(values | set(range(0, peak + 1, step)))
 
 
 def _burst_row(sheet: PriceSheet[GpuPriceRow], option: SelfHostOption, *, field: str, row_id: str | None,
@@ -172,8 +231,10 @@ def check_mixed_base(option: SelfHostOption, offering_kind: str | None) -> None:
 
 
 def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenario, *,
-                 hourly_profile: Sequence[float], burst: BurstPrices) -> OptionResult:
-    """The fixed-fleet `result` re-priced as a mixed fleet (option.scaling.mode == "mixed")."""
+                 hourly_profile: Sequence[float], burst: BurstPrices,
+                 packings: MixedPackings | None = None) -> OptionResult:
+    """The fixed-fleet `result` re-priced as a mixed fleet (option.scaling.mode == "mixed"); `packings`: the
+    base's and the burst's instances (default: GPUs sold singly)."""
     scaling = option.scaling
     assert result.capacity_requests_per_second and result.usd_per_gpu_hour is not None
     assert result.gpus_per_replica is not None and result.target_peak_utilization is not None
@@ -193,10 +254,11 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
                     spot_usd_per_gpu_hour=burst.spot_usd_per_gpu_hour or 0.0, spot_share=scaling.spot_share,
                     interruptions_per_replica_hour=scaling.interruption_rate_per_hour or 0.0,
                     redo_seconds=redo_seconds, base_replicas=scaling.base_replicas,
-                    spare_replicas=result.spare_replicas)
+                    spare_replicas=result.spare_replicas,
+                    packings=packings or MixedPackings.single(gpus_per_replica=result.gpus_per_replica))
     n = result.gpus_per_replica
-    gpu_hours = day.gpu_hours_per_month(gpus_per_replica=n)
-    gpu_usd = day.gpu_usd_per_month(gpus_per_replica=n)
+    gpu_hours = day.billed_gpu_hours_per_day * DAYS_PER_MONTH
+    gpu_usd = day.usd_per_day * DAYS_PER_MONTH
     ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)
     total = gpu_usd + ops
     scale = total / result.usd_per_month if result.usd_per_month > 0 else 1.0
@@ -210,10 +272,16 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
             f"{scaling.warmup_minutes:g} min warm-up each, billed per hour{spot}")
     changes = capped_changes(max_replicas=scaling.max_replicas, capped_hours=day.capped_hours)
     peak = max(day.replicas_by_hour)
+    packed = packings or MixedPackings.single(gpus_per_replica=n)
+    burst_gpus = max((i * packed.on_demand.gpus_per_instance for i in day.burst_instances_by_hour), default=0)
     return replace(
         result, usd_per_month=total, usd_per_mtok=result.usd_per_mtok * scale,
         usd_per_mtok_input=result.usd_per_mtok_input * scale, usd_per_mtok_output=result.usd_per_mtok_output * scale,
         replicas=peak, gpus=peak * n,
+        instances=day.base_instances + max(day.burst_instances_by_hour, default=0),
+        gpus_billed=day.base_instances * packed.base.gpus_per_instance + burst_gpus,
+        burst_gpus_per_instance=packed.on_demand.gpus_per_instance,
+        burst_spot_gpus_per_instance=packed.spot.gpus_per_instance if scaling.spot_share > 0 else None,
         utilization=mean / (mean_paid * result.capacity_requests_per_second) if mean_paid > 0 else None,
         scaling="mixed", replicas_by_hour=day.replicas_by_hour,
         base_replicas=day.base_replicas, burst_replicas_by_hour=day.burst_replicas_by_hour,

@@ -17,9 +17,10 @@ from costmodel.decision.evidence import (
     with_evidence,
 )
 from costmodel.decision.fleet import autoscaled_result, fleet_policy
+from costmodel.decision.instances import InstancePacking
 from costmodel.decision.latency import api_slo
 from costmodel.decision.measured_capacity import MEASURED_METHOD
-from costmodel.decision.mixed import BurstPrices, burst_rows, check_mixed_base, mixed_result
+from costmodel.decision.mixed import BurstPrices, MixedPackings, burst_rows, check_mixed_base, mixed_result
 from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.pricing.api_cost import api_option_cost, token_rates
@@ -86,6 +87,40 @@ def gpu_price(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *, today: 
     return row.all_in_usd_per_gpu_hour(), _source(f"GPU offering {row.id}", row.source, row, today)
 
 
+def offering_packing(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *,
+                     offering: str | None = None) -> InstancePacking:
+    """How the option's replicas pack into its offering's instances (or `offering`'s: a mixed fleet's burst);
+    GPUs sold singly when the option sets its own usd_per_gpu_hour or names no offering."""
+    row_id = offering if offering is not None else (option.offering if option.usd_per_gpu_hour is None else None)
+    if row_id is None:
+        return InstancePacking(gpus_per_replica=option.gpus_per_replica)
+    row = sheet.get(row_id)
+    return InstancePacking(gpus_per_replica=option.gpus_per_replica, gpus_per_instance=row.gpus_per_instance,
+                           instance=row.instance)
+
+
+def estimate_note(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow]) -> tuple[str, ...]:
+    """A note when the option's price is an analyst's estimate rather than a provider's quote."""
+    if option.usd_per_gpu_hour is not None or option.offering is None:
+        return ()
+    row = sheet.get(option.offering)
+    if row.provider_kind != "analyst-estimate":
+        return ()
+    return (f"{row.id} is an analyst estimate, not a price a provider quotes: see its notes for public quotes",)
+
+
+def host_not_counted(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow]) -> bool:
+    """True for owned GPUs priced from the sheet whose host server has no sourced figures (no host row and no
+    host_capex_usd_per_gpu / host_power_kw_per_gpu on the option): the cost leaves the host out."""
+    if option.usd_per_gpu_hour is not None or option.offering is None:
+        return False
+    row = sheet.get(option.offering)
+    if row.offering != "owned":
+        return False
+    return host_share(row, host=host_row(row.accelerator_id), capex_usd_per_gpu=option.host_capex_usd_per_gpu,
+                      power_kw_per_gpu=option.host_power_kw_per_gpu) is None
+
+
 def host_price(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *,
                today: dt.date) -> tuple[float, PriceSource | None, tuple[str, ...]]:
     """Owned GPUs: the host server's share per GPU-hour (pricing/hosts.py), its source and a note for people.
@@ -101,8 +136,9 @@ def host_price(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *,
     share = host_share(row, host=host, capex_usd_per_gpu=option.host_capex_usd_per_gpu,
                        power_kw_per_gpu=option.host_power_kw_per_gpu)
     if share is None:
-        return 0.0, None, (f"host server not counted: no sourced host figures for {row.accelerator_id}; set "
-                           "host_capex_usd_per_gpu and host_power_kw_per_gpu on the option",)
+        return 0.0, None, (f"host server not counted: no sourced host figures for {row.accelerator_id}, so this cost "
+                           "leaves the server's capex and power out and the option ranks after every option with a "
+                           "complete cost; set host_capex_usd_per_gpu and host_power_kw_per_gpu on the option",)
     if share.usd_per_gpu_hour == 0:
         return 0.0, None, ("host server left out: host_capex_usd_per_gpu and host_power_kw_per_gpu are 0",)
     source = PriceSource(what=f"host server of {row.id}", source=share.source,
@@ -128,23 +164,28 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
     tokens_per_request = workload.mean_tokens_per_request()
     ttft_seconds, tpot_seconds = capacity.ttft_seconds or None, capacity.tpot_seconds or None
     policy = fleet_policy(option, scenario)
+    packing = offering_packing(option, sheet)
+    packing_note: tuple[str, ...] = ((packing.rule(),) if packing.packs else ()) + estimate_note(option, sheet)
     if not capacity.feasible:
-        replica_usd = option.gpus_per_replica * usd_per_gpu_hour * HOURS_PER_MONTH
+        replica_usd = packing.gpus_billed(1) * usd_per_gpu_hour * HOURS_PER_MONTH
         return OptionResult(
             name=option.name, kind="self-host", model_id=option.model, hardware_id=option.hardware,
             gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour, price_sources=sources,
             efficiency_source=efficiency_source, latency_source="simulated", ttft_p90_seconds=ttft_seconds,
             tpot_p90_seconds=tpot_seconds,
-            usd_per_month=replica_usd + ops_fixed + ops_per_gpu * option.gpus_per_replica, usd_per_mtok=float("inf"),
+            usd_per_month=replica_usd + ops_fixed + ops_per_gpu * packing.gpus_billed(1), usd_per_mtok=float("inf"),
             usd_per_mtok_input=float("inf"), usd_per_mtok_output=float("inf"), meets_slo=False, slo_status="misses",
             slo_reason=f"cannot meet the SLO at any load: {capacity.reason}", gpus=option.gpus_per_replica, replicas=1,
             capacity_requests_per_second=0.0, tokens_per_second_per_replica=0.0,
             breakdown=CostBreakdown(gpu_usd_per_month=replica_usd,
-                                    ops_usd_per_month=ops_fixed + ops_per_gpu * option.gpus_per_replica),
+                                    ops_usd_per_month=ops_fixed + ops_per_gpu * packing.gpus_billed(1)),
+            instances=packing.instances(1), gpus_billed=packing.gpus_billed(1),
+            gpus_per_instance=packing.gpus_per_instance,
             min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
             fleet_reason=policy.reason, scaling="fixed", capacity_method=capacity.method,
             break_even_against=reference.name if reference else None,
-            notes=host_note, ops_usd_per_gpu_month=ops_per_gpu, engine=option.engine,
+            notes=(*host_note, *packing_note), ops_usd_per_gpu_month=ops_per_gpu, engine=option.engine,
+            host_not_counted=host_not_counted(option, sheet),
         )
     cost = size_self_host(
         mean_requests_per_second=workload.mean_requests_per_second(),
@@ -153,6 +194,7 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         gpus_per_replica=option.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour,
         ops_usd_per_month=ops_fixed, ops_usd_per_gpu_month=ops_per_gpu, min_replicas=policy.min_replicas,
         target_peak_utilization=policy.target_peak_utilization, spare_replicas=policy.spare_replicas,
+        packing=packing,
     )
     tokens_month = workload.tokens_per_month_total()
     output_month = workload.output_tokens_per_month()
@@ -170,9 +212,11 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
         throughput_bound=capacity.throughput_bound, capacity_requests_per_second=capacity.requests_per_second,
         tokens_per_second_per_replica=cost.tokens_per_second_per_replica,
         breakdown=CostBreakdown(gpu_usd_per_month=cost.gpu_usd_per_month, ops_usd_per_month=cost.ops_usd_per_month),
-        notes=(f"capacity method: {capacity.method}", *host_note), latency_owner=capacity.latency_owner,
+        notes=(f"capacity method: {capacity.method}", *host_note, *packing_note), latency_owner=capacity.latency_owner,
         capacity_method=capacity.method,
-        replicas_by_hour=(cost.replicas,) * 24, gpu_hours_per_month=cost.gpus * HOURS_PER_MONTH,
+        replicas_by_hour=(cost.replicas,) * 24, gpu_hours_per_month=cost.gpus_billed * HOURS_PER_MONTH,
+        instances=cost.instances, gpus_billed=cost.gpus_billed, gpus_per_instance=packing.gpus_per_instance,
+        host_not_counted=host_not_counted(option, sheet),
         min_replicas=policy.min_replicas, target_peak_utilization=policy.target_peak_utilization,
         fleet_reason=policy.reason, scaling="fixed", ops_usd_per_gpu_month=ops_per_gpu, engine=option.engine,
         spare_replicas=policy.spare_replicas,
@@ -187,10 +231,18 @@ def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceShe
     if option.scaling.mode == "mixed":
         check_mixed_base(option, kind)
         return with_break_even(mixed_result(fixed, option, scenario, hourly_profile=profile,
-                                            burst=_burst_prices(option, sheet, today=today, scale=gpu_price_scale)),
+                                            burst=_burst_prices(option, sheet, today=today, scale=gpu_price_scale),
+                                            packings=mixed_packings(option, sheet, base=packing)),
                                reference)
-    return with_break_even(autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind),
-                           reference)
+    return with_break_even(autoscaled_result(fixed, option, scenario, hourly_profile=profile, offering_kind=kind,
+                                             packing=packing), reference)
+
+
+def mixed_packings(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow], *, base: InstancePacking) -> MixedPackings:
+    """The mixed fleet's instances: the base offering's, the on-demand burst's and the spot burst's rows."""
+    on_demand, spot = burst_rows(option, sheet)
+    return MixedPackings(base=base, on_demand=offering_packing(option, sheet, offering=on_demand.id),
+                         spot=offering_packing(option, sheet, offering=spot.id) if spot is not None else base)
 
 
 def _self_host_evidence(option: SelfHostOption, scenario: Scenario,
@@ -232,14 +284,18 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
     # The base runs at full capacity at the SLO and keeps no spare: the API overflow absorbs the burst and a
     # replica down (docs/economics.md, "Hybrid").
     target = 1.0
+    packing = InstancePacking(gpus_per_replica=self_host.gpus_per_replica,
+                              gpus_per_instance=self_host.gpus_per_instance or 1)
     plan = plan_hybrid(
         mean_requests_per_second=workload.mean_requests_per_second(), hourly_profile=profile,
         capacity_requests_per_second=capacity.requests_per_second * target if capacity.feasible else 0.0,
         min_base_replicas=self_host.min_replicas or 1,
         replica_usd_per_month=replica_usd, ops_usd_per_month=ops_fixed,
         api_usd_per_request=api.api_usd_per_request,
-        max_base_replicas=self_host.replicas if capacity.feasible else 0,
+        max_base_replicas=self_host.replicas if capacity.feasible else 0, packing=packing,
+        usd_per_gpu_month=self_host.usd_per_gpu_hour * HOURS_PER_MONTH + ops_per_gpu,
     )
+    base_gpu_usd = packing.gpus_billed(plan.base_replicas) * self_host.usd_per_gpu_hour * HOURS_PER_MONTH
     parts = ([self_host] if plan.base_replicas else []) + ([api] if plan.overflow_fraction > 0 or not plan.base_replicas
                                                              else [])
     status = weakest_status(tuple(p.slo_status for p in parts)) if capacity.feasible or not plan.base_replicas \
@@ -263,9 +319,12 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         throttled=api.throttled and plan.overflow_fraction > 0, retired=api.retired,
         capacity_requests_per_second=capacity.requests_per_second if capacity.feasible else None,
         tokens_per_second_per_replica=self_host.tokens_per_second_per_replica,
-        breakdown=CostBreakdown(gpu_usd_per_month=plan.base_replicas * gpu_replica_usd,
+        breakdown=CostBreakdown(gpu_usd_per_month=base_gpu_usd,
             api_usd_per_month=plan.api_usd_per_month,
-            ops_usd_per_month=plan.self_host_usd_per_month - plan.base_replicas * gpu_replica_usd),
+            ops_usd_per_month=plan.self_host_usd_per_month - base_gpu_usd),
+        instances=packing.instances(plan.base_replicas), gpus_billed=packing.gpus_billed(plan.base_replicas),
+        gpus_per_instance=packing.gpus_per_instance,
+        host_not_counted=self_host.host_not_counted and plan.base_replicas > 0,
         price_sources=self_host.price_sources + api.price_sources,
         notes=(f"overflow to the API: {plan.overflow_fraction:.1%} of requests" if plan.base_replicas else
                f"no base replica pays off: every request goes to {api.name}",),
@@ -274,6 +333,6 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         min_replicas=self_host.min_replicas, target_peak_utilization=target,
         fleet_reason=(f"base at 100% of capacity at the SLO, no spare replica: bursts and a replica down overflow to "
                       f"{api.name}"), scaling="fixed", replicas_by_hour=(plan.base_replicas,) * 24,
-        gpu_hours_per_month=plan.base_replicas * self_host.gpus_per_replica * HOURS_PER_MONTH,
+        gpu_hours_per_month=packing.gpus_billed(plan.base_replicas) * HOURS_PER_MONTH,
         ops_usd_per_gpu_month=ops_per_gpu,
     )

@@ -1,8 +1,10 @@
 """Scenario -> ranked options with SLO verdicts: the object `compare`, the app and the memo render.
 
 Ranking: usable options (decision/feasibility.py: not retired, above the quality floor, not missing the SLO,
-not throttled) come first, cheapest $/month first; then the excluded ones. The recommendation is the cheapest
-usable option that meets or likely meets the SLO (decision/recommend.py, decision/evidence.py), with the cheaper
+not throttled) come first, cheapest first (`OptionResult.ranking_usd`: $/month, or the horizon total with
+reserved commitments when the scenario sets horizon_months; an owned option whose host server is not counted
+after every option with a complete cost); then the excluded ones. The recommendation is the cheapest usable
+option that meets or likely meets the SLO (decision/recommend.py, decision/evidence.py), with the cheaper
 unverified option to verify first and the premium over the cheapest usable option. The reference API for
 break-even is the cheapest feasible API option (of the same substitutes group).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from costmodel.catalog import (
@@ -34,6 +37,8 @@ from costmodel.decision.capacity import (  # re-exported: the app, search and me
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import apply_exclusions, assess
 from costmodel.decision.horizon import (
+    OptionHorizon,
+    horizon_ranking_basis,
     option_horizons,
     ranking_change,
     ranking_change_reason,
@@ -44,7 +49,7 @@ from costmodel.decision.options import api_result, hybrid_result, self_host_resu
 from costmodel.decision.quality import not_substitutes, option_subject
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
 from costmodel.decision.recommend import recommend
-from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.results import Decision, OptionResult, RankingBasis
 from costmodel.decision.validity import excluded_result, option_exclusions
 from costmodel.decision.warnings import scenario_warnings
 from costmodel.errors import CostmodelError
@@ -142,14 +147,16 @@ def decide(
     results = {name: named_reference(r, references.get(name)) for name, r in results.items()}
     horizons = option_horizons(scenario, results, capacities, gpu_sheet=gpu_sheet, profile=profile, today=today,
                          gpu_price_scale=over.gpu_price)
-    marked = (replace(apply_exclusions(r, retired=feasible.retired, below_floor=feasible.below_floor),
-                      quality_score=feasible.quality_scores.get(r.name), retires_on=feasible.retirements.get(r.name))
-              for r in results.values())
-    ranked = _within_substitutes(rank_options(tuple(_finite_or_excluded(r) for r in marked),
+    marked = tuple(replace(apply_exclusions(r, retired=feasible.retired, below_floor=feasible.below_floor),
+                           quality_score=feasible.quality_scores.get(r.name), retires_on=feasible.retirements.get(r.name))
+                   for r in results.values())
+    basis = _ranking_basis(scenario, marked, horizons)
+    ranked = _within_substitutes(rank_options(tuple(_finite_or_excluded(with_ranking_cost(r, horizons, basis))
+                                                    for r in marked),
                                               accept_unverified=scenario.accept_unverified_latency), scenario)
     change = ranking_change(ranked, horizons, accept_unverified=scenario.accept_unverified_latency)
-    ranked = tuple(with_horizon(r, horizons[r.name]) if r.excluded_reason is None and r.name in horizons else r
-                   for r in ranked)
+    ranked = tuple(with_horizon(r, horizons[r.name], ranking_basis=basis)
+                   if r.excluded_reason is None and r.name in horizons else r for r in ranked)
     horizon_reason = ranking_change_reason(change, as_of=today, horizon_months=scenario.horizon_months,
                                            growth_per_month=workload.growth_per_month)
     if ranked[0].excluded_reason is not None and all(r.excluded_kind == "non_finite_cost" for r in ranked):
@@ -182,6 +189,7 @@ def decide(
         retiring_soon=tuple(feasible.retiring_soon.items()),
         ranking_change_month=change.month if change is not None else None,
         ranking_change_reason=horizon_reason,
+        ranking_basis=basis,
     )
     decision = with_break_evens(decision, scenario, api_sheet=api_sheet)
     return _explained(decision, scenario, api_models=api_models,
@@ -199,6 +207,25 @@ def _explained(decision: Decision, scenario: Scenario, *, api_models: dict[str, 
                    cheapest_usable=pick.cheapest_usable.name if pick.cheapest_usable is not None else None)
 
 
+def _ranking_basis(scenario: Scenario, results: tuple[OptionResult, ...],
+                   horizons: Mapping[str, OptionHorizon]) -> RankingBasis:
+    """The horizon total with commitments when the scenario sets horizon_months and every usable option has
+    one (decision/horizon.py); else $/month (no option is compared on a different basis from another)."""
+    basis = horizon_ranking_basis(scenario)
+    usable = [r for r in results if r.excluded_reason is None and math.isfinite(r.usd_per_month)]
+    return basis if all(r.name in horizons for r in usable) else "usd_per_month"
+
+
+def with_ranking_cost(result: OptionResult, horizons: Mapping[str, OptionHorizon], basis: RankingBasis) -> OptionResult:
+    """The result with the horizon total with commitments it is ranked by (when the basis is the horizon)."""
+    horizon = horizons.get(result.name)
+    if horizon is None or result.excluded_reason is not None:
+        return result
+    total = sum(horizon.usd_by_month) + horizon.committed_after_horizon_usd
+    return replace(result, usd_committed_after_horizon=horizon.committed_after_horizon_usd,
+                   usd_horizon_total_with_commitments=total, ranking_basis=basis)
+
+
 def _finite_or_excluded(result: OptionResult) -> OptionResult:
     """A cost that is not a finite number (a bad price that slipped through) never ranks: it is excluded."""
     if result.excluded_reason is not None or math.isfinite(result.usd_per_month):
@@ -209,14 +236,16 @@ def _finite_or_excluded(result: OptionResult) -> OptionResult:
 
 
 def rank_options(results: tuple[OptionResult, ...], *, accept_unverified: bool = False) -> tuple[OptionResult, ...]:
-    """Usable options by $/month (whatever their latency status: the recommendation picks among them,
-    decision/recommend.py), then the excluded in scenario order. Ties (a hybrid keeping 0 base replicas costs
-    what its API costs) go to the simpler. `accept_unverified` no longer changes the order (kept for callers)."""
+    """Usable options by `ranking_usd` (whatever their latency status: the recommendation picks among them,
+    decision/recommend.py; owned hardware whose host is not counted after the options with a complete cost),
+    then the excluded in scenario order. Ties (a hybrid keeping 0 base replicas costs what its API costs) go to
+    the simpler. `accept_unverified` no longer changes the order (kept for callers)."""
     del accept_unverified
     simplicity = {"api": 0, "self-host": 1, "hybrid": 2}
     usable = [r for r in results if r.excluded_reason is None]
     out = [r for r in results if r.excluded_reason is not None]
-    ordered = sorted(usable, key=lambda r: (r.throttled, round(r.usd_per_month, 2), simplicity[r.kind]))
+    ordered = sorted(usable, key=lambda r: (r.throttled, r.host_not_counted, round(r.ranking_usd, 2),
+                                            simplicity[r.kind]))
     return tuple(ordered + out)
 
 

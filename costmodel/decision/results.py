@@ -54,6 +54,8 @@ def exclusion_label(kind: str | None) -> str:
     """The words for an infeasibility kind ('' for None; the kind itself when it has no label)."""
     return "" if kind is None else EXCLUSION_LABELS.get(kind, kind.replace("_", " "))
 LatencySource = Literal["simulated", "measured", "published", "none"]
+# What options are ranked by: $/month (no horizon set), or the horizon total with commitments (horizon_months set).
+RankingBasis = Literal["usd_per_month", "usd_horizon_total_with_commitments"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,6 +125,13 @@ class OptionResult:
     # Horizon (decision/horizon.py): USD paid in each month 0..horizon_months-1, growth applied, re-sized monthly.
     usd_by_month: tuple[float, ...] | None = None
     usd_horizon_total: float | None = None
+    # Reserved terms (decision/horizon.py): USD still owed after the horizon's last month for replicas committed
+    # within it, and the horizon total with that commitment added (what the plan signs for).
+    usd_committed_after_horizon: float | None = None
+    usd_horizon_total_with_commitments: float | None = None
+    # What the ranking compares (decision/rank.py `rank_options` reads `ranking_usd`): $/month, or, when the
+    # scenario sets horizon_months, the horizon total with commitments.
+    ranking_basis: RankingBasis = "usd_per_month"
     # Measurement files the option uses (decision/attach.py), one line each; forced: one was written with
     # --force past its held-out check, and every face says so.
     calibrations: tuple[str, ...] = ()
@@ -133,6 +142,25 @@ class OptionResult:
     burst_usd_per_gpu_hour: float | None = None  # mixed: the burst's on-demand and spot prices (the volume sweep)
     burst_spot_usd_per_gpu_hour: float | None = None
     ops_usd_per_gpu_month: float = 0.0  # the per-GPU part of ops (self-host, hybrid); the rest is fixed
+    # Owned hardware whose host server (capex, power) has no sourced figure: its cost leaves the host out, so
+    # the ranking puts it after every option with a complete cost (decision/rank.py); notes say so.
+    host_not_counted: bool = False
+    # Instances (decision/instances.py): the replicas packed into the offering's whole instances, billed whole.
+    # Fixed fleet: its instances; hourly fleet: the busiest hour's (mixed: base + burst). None for an API.
+    instances: int | None = None
+    gpus_billed: int | None = None  # instances x GPUs per instance (>= gpus)
+    gpus_per_instance: int | None = None  # of the offering (mixed: of the base); 1 = GPUs sold singly
+    burst_gpus_per_instance: int | None = None  # mixed: of the on-demand burst offering
+    burst_spot_gpus_per_instance: int | None = None  # mixed: of the spot burst offering
+
+    @property
+    def ranking_usd(self) -> float:
+        """The cost the ranking compares: `usd_horizon_total_with_commitments` when ranking_basis says so and
+        it is known, else usd_per_month."""
+        if self.ranking_basis == "usd_horizon_total_with_commitments" and \
+                self.usd_horizon_total_with_commitments is not None:
+            return self.usd_horizon_total_with_commitments
+        return self.usd_per_month
 
     @property
     def all_traffic_to_api(self) -> bool:
@@ -188,12 +216,19 @@ class OptionResult:
             "gpu_hours_per_month": self.gpu_hours_per_month,
             "usd_by_month": list(self.usd_by_month) if self.usd_by_month is not None else None,
             "usd_horizon_total": self.usd_horizon_total,
+            "usd_committed_after_horizon": self.usd_committed_after_horizon,
+            "usd_horizon_total_with_commitments": self.usd_horizon_total_with_commitments,
+            "ranking_basis": self.ranking_basis,
             "calibrations": list(self.calibrations),
             "calibration_forced": self.calibration_forced,
             "base_replicas": self.base_replicas,
             "burst_replicas_by_hour": (list(self.burst_replicas_by_hour)
                                        if self.burst_replicas_by_hour is not None else None),
             "ops_usd_per_gpu_month": self.ops_usd_per_gpu_month,
+            "host_not_counted": self.host_not_counted,
+            "instances": self.instances,
+            "gpus_billed": self.gpus_billed,
+            "gpus_per_instance": self.gpus_per_instance,
         }
 
 
@@ -245,6 +280,7 @@ class Decision:
     # Recommendation $/month - the cheapest usable option's (0 when it is that option; None: no recommendation).
     recommendation_premium_usd_per_month: float | None = None
     cheapest_usable: str | None = None  # the cheapest option not excluded (any latency status)
+    ranking_basis: RankingBasis = "usd_per_month"  # what `options` are ranked by (OptionResult.ranking_usd)
 
     @property
     def usable_options(self) -> tuple[OptionResult, ...]:
@@ -290,4 +326,5 @@ class Decision:
             "tokens_per_month": self.tokens_per_month,
             "peak_requests_per_second": self.peak_requests_per_second,
             "efficiency_source": self.efficiency_source,
+            "ranking_basis": self.ranking_basis,
         }

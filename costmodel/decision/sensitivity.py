@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from costmodel.decision.capacity import CapacityCache, self_host_capacity

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from costmodel.decision.economics import HybridPlan, plan_hybrid
 from costmodel.decision.fleet import replicas_by_hour, replicas_for_demand
+from costmodel.decision.instances import InstancePacking
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.volume_fleet import FleetInputs, fleet_inputs, fleet_usd_per_month
 from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
@@ -71,6 +72,12 @@ class OptionCost:
     spare_replicas: int = 0  # N+k: replicas beyond ceil(demand / capacity) (decision/fleet.py)
     api: str | None = None  # hybrid: the API option that takes the overflow
     fleet: FleetInputs | None = None  # self-host: an autoscaled or mixed fleet (None: fixed, sized for the peak)
+    gpus_per_replica: int = 1  # self-host / hybrid base: N, packed into instances of G GPUs (decision/instances.py)
+    gpus_per_instance: int = 1
+
+    def packing(self) -> InstancePacking:
+        """The fixed fleet's (or hybrid base's) instances."""
+        return InstancePacking(gpus_per_replica=self.gpus_per_replica, gpus_per_instance=self.gpus_per_instance)
 
 
 @dataclass(frozen=True)
@@ -130,10 +137,8 @@ def _self_host_cost(result: OptionResult, option: SelfHostOption, decision: Deci
     prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
     # Ops = fixed + per-GPU x GPU-hours / 730.5 h (decision/fleet.py): the per-GPU part rides with each replica.
     per_gpu_ops = result.ops_usd_per_gpu_month * (result.gpu_hours_per_month or 0.0) / HOURS_PER_MONTH
-    # One replica all month: a fixed fleet's GPU $ per replica; an hourly fleet's offering price x N x 730.5 h
-    # (what a hybrid built on it pays per base replica, decision/options.py hybrid_result).
-    replica_usd = (result.breakdown.gpu_usd_per_month / max(result.replicas, 1) if fleet is None
-                   else fleet.usd_per_gpu_hour * fleet.gpus_per_replica * HOURS_PER_MONTH)
+    # One replica's GPUs all month, N x c x 730.5 h; whole instances are billed on top (`usd_per_month`).
+    replica_usd = (result.usd_per_gpu_hour or 0.0) * (result.gpus_per_replica or 1) * HOURS_PER_MONTH
     return OptionCost(
         name=result.name, kind=result.kind, meets_slo=result.meets_slo, fleet=fleet,
         replica_usd_per_month=replica_usd,
@@ -144,6 +149,7 @@ def _self_host_cost(result: OptionResult, option: SelfHostOption, decision: Deci
         # an hourly fleet's floor may be 0 (scaling.min_replicas: nothing runs in an empty hour)
         min_replicas=(result.min_replicas or 1) if fleet is None else (result.min_replicas or 0),
         target_peak_utilization=result.target_peak_utilization or 1.0, spare_replicas=result.spare_replicas,
+        gpus_per_replica=result.gpus_per_replica or 1, gpus_per_instance=result.gpus_per_instance or 1,
     )
 
 
@@ -219,7 +225,14 @@ def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> Hy
         ops_usd_per_month=option.ops_usd_per_month,
         api_usd_per_request=_api_usd_per_request(model.option(option.api), scaling),
         max_base_replicas=_peak_replicas(model, option, capacity, scaling) if capacity > 0 else 0,
+        packing=option.packing(), usd_per_gpu_month=_usd_per_gpu_month(option, scaling),
     )
+
+
+def _usd_per_gpu_month(option: OptionCost, scaling: Scaling) -> float:
+    """One GPU all month, per-GPU ops included: (R x GPU price scale + per-GPU ops x N) / N."""
+    return (option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month) / (
+        option.gpus_per_replica)
 
 
 def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> float:
@@ -240,8 +253,8 @@ def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> 
             gpu_price_scale=scaling.usd_per_gpu_hour,
             output_tokens_scale=scaling.output_tokens)
     replicas = _peak_replicas(model, option, capacity, scaling) if capacity > 0 else 1  # infeasible: one, as decide
-    return (replicas * (option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month)
-            + option.ops_usd_per_month)
+    # Whole instances billed (decision/instances.py), per-GPU ops on the GPUs billed, as economics.size_self_host.
+    return option.packing().gpus_billed(replicas) * _usd_per_gpu_month(option, scaling) + option.ops_usd_per_month
 
 
 def replicas_by_hour_at(model: CostModel, name: str, scaling: Scaling = Scaling()) -> tuple[int, ...]:

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from costmodel.decision.fleet import MAX_AUTOSCALE_REPLICAS, autoscaled_day, interrupted_work_seconds
-from costmodel.decision.mixed import mixed_day
+from costmodel.decision.instances import InstancePacking
+from costmodel.decision.mixed import MixedPackings, mixed_day
 from costmodel.decision.results import OptionResult
 from costmodel.scenario import SelfHostOption
-from costmodel.units import HOURS_PER_MONTH
+from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,6 +39,16 @@ class FleetInputs:
     burst_spot_usd_per_gpu_hour: float = 0.0
     spot_share: float = 0.0
     base_replicas: int | None = None  # mixed: pinned by the scenario; None = the cheapest base for each day
+    gpus_per_instance: int = 1  # the offering's (mixed: the base's) instance size (decision/instances.py)
+    burst_gpus_per_instance: int = 1  # mixed: the on-demand burst's
+    burst_spot_gpus_per_instance: int = 1  # mixed: the spot burst's
+
+    def packings(self) -> MixedPackings:
+        """The base's (or the autoscaled fleet's) and the burst's instances."""
+        def pack(g: int) -> InstancePacking:
+            return InstancePacking(gpus_per_replica=self.gpus_per_replica, gpus_per_instance=g)
+        return MixedPackings(base=pack(self.gpus_per_instance), on_demand=pack(self.burst_gpus_per_instance),
+                             spot=pack(self.burst_spot_gpus_per_instance))
 
 
 def fleet_inputs(result: OptionResult, option: SelfHostOption, *, mean_output_tokens: float) -> FleetInputs | None:
@@ -53,7 +64,9 @@ def fleet_inputs(result: OptionResult, option: SelfHostOption, *, mean_output_to
         ttft_p90_seconds=result.ttft_p90_seconds or 0.0, tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
         mean_output_tokens=mean_output_tokens, burst_usd_per_gpu_hour=result.burst_usd_per_gpu_hour or 0.0,
         burst_spot_usd_per_gpu_hour=result.burst_spot_usd_per_gpu_hour or 0.0, spot_share=scaling.spot_share,
-        base_replicas=scaling.base_replicas,
+        base_replicas=scaling.base_replicas, gpus_per_instance=result.gpus_per_instance or 1,
+        burst_gpus_per_instance=result.burst_gpus_per_instance or 1,
+        burst_spot_gpus_per_instance=result.burst_spot_gpus_per_instance or result.gpus_per_instance or 1,
     )
 
 
@@ -71,15 +84,15 @@ def fleet_usd_per_month(fleet: FleetInputs, *, hourly_requests_per_second: Seque
               "max_replicas": fleet.max_replicas, "warmup_minutes": fleet.warmup_minutes,
               "interruptions_per_replica_hour": fleet.interruptions_per_replica_hour, "redo_seconds": redo_seconds,
               "spare_replicas": spare_replicas}
-    n = fleet.gpus_per_replica
+    packings = fleet.packings()
     if fleet.mode == "mixed":
         day = mixed_day(**shared, base_usd_per_gpu_hour=fleet.usd_per_gpu_hour * gpu_price_scale,  # type: ignore[arg-type]
                         on_demand_usd_per_gpu_hour=fleet.burst_usd_per_gpu_hour * gpu_price_scale,
                         spot_usd_per_gpu_hour=fleet.burst_spot_usd_per_gpu_hour * gpu_price_scale,
-                        spot_share=fleet.spot_share, base_replicas=fleet.base_replicas)
-        gpu_hours, gpu_usd = day.gpu_hours_per_month(gpus_per_replica=n), day.gpu_usd_per_month(gpus_per_replica=n)
+                        spot_share=fleet.spot_share, base_replicas=fleet.base_replicas, packings=packings)
+        gpu_hours, gpu_usd = day.billed_gpu_hours_per_day * DAYS_PER_MONTH, day.usd_per_day * DAYS_PER_MONTH
     else:
         auto = autoscaled_day(**shared)  # type: ignore[arg-type]
-        gpu_hours = auto.gpu_hours_per_month(gpus_per_replica=n)
+        gpu_hours = auto.billed_gpu_hours_per_month(packing=packings.base)
         gpu_usd = gpu_hours * fleet.usd_per_gpu_hour * gpu_price_scale
     return gpu_usd + fleet.ops_usd_per_gpu_month * gpu_hours / HOURS_PER_MONTH

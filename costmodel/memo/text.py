@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.decision.recommend import verify_first_sentence
+from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
 from costmodel.decision.volume import CostModel, hybrid_plan
 from costmodel.memo.blocks import (
@@ -24,6 +24,7 @@ from costmodel.memo.blocks import (
     times,
     tokens,
 )
+from costmodel.memo.commitments import ranking_basis_blocks
 from costmodel.memo.revisit import change_blocks
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 
@@ -167,6 +168,7 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
             f"{short(chosen.name)} costs {money(premium)}/month more than the cheapest usable option, "
             f"{short(cheapest.name)} ({money(cheapest.usd_per_month)}/month), whose latency is "
             f"{cheapest.slo_status.replace('_', ' ')}: the price of evidence that the SLO holds.", lead="Premium."))
+    blocks += ranking_basis_blocks(decision)
     blocks += change_blocks(decision, scenario, sensitivity)
     if decision.reasons:
         blocks.append(Para("As computed by the decision (the same sentences `costmodel compare` prints):", style="small"))

@@ -19,6 +19,7 @@ from costmodel.strict import StrictModel
 from costmodel.units import HOURS_PER_MONTH, HOURS_PER_YEAR
 
 ROW_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)+$"
+PriceDateBasis = Literal["page", "snapshot", "read"]
 
 
 class ApiPriceRow(StrictModel):
@@ -81,6 +82,12 @@ class ApiPriceRow(StrictModel):
     price_as_of: dt.date | None = Field(
         default=None, description="date of the price's own source (page date, release); empty: unknown, use checked"
     )
+    price_as_of_basis: PriceDateBasis | None = Field(
+        default=None, description="what price_as_of is: 'page' (the page's own date), 'snapshot' (the day the "
+        "LiteLLM / genai-prices package snapshot was read), 'read' (a page with no date of its own, the day it was read)")
+    discount_source: str | None = Field(
+        default=None, min_length=1, description="page that publishes the batch or cached-input discount applied to "
+        "this row (batch_* or cache_read_* derived from it), with its date")
     checked: dt.date = Field(description="date the row was last compared with its source")
     notes: str | None = None
 
@@ -96,6 +103,10 @@ class ApiPriceRow(StrictModel):
             for v in (*tier, self.long_context_cache_read_usd_per_mtok, self.long_context_cache_write_usd_per_mtok)
         ):
             raise ValueError("long-context rates need long_context_threshold_tokens (prompt tokens where they start)")
+        if self.deprecation_date is not None and self.deprecation_source is None:
+            raise ValueError("deprecation_date needs deprecation_source (the page or package that gives the date)")
+        if (self.price_as_of is None) != (self.price_as_of_basis is None):
+            raise ValueError("give price_as_of with price_as_of_basis ('page', 'snapshot' or 'read'), or neither")
         if self.long_context_threshold_tokens is not None and any(v is None for v in tier):
             raise ValueError(
                 "long_context_threshold_tokens needs long_context_input_usd_per_mtok and "
