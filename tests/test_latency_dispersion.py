@@ -89,6 +89,11 @@ def test_band_is_none_without_rows_and_prefers_p90_over_wider_percentiles() -> N
     assert dispersion_band(synthetic, provider=SERVED_ENGINE, metric="ttft") is None
 
 
+def test_band_rejects_an_unknown_metric() -> None:
+    with pytest.raises(CostmodelError, match="metric 'e2e'"):
+        dispersion_band(load_latency_dispersion(), provider="groq", metric="e2e")
+
+
 def test_bundled_file_is_the_default() -> None:
     assert default_dispersion_path().name == "latency_dispersion.csv" and default_dispersion_path().exists()
 
