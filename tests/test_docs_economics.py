@@ -1056,8 +1056,12 @@ def build_sources() -> None:
           ("age", (dt.date(2026, 12, 1) - block.price_date).days, n0),
           ("import age", (dt.date(2026, 12, 1) - block.checked).days, n0))
     latency = load_api_latency()
-    claim("34 rows from 7 pages", ("rows", len(latency.rows), n0),
+    claim("50 rows from 18 pages", ("rows", len(latency.rows), n0),
           ("pages", len({r.source_url for r in latency.rows}), n0))
+    from costmodel.pricing.dispersion import load_latency_dispersion
+    dispersion = load_latency_dispersion()
+    claim("32 rows from 4 sources", ("rows", len(dispersion.rows), n0),
+          ("sources", len({r.source for r in dispersion.rows}), n0))
     gpu = _gpu_rows()
     offerings = {k: sum(1 for r in gpu if r["offering"] == k) for k in ("on-demand", "reserved", "spot", "owned")}
     claim("53 rows over 10 accelerators (22 on-demand, 9 reserved, 13 spot, 9 owned), every row checked 2026-11-29:",

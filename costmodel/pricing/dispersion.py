@@ -30,6 +30,7 @@ from costmodel.strict import StrictModel
 DISPERSION_FILE = "latency_dispersion.csv"
 SERVED_ENGINE = "served-engine"
 DispersionMetric = Literal["ttft", "tpot", "itl"]
+METRICS: tuple[str, ...] = ("ttft", "tpot", "itl")
 UpperPercentile = Literal["p90", "p95", "p99"]
 # Published figures are rounded (two decimals of ms on vLLM's report): the stored ratio must equal
 # upper/median to this relative tolerance, so a typo in either figure is caught.
@@ -77,7 +78,7 @@ class LatencyDispersionSheet:
         """Scopes with at least one row, in first-seen order."""
         return tuple(dict.fromkeys(row.scope for row in self.rows))
 
-    def for_scope(self, scope: str, *, metric: DispersionMetric) -> tuple[LatencyDispersionRow, ...]:
+    def for_scope(self, scope: str, *, metric: str) -> tuple[LatencyDispersionRow, ...]:
         """Rows of this scope and metric, in file order; empty if none."""
         return tuple(r for r in self.rows if r.scope == scope and r.metric == metric)
 
@@ -129,8 +130,7 @@ def _band_rows(rows: tuple[LatencyDispersionRow, ...]) -> tuple[LatencyDispersio
     return p90 or rows
 
 
-def dispersion_band(sheet: LatencyDispersionSheet, *, provider: str,
-                    metric: DispersionMetric) -> tuple[float, float] | None:
+def dispersion_band(sheet: LatencyDispersionSheet, *, provider: str, metric: str) -> tuple[float, float] | None:
     """(low_ratio, high_ratio): the range of published upper-percentile-over-median ratios of `metric`.
 
     Rows of `provider` (a provider id, or `served-engine`) when it has any; else the rows of every provider
@@ -138,6 +138,8 @@ def dispersion_band(sheet: LatencyDispersionSheet, *, provider: str,
     Within the chosen rows, p90 ratios are used when there are any, else the p95/p99 ones (wider, so the
     band errs on the slow side). Multiply a published median by both ends for a p90 band.
     """
+    if metric not in METRICS:
+        raise CostmodelError(f"dispersion metric {metric!r} is not one of {', '.join(METRICS)}; pick one of those")
     rows = sheet.for_scope(provider, metric=metric)
     if not rows and provider != SERVED_ENGINE:
         rows = tuple(r for r in sheet.rows if r.metric == metric and r.scope != SERVED_ENGINE)
