@@ -40,10 +40,21 @@ def scenario_dict(**workload_changes):
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_examples_decide_and_rank(path):
     decision = decide(load_scenario(path))
-    assert decision.options and decision.recommendation == decision.options[0].name
-    meeting = [o for o in decision.options if o.meets_slo and not o.throttled]
-    if meeting:
-        assert decision.options[0].usd_per_month == min(o.usd_per_month for o in meeting)
+    usable = [o for o in decision.options if o.excluded_reason is None]
+    # Usable options by cost, then the excluded; the recommendation is the cheapest usable option that meets or
+    # likely meets the SLO (decision/recommend.py), whatever cheaper unverified option precedes it.
+    assert decision.options[:len(usable)] == tuple(usable)
+    assert [o.usd_per_month for o in usable] == sorted(o.usd_per_month for o in usable)
+    meeting = [o for o in usable if o.slo_status in ("meets", "likely_meets") and not o.throttled]
+    assert decision.recommendation == (meeting[0].name if meeting else None)
+    if decision.recommendation is not None:
+        premium = decision.option(decision.recommendation).usd_per_month - usable[0].usd_per_month
+        assert decision.recommendation_premium_usd_per_month == pytest.approx(premium)
+        cheaper = decision.cheaper_unverified
+        assert (cheaper is None) == (usable[0].name == decision.recommendation)
+        if cheaper is not None:
+            assert cheaper.option == usable[0].name and cheaper.saving_usd_per_month == pytest.approx(premium)
+            assert "costmodel probe-endpoint" in cheaper.check and "--slo-ttft-p90" in cheaper.check
     for option in decision.options:
         assert option.contract().keys() >= CONTRACT_KEYS
         assert option.price_sources, option.name
@@ -93,11 +104,13 @@ def test_infeasible_option_says_why():
 def test_unverified_api_latency_is_flagged():
     data = scenario_dict()
     del data["options"][0]["ttft_p90_seconds"]
+    # A price row with no published latency, so only the measurement could verify it.
+    data["options"][0]["price_id"] = "deepinfra/llama-3.3-70b"
     d = decide(parse_scenario(data))
-    # Issue 13: unverified latency no longer counts as meeting the SLO (meets_slo == slo_status == "meets").
+    # Unverified latency never counts as meeting the SLO (meets_slo == slo_status in {meets, likely_meets}).
     api = d.option("api")
     assert api.slo_reason.startswith("unverified") and api.slo_status == "unverified" and not api.meets_slo
-    assert any("API latency is not verified" in w for w in d.warnings)
+    assert any("Latency is unverified for" in w and "api" in w for w in d.warnings)
 
 
 def test_slow_api_fails_slo():

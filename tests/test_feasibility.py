@@ -113,7 +113,6 @@ def test_no_floor_says_the_options_are_treated_as_substitutes(tmp_path, capsys):
 
 @pytest.mark.parametrize(("quality", "field", "detail"), [
     ({"at_least_as_good_as": "llama-9-900b"}, "quality.at_least_as_good_as", "llama-9-900b"),
-    ({"min_score": 1200, "benchmark": "lmarena-text"}, "quality.benchmark", "qwen-small"),
     ({"min_score": 1200, "benchmark": "no-such-bench"}, "no-such-bench", "known: lmarena-text"),
 ])
 def test_bad_quality_floors_exit_2_naming_the_field(tmp_path, capsys, quality, field, detail):
@@ -143,20 +142,35 @@ def test_an_unmeasured_api_under_a_150ms_ttft_limit_is_unverified_not_green():
     assert unmeasured.meets_slo is False
     contract = unmeasured.contract()
     assert contract["meets_slo"] == (contract["slo_status"] == "meets")
-    if decision.option("h100").slo_status == "meets":  # a verified option ranks first even when dearer
-        assert decision.options[0].name == "h100"
+    if decision.option("h100").meets_slo:  # an option with evidence is recommended even when dearer
+        assert decision.recommendation == "h100"
     data["accept_unverified_latency"] = True
     accepted = decide(parse_scenario(data))
     cheapest = min(accepted.usable_options, key=lambda o: o.usd_per_month)
-    assert accepted.options[0].name == cheapest.name
+    assert accepted.options[0].name == cheapest.name == accepted.recommendation
 
 
 def test_a_1ms_ttft_limit_never_leaves_an_api_green():
     data = scenario(api("unmeasured", "deepinfra/llama-3.3-70b", measured=False))
     data["slo"]["ttft_p90_seconds"] = 0.001
     decision = decide(parse_scenario(data))
-    assert decision.recommendation_meets_slo is False
-    assert decision.option("unmeasured").slo_status == "unverified"
+    assert decision.recommendation_meets_slo is False and decision.recommendation is None
+    # No API in the latency sheet publishes a TTFT near 1 ms, so an unpublished one misses, saying why.
+    fastest = min(r.ttft_seconds for r in load_api_latency().rows if r.ttft_seconds is not None)
+    assert fastest > 0.001
+    unmeasured = decision.option("unmeasured")
+    assert unmeasured.slo_status == "misses" and unmeasured.excluded_kind == "misses_slo"
+    assert "fastest figure any API in the latency sheet publishes" in unmeasured.slo_reason
+
+
+def test_an_option_without_a_score_is_below_a_floor_saying_why(tmp_path, capsys):
+    # qwen2.5-7b has no lmarena-text score (the CSV header lists the gap): it cannot be shown to meet the floor.
+    data = scenario(api("a", "deepinfra/llama-3.3-70b"), host("qwen-small", "qwen2.5-7b"),
+                    quality={"min_score": 1200, "benchmark": "lmarena-text"})
+    code, out, _ = run_cli(capsys, tmp_path, data, "--json")
+    small = {o["name"]: o for o in json.loads(out)["options"]}["qwen-small"]
+    assert code == 0 and small["excluded_kind"] == "below_quality_floor"
+    assert "no published lmarena-text score" in small["excluded_reason"]
 
 
 def test_published_latency_interpolates_by_prompt_length_and_misses():

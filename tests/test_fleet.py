@@ -78,8 +78,9 @@ def test_option_fields_win_over_the_scenario_fleet_section():
 
 def test_n_plus_one_floor_changes_replicas_as_stated():
     # One replica covers the peak (λ_peak = 2 x 100,000 / 86,400 = 2.31 requests/s is well below μ),
-    # so the floor alone sets the fleet: 1 replica at m = 1, 2 at the N+1 default.
-    single = decided(scenario_dict(fleet={"min_replicas": 1})).option("h100")
+    # so the floor and N+1 alone set the fleet: 1 replica at m = 1 with no spare, 2 at the defaults
+    # (max(2, ceil(2.31 / (0.8 μ)), ceil(2.31 / μ) + 1) = max(2, 1, 2)).
+    single = decided(scenario_dict(fleet={"min_replicas": 1, "spare_replicas": 0})).option("h100")
     default = decided(scenario_dict()).option("h100")
     mu = default.capacity_requests_per_second
     assert mu is not None and 0.8 * mu > 2 * 100_000 / 86_400
@@ -95,11 +96,24 @@ def test_headroom_changes_replicas_as_stated():
     assert mu is not None
     requests_per_day = 1.1 * mu / 2.0 * 86_400
     full = decided(scenario_dict(requests_per_day=requests_per_day,
-                                 fleet={"min_replicas": 1, "target_peak_utilization": 1.0})).option("h100")
+                                 fleet={"min_replicas": 1, "target_peak_utilization": 1.0,
+                                        "spare_replicas": 0})).option("h100")
     half = decided(scenario_dict(requests_per_day=requests_per_day,
-                                 fleet={"min_replicas": 1, "target_peak_utilization": 0.5})).option("h100")
+                                 fleet={"min_replicas": 1, "target_peak_utilization": 0.5,
+                                        "spare_replicas": 0})).option("h100")
     assert (full.replicas, half.replicas) == (2, 3)
     assert half.usd_per_month == pytest.approx(1.5 * full.usd_per_month)
+    # True N+1 at t = 1: ceil(1.1) + 1 = 3 replicas, so one down still leaves 2 for a peak of 1.1 μ.
+    spare = decided(scenario_dict(requests_per_day=requests_per_day,
+                                  fleet={"min_replicas": 1, "target_peak_utilization": 1.0})).option("h100")
+    assert spare.replicas == 3 and spare.spare_replicas == 1 and "N+1" in (spare.fleet_reason or "")
+
+
+def test_n_plus_one_per_hour():
+    # μ = 10, t = 0.8, one spare: demand 0 needs the floor only; 7 -> max(1, ceil(0.875), ceil(0.7) + 1) = 2;
+    # 9.5 -> max(ceil(1.19), ceil(0.95) + 1) = 2; 17 -> max(ceil(2.125), ceil(1.7) + 1) = 3; 20 -> max(3, 2 + 1) = 3.
+    assert replicas_by_hour(hourly_requests_per_second=[0.0, 7.0, 9.5, 17.0, 20.0], capacity_requests_per_second=10.0,
+                            target_peak_utilization=0.8, min_replicas=1, spare_replicas=1) == (1, 2, 2, 3, 3)
 
 
 def test_replicas_by_hour_formula():
@@ -144,10 +158,13 @@ def test_compare_json_and_table_show_the_policy(tmp_path, capsys):
     out = {o["name"]: o for o in json.loads(capsys.readouterr().out)["options"]}
     for name in ("h100", "hybrid"):
         assert out[name]["min_replicas"] == 2
-        assert out[name]["target_peak_utilization"] == 0.8
-        assert "N+1" in out[name]["fleet_reason"]
         assert out[name]["scaling"] == "fixed"
         assert len(out[name]["replicas_by_hour"]) == 24
+    assert out["h100"]["target_peak_utilization"] == 0.8 and out["h100"]["spare_replicas"] == 1
+    assert "N+1" in out["h100"]["fleet_reason"]
+    # A hybrid's base runs at capacity with no spare: its API takes the burst and a replica down.
+    assert out["hybrid"]["target_peak_utilization"] == 1.0 and out["hybrid"]["spare_replicas"] == 0
+    assert "overflow" in out["hybrid"]["fleet_reason"]
     assert out["h100"]["gpu_hours_per_month"] == pytest.approx(2 * HOURS_PER_MONTH)
     assert out["api"]["min_replicas"] is None
     assert main(["compare", str(path), "--date", "2026-12-01"]) == 0
