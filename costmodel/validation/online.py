@@ -22,6 +22,7 @@ from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.serving import build_replica, simulate_requests
 from costmodel.serving.profile import engine_settings
 from costmodel.serving.replica import MAX_NUM_SEQS
+from costmodel.serving.results import LatencySummary
 from costmodel.serving.simulation import arrival_times
 
 # ShareGPT rows are simulated with every request at the published mean lengths. Prompt: 229,711 input
@@ -113,7 +114,9 @@ def simulate_online(model_id: str, hardware_id: str, gpus: int, *, rate: float, 
                             output_tokens=np.full(requests, osl), rate_per_second=rate, kv_policy=settings.kv_policy,
                             max_num_seqs=settings.max_num_seqs, scheduler_steps=scheduler_steps)
     return {"ttft_p50": run.ttft.p50_seconds, "ttft_mean": run.ttft.mean_seconds,
-            "tpot_p50": run.tpot.p50_seconds, "tpot_mean": run.tpot.mean_seconds, "itl_p50": run.itl.p50_seconds}
+            "tpot_p50": run.tpot.p50_seconds, "tpot_mean": run.tpot.mean_seconds, "itl_p50": run.itl.p50_seconds,
+            # ITL as per-token gaps, ignoring the streamed chunk (what the simulator reported before it read it)
+            "itl_unstreamed_p50": LatencySummary.of_gaps(run.itl_groups).p50_seconds}
 
 
 def memory_fraction_of(row: dict[str, str]) -> float | None:
@@ -124,20 +127,22 @@ def memory_fraction_of(row: dict[str, str]) -> float | None:
     return float(scenario.split(flag, 1)[1].split(",")[0].split()[0]) if flag in scenario else None
 
 
-def predict_offline_sharegpt(row: dict[str, str], model_id: str, hardware_id: str) -> float:
+def predict_offline_sharegpt(row: dict[str, str], model_id: str, hardware_id: str, *, unfitted: bool = False) -> float:
     """Output tokens/s of an offline ShareGPT row: every prompt at t = 0 (sglang.bench_serving at an infinite
     rate, through the server), the row's engine profile with its fitted CPU costs (a per-request cost only
     delays the start: the server tokenizes while the GPU runs), the scheduler limits of the online rows and
-    the multi-step scheduling and memory fraction the row's source states."""
+    the multi-step scheduling and memory fraction the row's source states (`unfitted`: the CPU costs set back
+    to the generic profile's, as for the online rows)."""
     requests = int(row["scenario"].split(" prompts at ")[0].rsplit(" ", 1)[1])
     return _offline(model_id, hardware_id, int(row["n_gpus"]), requests=requests, engine_id=engine_id_of(row),
-                    scheduler_steps=scheduler_steps_of(row), memory_fraction=memory_fraction_of(row))
+                    scheduler_steps=scheduler_steps_of(row), memory_fraction=memory_fraction_of(row), unfitted=unfitted)
 
 
 @functools.cache
 def _offline(model_id: str, hardware_id: str, gpus: int, *, requests: int, engine_id: str, scheduler_steps: int,
-             memory_fraction: float | None) -> float:
-    settings = engine_settings(load_engine(engine_id), max_num_seqs=MAX_NUM_SEQS, max_batched_tokens=MAX_BATCHED_TOKENS,
+             memory_fraction: float | None, unfitted: bool) -> float:
+    profile = _profile(engine_id, request_overhead_seconds=None, step_overhead_seconds=None, unfitted=unfitted)
+    settings = engine_settings(profile, max_num_seqs=MAX_NUM_SEQS, max_batched_tokens=MAX_BATCHED_TOKENS,
                                kv_policy="preempt", scheduler_steps=scheduler_steps,
                                gpu_memory_utilization=memory_fraction)
     replica = build_replica(model_id, hardware_id, gpus=gpus, weight_dtype="bf16", kv_dtype="bf16", engine=settings)
@@ -149,9 +154,12 @@ def _offline(model_id: str, hardware_id: str, gpus: int, *, requests: int, engin
 
 
 def predict_online(row: dict[str, str], model_id: str, hardware_id: str, *, request_overhead_seconds: float | None = None,
-                   step_overhead_seconds: float | None = None, unfitted: bool = False) -> float:
-    """The row's metric in ms as simulated (profile CPU costs, the ones given, or - `unfitted` - none)."""
+                   step_overhead_seconds: float | None = None, unfitted: bool = False, unstreamed: bool = False) -> float:
+    """The row's metric in ms as simulated (profile CPU costs, the ones given, or - `unfitted` - none;
+    `unstreamed`: ITL as per-token gaps, one token per chunk whatever the server streamed)."""
     _, latency, stat = ONLINE_METRICS[row["metric"]]
+    if unstreamed and latency == "itl":
+        latency = "itl_unstreamed"
     rate, requests, isl, osl = online_shape(row)
     run = simulate_online(model_id, hardware_id, int(row["n_gpus"]), rate=rate, requests=requests, isl=isl, osl=osl,
                           engine_id=engine_id_of(row), scheduler_steps=scheduler_steps_of(row),
