@@ -7,8 +7,10 @@ as vLLM's benchmark_serving reports ITL (its `itls` list over all requests). The
 groups (`EngineTrace.itl_groups`): `steps` steps, step j lasting a + b * j, each one gap for each of
 `sequences` decoding sequences. Not counted: the gap across a preemption (the sequence's recompute).
 
-Streaming in chunks of c tokens (the engine's stream interval, or multi-step scheduling's window, which
-returns outputs once per window): after the first token, which engines send at once (vLLM's output
+Streaming in chunks of c tokens (the engine's stream interval, or multi-step scheduling's window: "tokens
+are streamed only after a batch of generation steps is complete, ITL will be inflated by the
+num-scheduler-steps", LambdaLabsML/vllm-benchmark benchmark_v0.md at commit 0e8fc5d0, on vLLM v0.6.0):
+after the first token, which engines send at once (vLLM's output
 processor sends "the first token" without waiting for the interval: vllm/v1/engine/output_processor.py),
 each chunk's gap is the sum of c consecutive step gaps. The pooled chunk gaps are taken as the rolling sums
 of c consecutive steps of the run, each weighted by that step's decoding sequences: every step ends a
