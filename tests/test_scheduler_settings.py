@@ -139,3 +139,24 @@ def test_cli_flags(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["capacity", *BASE, "--slo-ttft-p90", "1", "--scheduler-steps", "4", "--requests", "200",
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["feasible"] is True
+
+
+def test_option_scheduler_fields_change_the_decisions_capacity() -> None:
+    from costmodel.decision.rank import decide
+    from costmodel.scenario import parse_scenario
+
+    def scenario(**fields: object) -> dict:  # type: ignore[type-arg]
+        return {
+            "name": "t",
+            "workload": {"requests_per_day": 100_000, "prompt_tokens": {"kind": "fixed", "tokens": 512},
+                         "output_tokens": {"kind": "fixed", "tokens": 64}, "peak_to_mean_ratio": 2.0},
+            "slo": {"ttft_p90_seconds": 2.0, "tpot_p90_seconds": 0.1},
+            "fleet": {"min_replicas": 1},
+            "options": [{"kind": "self-host", "name": "h", "model": "llama-3.1-8b", "hardware": "h100-sxm",
+                         "usd_per_gpu_hour": 2.0, "engine": "vllm", **fields}],
+        }
+
+    free = decide(parse_scenario(scenario())).option("h")
+    capped = decide(parse_scenario(scenario(max_num_seqs=2))).option("h")
+    # Two running sequences at most: the replica serves far fewer requests per second within the SLO.
+    assert capped.capacity_requests_per_second < 0.5 * free.capacity_requests_per_second
