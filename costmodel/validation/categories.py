@@ -30,6 +30,7 @@ from costmodel.validation import (
     REFERENCE_CSV,
     TRTLLM_BENCH_REQUESTS,
     read_reference_rows,
+    trtllm_bench_engine,
     trtllm_bench_settings,
 )
 from costmodel.validation.online import (  # noqa: F401 -- re-exported: the online rows' simulation lives there
@@ -164,7 +165,7 @@ def throughput_prediction(*, model_id: str, hardware: AcceleratorSpec, gpus: int
         weight_bytes_per_param=dtypes.BYTES_PER_ELEMENT[weight_dtype], kv_bytes_per_element=dtypes.BYTES_PER_ELEMENT[kv_dtype],
     )
     replica = build_replica(model_id, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                            max_batched_tokens=tokens)
+                            engine=trtllm_bench_engine(max_batched_tokens=tokens))
     if not replica.fits:
         raise CostmodelError(replica.memory.message)
     count = TRTLLM_BENCH_REQUESTS.get((isl, osl)) or TRTLLM_BENCH_REQUESTS_V12[(isl, osl)]
