@@ -6,7 +6,7 @@ Array-friendly like the roofline (floats or broadcastable numpy arrays), so grid
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -19,6 +19,22 @@ from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, BYTES_PER_ELEMENT, lm
 RESERVE_FRACTION = 0.10
 # vLLM's default max_num_batched_tokens for chunked prefill (token budget per step).
 MAX_BATCHED_TOKENS = 8192
+# How an engine sizes its KV cache (the engine profile's kv_memory_rule): "total_fraction" (vLLM's
+# gpu_memory_utilization): weights + workspace + KV fit in that share of HBM; "free_fraction" (TensorRT-LLM's
+# free_gpu_memory_fraction): KV gets that share of what weights and workspace leave.
+KvMemoryRule = Literal["total_fraction", "free_fraction"]
+DEFAULT_KV_MEMORY_FRACTION = 0.9  # both engines' default (1 - RESERVE_FRACTION)
+
+
+def reserve_bytes(*, hbm_bytes_per_gpu: Any, used_bytes_per_gpu: Any, rule: KvMemoryRule = "total_fraction",
+                  fraction: float = DEFAULT_KV_MEMORY_FRACTION) -> Any:
+    """HBM per GPU the engine keeps back from KV: (1 - fraction) of all HBM (total_fraction) or of what the
+    weights and workspace (`used_bytes_per_gpu`) leave (free_fraction). 1 - fraction is rounded to 12 places so
+    the default 0.9 keeps exactly the 0.10 reserve it always had."""
+    kept_back = round(1.0 - fraction, 12)
+    if rule == "free_fraction":
+        return kept_back * (hbm_bytes_per_gpu - used_bytes_per_gpu)
+    return kept_back * hbm_bytes_per_gpu
 
 
 @dataclass(frozen=True)
@@ -90,13 +106,17 @@ def memory_arrays(
     kv_bytes_per_element: Any,
     context_tokens: Any,
     head_weight_bytes_per_param: Any = None,
+    kv_memory_rule: KvMemoryRule = "total_fraction",
+    kv_memory_fraction: float = DEFAULT_KV_MEMORY_FRACTION,
 ) -> tuple[Any, Any, Any]:
     """(weights bytes per GPU, KV budget bytes per GPU, max concurrent sequences) as arrays."""
     weights = stored_weight_bytes(shape, weight_bytes_per_param=weight_bytes_per_param,
                                   head_weight_bytes_per_param=head_weight_bytes_per_param)
     weights_per_gpu = weights / gpus
-    reserve = RESERVE_FRACTION * hbm_bytes_per_gpu
-    budget = hbm_bytes_per_gpu - weights_per_gpu - activation_bytes_per_gpu(shape, gpus=gpus) - reserve
+    activation = activation_bytes_per_gpu(shape, gpus=gpus)
+    reserve = reserve_bytes(hbm_bytes_per_gpu=hbm_bytes_per_gpu, used_bytes_per_gpu=weights_per_gpu + activation,
+                            rule=kv_memory_rule, fraction=kv_memory_fraction)
+    budget = hbm_bytes_per_gpu - weights_per_gpu - activation - reserve
     kv_seq_per_gpu = kv_bytes_per_sequence_per_gpu(
         shape, context_tokens=context_tokens, kv_bytes_per_element=kv_bytes_per_element, gpus=gpus
     )
@@ -113,8 +133,10 @@ def plan_memory(
     kv_bytes_per_element: float,
     context_tokens: int,
     head_weight_bytes_per_param: float | None = None,
+    kv_memory_rule: KvMemoryRule = "total_fraction",
+    kv_memory_fraction: float = DEFAULT_KV_MEMORY_FRACTION,
 ) -> MemoryPlan:
-    """Memory plan of one replica of `gpus` GPUs at a context length."""
+    """Memory plan of one replica of `gpus` GPUs at a context length (KV sized by the engine's rule)."""
     weights_per_gpu, budget, max_batch = memory_arrays(
         shape,
         hbm_bytes_per_gpu=hbm_bytes_per_gpu,
@@ -123,10 +145,13 @@ def plan_memory(
         kv_bytes_per_element=kv_bytes_per_element,
         context_tokens=context_tokens,
         head_weight_bytes_per_param=head_weight_bytes_per_param,
+        kv_memory_rule=kv_memory_rule,
+        kv_memory_fraction=kv_memory_fraction,
     )
     per_seq = float(kv_bytes_per_sequence(shape, context_tokens=context_tokens, kv_bytes_per_element=kv_bytes_per_element))
     activation = float(activation_bytes_per_gpu(shape, gpus=gpus))
-    reserve = RESERVE_FRACTION * hbm_bytes_per_gpu
+    reserve = max(float(reserve_bytes(hbm_bytes_per_gpu=hbm_bytes_per_gpu, used_bytes_per_gpu=weights_per_gpu + activation,
+                                      rule=kv_memory_rule, fraction=kv_memory_fraction)), 0.0)
     batch = int(max_batch)
     gb = 1e9
     if budget <= 0:
@@ -162,7 +187,8 @@ def plan_memory(
     )
 
 
-def plan_replica_memory(config: ReplicaConfig, *, context_tokens: int) -> MemoryPlan:
+def plan_replica_memory(config: ReplicaConfig, *, context_tokens: int, kv_memory_rule: KvMemoryRule = "total_fraction",
+                        kv_memory_fraction: float = DEFAULT_KV_MEMORY_FRACTION) -> MemoryPlan:
     """`plan_memory` for one replica (`config`: gpus x hardware at named dtypes), as estimate and serving use."""
     return plan_memory(
         config.shape,
@@ -172,4 +198,6 @@ def plan_replica_memory(config: ReplicaConfig, *, context_tokens: int) -> Memory
         kv_bytes_per_element=BYTES_PER_ELEMENT[config.kv_dtype],
         context_tokens=context_tokens,
         head_weight_bytes_per_param=BYTES_PER_ELEMENT[lm_head_weight_dtype(config.weight_dtype)],
+        kv_memory_rule=kv_memory_rule,
+        kv_memory_fraction=kv_memory_fraction,
     )

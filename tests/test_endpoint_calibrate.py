@@ -56,6 +56,7 @@ def test_fit_recovers_the_step_model_that_made_the_sweep() -> None:
     sweep = _sweep([_level(TRUE, n) for n in (1, 2, 4, 8)])
     cal = calibrate(sweep, slo_ttft_p90_seconds=None, slo_tpot_p90_seconds=0.015, what_if={}, bootstrap_samples=4)
     assert cal.levels_fit == [1.0, 2.0, 4.0] and cal.levels_held_out == [8.0] and cal.problems == []
+    assert cal.server_scheduling == "continuous_batching"  # 8 sequences decoded at once: it batches
     # TPOT = overhead + decode_sequence * batch = 4 ms + 2 ms * n: the per-sequence cost is recovered
     assert cal.decode_sequence_seconds == pytest.approx(0.002, rel=0.15)
     assert cal.overhead_seconds == pytest.approx(0.004, rel=0.25)
@@ -169,6 +170,7 @@ def test_one_at_a_time_server_keeps_its_prefill_on_the_server() -> None:
     sweep = _sweep([_level(serial, n) for n in (1, 2, 4)])
     cal = calibrate(sweep, slo_ttft_p90_seconds=None, slo_tpot_p90_seconds=None, what_if={}, bootstrap_samples=0)
     assert cal.concurrency_limit == 1 and cal.problems == []
+    assert cal.server_scheduling == "one_at_a_time"
     prefill_step = cal.overhead_seconds + 32 * cal.prefill_token_seconds
     assert prefill_step == pytest.approx(0.100, rel=0.1)
     assert cal.request_fixed_seconds < 0.01  # the 3 ms client time, not the 96 ms prefill

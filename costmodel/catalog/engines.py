@@ -3,7 +3,8 @@
 One YAML file per engine in `catalog/engines/<id>.yaml`, validated by `EngineProfile`. A profile holds the
 scheduler defaults (sequence cap, token budget, chunked prefill), the CPU costs the GPU roofline does not
 see (per request and per step), the share of tensor-parallel all-reduce time the engine hides behind
-compute, the largest batch it runs under CUDA graphs and how many tokens it streams per chunk (ITL).
+compute, the largest batch it runs under CUDA graphs, how many tokens it streams per chunk (ITL) and the
+rule it sizes its KV cache by (a share of all HBM, or of what the weights leave).
 
 Every value field has an entry in `sources` saying where the number comes from: the engine's own code at
 a named commit, its docs, a public measurement, the definition of the profile (`naive`), or - where no
@@ -99,7 +100,17 @@ class EngineProfile(BaseModel):
     cuda_graph_max_batch: int | None = Field(
         gt=0, description="largest decode batch captured in a CUDA graph; None = graphs not used or not modelled"
     )
-    streaming_tokens_per_chunk: int = Field(ge=1, le=1024, description="tokens per streamed chunk (ITL gap)")
+    streaming_tokens_per_chunk: int = Field(
+        ge=1, le=1024, description="tokens per streamed chunk after the first token (the ITL gap spans them)"
+    )
+
+    # Memory: how the engine sizes its KV cache (memory.kv_budget_bytes_per_gpu).
+    kv_memory_rule: Literal["total_fraction", "free_fraction"] = Field(
+        description="total_fraction: weights + activations + KV within kv_memory_fraction of HBM (vLLM "
+        "gpu_memory_utilization); free_fraction: KV gets kv_memory_fraction of what weights and activations "
+        "leave (TensorRT-LLM free_gpu_memory_fraction)"
+    )
+    kv_memory_fraction: float = Field(gt=0, le=1, description="the fraction kv_memory_rule applies")
 
     sources: dict[str, ValueSource] = Field(description="one entry per value field above")
 

@@ -20,7 +20,7 @@ from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE as DECISION_RATE_
 from costmodel.serving.capacity import CONVERGE_START_REQUESTS as DECISION_REQUESTS
 from costmodel.serving.capacity import CapacitySearch, capacity_for_replica
 from costmodel.serving.curve import DEFAULT_CONCURRENCY, CurvePoint, throughput_interactivity_curve
-from costmodel.serving.profile import engine_settings
+from costmodel.serving.profile import option_engine_settings
 from costmodel.serving.replica import build_replica
 from costmodel.serving.results import SimulationResult
 from costmodel.serving.simulation import simulate
@@ -87,7 +87,7 @@ def option_latency(
 ) -> OptionLatency:
     """Capacity at the SLO, percentiles over arrival rates up to saturation, and the interactivity curve."""
     use_calibration = calibration if calibration is not None and calibration.hardware_id == option.hardware else None
-    engine = engine_settings(option.engine, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens()))
+    engine = option_engine_settings(option, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens()))
     replica = build_replica(option.model, load_accelerator(option.hardware), gpus=option.gpus_per_replica,
                             weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, calibration=use_calibration,
                             engine=engine)

@@ -88,11 +88,13 @@ def format_calibration(cal: EndpointCalibration) -> str:
     """Step model, held-out check and capacity, one line each."""
     held = cal.held_out[0]
     limit = f"{cal.concurrency_limit} sequences" if cal.concurrency_limit else "not reached"
+    found = {"one_at_a_time": "; the server runs one request at a time",
+             "continuous_batching": "; the server batches requests continuously"}.get(cal.server_scheduling or "", "")
     lines = [
         f"calibrate-endpoint {cal.base_url}  model {cal.model}{'  FORCED: ' + '; '.join(cal.problems) if cal.forced else ''}",
         f"  step model  {fmt_seconds(cal.overhead_seconds)} per step + {cal.prefill_token_seconds:.3g} s/prefill token"
         f" + {cal.decode_sequence_seconds:.3g} s/sequence + {cal.context_token_seconds:.3g} s/context token; "
-        f"{fmt_seconds(cal.request_fixed_seconds)} per request; concurrency limit {limit}",
+        f"{fmt_seconds(cal.request_fixed_seconds)} per request; concurrency limit {limit}{found}",
         f"  fit on levels {', '.join(f'{v:g}' for v in cal.levels_fit)}; held out {held.value:g}: "
         f"TTFT p50 {fmt_seconds(held.ttft_p50_predicted_seconds)} vs {fmt_seconds(held.ttft_p50_measured_seconds)}, "
         f"TPOT p50 {fmt_seconds(held.tpot_p50_predicted_seconds)} vs {fmt_seconds(held.tpot_p50_measured_seconds)}, "

@@ -37,8 +37,9 @@ from costmodel.serving.capacity import (
     zero_load_result,
     zero_load_seconds,
 )
+from costmodel.serving.closed_loop import MAX_CONCURRENCY
 from costmodel.serving.curve import CurvePoint, throughput_interactivity_curve
-from costmodel.serving.profile import EngineSettings, engine_settings
+from costmodel.serving.profile import MAX_SCHEDULER_STEPS, EngineSettings, engine_settings
 from costmodel.serving.simulation import draw_lengths
 from costmodel.units import fmt_seconds
 
@@ -67,6 +68,12 @@ def _serving_flags(parser: argparse.ArgumentParser, *, requests: int) -> None:
     parser.add_argument("--kv-policy", choices=("preempt", "reserve"), default=None,
                         help="KV full: preempt and recompute (vLLM) or reserve prompt+output at admission (TRT-LLM);"
                              " default: the engine's")
+    parser.add_argument("--scheduler-steps", type=bounded_int(None, MAX_SCHEDULER_STEPS), default=None,
+                        help="multi-step scheduling (vLLM v0.6 --num-scheduler-steps): the scheduler runs once per"
+                             " this many decode steps and streams that many tokens per chunk; default 1")
+    parser.add_argument("--gpu-memory-utilization", type=bounded_float(0.05, 1.0), default=None,
+                        help="the engine's KV memory fraction under its own rule: vLLM's share of all HBM, "
+                             "TensorRT-LLM's free_gpu_memory_fraction of what the weights leave; default the engine's (0.9)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -75,6 +82,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     _serving_flags(sim, requests=1000)
     sim.add_argument("--rate", type=bounded_float(None, MAX_RATE), help="arrival rate, requests/s (Poisson, or gamma with --burstiness)")
     sim.add_argument("--arrivals", type=Path, help="replay arrival times: a JSON list or one number (s) per line")
+    sim.add_argument("--concurrency", type=bounded_int(None, MAX_CONCURRENCY), default=None,
+                     help="closed loop instead of a rate: keep N requests in flight (a client sends its next request"
+                          " when its last finishes, like vLLM bench --max-concurrency); reports tokens/s per GPU and per user")
     sim.set_defaults(handler=run_simulate)
 
     cap = subparsers.add_parser("capacity", help="highest arrival rate per replica meeting the SLO")
@@ -104,9 +114,11 @@ def _limits(args: argparse.Namespace) -> list[SloLimit]:
 
 
 def _settings(args: argparse.Namespace) -> EngineSettings:
-    """The --engine profile's scheduler settings, with --max-num-seqs/--max-batched-tokens/--kv-policy over them."""
+    """The --engine profile's scheduler settings, with --max-num-seqs/--max-batched-tokens/--kv-policy/
+    --scheduler-steps/--gpu-memory-utilization over them."""
     settings = engine_settings(args.engine, longest_prompt_tokens=args.prompt_tokens, max_num_seqs=args.max_num_seqs,
-                               max_batched_tokens=args.max_batched_tokens, kv_policy=args.kv_policy)
+                               max_batched_tokens=args.max_batched_tokens, kv_policy=args.kv_policy,
+                               scheduler_steps=args.scheduler_steps, gpu_memory_utilization=args.gpu_memory_utilization)
     args.max_num_seqs, args.max_batched_tokens, args.kv_policy = (
         settings.max_num_seqs, settings.max_batched_tokens, settings.kv_policy)
     return settings
@@ -154,6 +166,15 @@ def check_slo_physical(replica: Replica, args: argparse.Namespace, limits: list[
             )
 
 
+def _arrivals_text(args: argparse.Namespace, replay: list[float] | None) -> str:
+    if args.concurrency is not None:
+        return f"in a closed loop of {args.concurrency} in flight"
+    if replay is not None:
+        return f"replayed from {args.arrivals}"
+    text = f"at {args.rate:g} req/s"
+    return text + (f" (gamma, burstiness {args.burstiness:g})" if args.burstiness != 1.0 else "")
+
+
 def _describe(tokens: int, sigma: float) -> str:
     return str(tokens) if sigma == 0 else f"mean {tokens} (lognormal sigma {sigma:g})"
 
@@ -172,9 +193,14 @@ def run_simulate(args: argparse.Namespace) -> int:
     output = _distribution("--output-tokens", args.output_tokens, args.output_sigma)
     limits = _limits(args)
     replay = _read_arrivals(args.arrivals) if args.arrivals else None
-    if replay is None and args.rate is None:
-        raise CostmodelError("give --rate R (requests/s) or --arrivals FILE")
+    given = [flag for flag, value in (("--rate", args.rate), ("--arrivals", replay), ("--concurrency", args.concurrency))
+             if value is not None]
+    if len(given) != 1:
+        raise CostmodelError("give --rate R (requests/s), --arrivals FILE or --concurrency N, exactly one "
+                             f"(got {', '.join(given) or 'none'})")
     measured = serving_calibration_file(args)
+    if isinstance(measured, EndpointCalibration) and args.concurrency is not None:
+        raise CostmodelError("--concurrency runs the roofline simulator; a calibrate-endpoint file takes --rate or --arrivals")
     if isinstance(measured, EndpointCalibration):
         return run_measured_simulate(args, measured, prompt=prompt, output=output, limits=limits, replay=replay)
     replica = _replica(args)
@@ -184,11 +210,9 @@ def run_simulate(args: argparse.Namespace) -> int:
         replica, prompt_tokens=prompt, output_tokens=output, rate_per_second=args.rate, requests=args.requests,
         seed=args.seed, burstiness=args.burstiness, replay_seconds=replay,
         prefix_cached_fraction=args.prefix_cached_fraction, slo=limits, kv_policy=args.kv_policy,
-        max_num_seqs=args.max_num_seqs,
+        max_num_seqs=args.max_num_seqs, concurrency=args.concurrency,
     )
-    arrivals = f"at {args.rate:g} req/s" if replay is None else f"replayed from {args.arrivals}"
-    if replay is None and args.burstiness != 1.0:
-        arrivals += f" (gamma, burstiness {args.burstiness:g})"
+    arrivals = _arrivals_text(args, replay)
     lines = [
         f"{result.model_id} on {result.gpus} x {result.hardware_id}  weights {result.weight_dtype}, KV {result.kv_dtype},"
         f" engine {result.engine};"
@@ -200,6 +224,9 @@ def run_simulate(args: argparse.Namespace) -> int:
         f"  batch      mean {result.mean_batch:.1f} running, max {result.max_running}; preemptions {result.preemptions};"
         f" rejected {result.rejected}; KV holds {result.kv_capacity_tokens:,} tokens",
     ]
+    if args.concurrency is not None:
+        lines.append(f"  closed loop {args.concurrency} in flight: {result.output_tokens_per_second_per_gpu:,.0f} output "
+                     f"tokens/s per GPU, {result.output_tokens_per_second_per_user:.1f} tokens/s per user (1 / mean TPOT)")
     if limits and result.goodput_requests_per_second is not None:
         verdict = "met" if result.meets_slo else "NOT met"
         names = ", ".join(f"{lim.metric.upper()} p90 <= {fmt_seconds(lim.limit_seconds)}" for lim in limits)

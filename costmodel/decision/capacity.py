@@ -29,7 +29,7 @@ from costmodel.serving.capacity import (
     CapacitySearch,
     capacity_for_replica,
 )
-from costmodel.serving.profile import engine_settings
+from costmodel.serving.profile import option_engine_settings
 
 # Requests per bisection step to start from (doubled until the capacity's interval is within 5%) and the
 # bisection's tolerance (capacity under-stated by < 5%): the converged capacity the Latency page shows too.
@@ -73,7 +73,7 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
                         quick: Capacity) -> Capacity:
     """Capacity at the SLO percentiles from the continuous-batching simulator (costmodel.serving)."""
     workload = scenario.workload
-    engine = engine_settings(option.engine, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens()))
+    engine = option_engine_settings(option, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens()))
     replica = build_replica(option.model, config.hardware, gpus=config.gpus, weight_dtype=config.weight_dtype,
                             kv_dtype=config.kv_dtype, efficiency=config.efficiency,
                             max_batched_tokens=engine.max_batched_tokens, engine=engine)

@@ -32,6 +32,7 @@ CAPACITY_REQUESTS = 200  # simulated Poisson requests per tried rate
 BISECTION_STEPS = 14
 
 BindingLimit = Literal["ttft_p90_slo", "tpot_p90_slo", "max_num_seqs", "throughput"]
+ServerScheduling = Literal["one_at_a_time", "continuous_batching"]
 
 
 class HeldOutLevel(StrictModel):
@@ -64,6 +65,10 @@ class EndpointCalibration(StrictModel):
     context_token_seconds: float
     request_fixed_seconds: float
     concurrency_limit: int | None = Field(description="most sequences the server ran at once; None: not reached")
+    server_scheduling: ServerScheduling | None = Field(
+        default=None, description="what the fit found the server to be: one_at_a_time (it never ran two "
+        "sequences at once while the client had more in flight) or continuous_batching (None: a file written "
+        "before this field)")
     levels_fit: list[float]
     levels_held_out: list[float]
     held_out: list[HeldOutLevel]
@@ -81,6 +86,12 @@ class EndpointCalibration(StrictModel):
     ttft_p90_at_capacity_seconds: float
     tpot_p90_at_capacity_seconds: float
     bootstrap_samples: int
+
+
+def server_scheduling_of(concurrency_limit: int | None) -> ServerScheduling:
+    """One sequence at a time when the most ever seen running at once, with more in flight, was 1 (e.g.
+    llama-cpp-python's server); else continuous batching (up to the limit, or none reached)."""
+    return "one_at_a_time" if concurrency_limit == 1 else "continuous_batching"
 
 
 def _metrics(prompt: list[int], output: list[int], *, model: StepModel, mode: str, value: float,
@@ -221,6 +232,7 @@ def calibrate(
         overhead_seconds=model.overhead_seconds, prefill_token_seconds=model.prefill_token_seconds,
         decode_sequence_seconds=model.decode_sequence_seconds, context_token_seconds=model.context_token_seconds,
         request_fixed_seconds=model.request_fixed_seconds, concurrency_limit=model.max_num_seqs,
+        server_scheduling=server_scheduling_of(model.max_num_seqs),
         levels_fit=[levels[k].value for k in fit_index], levels_held_out=[levels[held].value], held_out=[held_out],
         holdout_ttft_p50_abs_error=abs(held_out.ttft_p50_predicted_seconds - held_out.ttft_p50_measured_seconds),
         holdout_tpot_p50_abs_error=abs(held_out.tpot_p50_predicted_seconds - held_out.tpot_p50_measured_seconds),

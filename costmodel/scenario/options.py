@@ -15,6 +15,7 @@ from costmodel.scenario.limits import (
     MAX_LATENCY_SECONDS,
     MAX_MIN_REPLICAS,
     MAX_RATE_LIMIT_PER_MINUTE,
+    MAX_TOKENS_PER_REQUEST,
     MAX_USD_PER_GPU_HOUR,
     MAX_USD_PER_GPU_MONTH,
     MAX_USD_PER_MONTH,
@@ -175,6 +176,21 @@ class SelfHostOption(StrictModel):
                     "scheduler defaults and CPU overheads; default vllm (a served engine whose CPU costs are fitted "
                     "on public runs; generic is the optimistic roofline-only profile)",
     )
+
+    # Scheduler settings an engine user sets (None: the engine profile's); serving.profile.engine_settings.
+    max_num_seqs: int | None = Field(default=None, ge=1, le=100_000,
+                                     description="running sequences at most (vLLM --max-num-seqs; default the engine's)")
+    max_batched_tokens: int | None = Field(
+        default=None, ge=1, le=MAX_TOKENS_PER_REQUEST,
+        description="token budget per engine step (vLLM --max-num-batched-tokens; default the engine's)")
+    scheduler_steps: int | None = Field(
+        default=None, ge=1, le=1024,
+        description="multi-step scheduling (vLLM v0.6 --num-scheduler-steps): the scheduler runs once per this "
+                    "many decode steps and streams that many tokens per chunk; default 1")
+    gpu_memory_utilization: float | None = Field(
+        default=None, ge=0.05, le=1.0,
+        description="the engine's KV memory fraction under its own rule: vLLM's gpu_memory_utilization (share of "
+                    "all HBM), TensorRT-LLM's free_gpu_memory_fraction (share of what weights leave); default 0.9")
 
     @field_validator("engine")
     @classmethod

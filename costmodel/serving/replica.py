@@ -47,6 +47,8 @@ class Replica:
     engine_id: str = "generic"  # the engine profile (catalog/engines) the replica runs under
     request_overhead_seconds: float = 0.0  # the profile's per-request CPU cost, before scheduling (TTFT floor)
     mixed_prefill_decode: bool = True  # the profile's: False = prefill runs in its own steps, decoders wait
+    scheduler_steps: int = 1  # multi-step scheduling: the scheduler runs once per this many decode steps
+    streaming_tokens_per_chunk: int = 1  # the profile's stream interval: tokens per chunk after the first
 
     @property
     def fits(self) -> bool:
@@ -89,8 +91,9 @@ def build_replica(
 
     A model that does not fit is not an error here (`Replica.fits` is False); `simulate` raises on it and
     `capacity_at_slo` reports it as infeasible. `engine` (serving.profile) sets the token budget, the
-    per-request overhead and, where the profile names one, the per-step overhead; without it the replica
-    runs the generic profile with `max_batched_tokens`.
+    per-request overhead, the KV sizing rule, multi-step scheduling, the streaming granularity and, where the
+    profile names one, the per-step overhead; without it the replica runs the generic profile with
+    `max_batched_tokens`.
     """
     spec, hw, eff = resolve_config(model, hardware, efficiency=efficiency, calibration=calibration)
     if engine is not None:
@@ -115,7 +118,8 @@ def build_replica(
     shape = derive_shape(spec)
     config = ReplicaConfig(shape=shape, hardware=hw, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                            efficiency=eff)
-    memory = plan_replica_memory(config, context_tokens=1)
+    memory = (plan_replica_memory(config, context_tokens=1) if engine is None else plan_replica_memory(
+        config, context_tokens=1, kv_memory_rule=engine.kv_memory_rule, kv_memory_fraction=engine.kv_memory_fraction))
     # Per-sequence KV is affine in the context above the sliding window: slope = full-attention layers,
     # intercept = sliding-window layers holding a full window (an upper bound below it).
     above = (shape.sliding_window_tokens or 0) + 1
@@ -144,4 +148,6 @@ def build_replica(
         engine_id="generic" if engine is None else engine.engine_id,
         request_overhead_seconds=0.0 if engine is None else engine.request_overhead_seconds,
         mixed_prefill_decode=True if engine is None else engine.mixed_prefill_decode,
+        scheduler_steps=1 if engine is None else engine.scheduler_steps,
+        streaming_tokens_per_chunk=1 if engine is None else engine.streaming_tokens_per_chunk,
     )

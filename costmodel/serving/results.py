@@ -48,10 +48,12 @@ class LatencySummary:
         return cls(p50, p90, p99, float(values.mean()), p50_ci=ci50, p90_ci=ci90, p99_ci=ci99)
 
     @classmethod
-    def of_gaps(cls, groups: np.ndarray) -> LatencySummary:
-        """ITL: the pooled inter-token gaps of the engine's step groups (`itl.py`)."""
-        (p50, ci50), (p90, ci90), (p99, ci99) = itl_percentiles(groups, (50.0, 90.0, 99.0))
-        return cls(p50, p90, p99, itl_mean_seconds(groups), p50_ci=ci50, p90_ci=ci90, p99_ci=ci99)
+    def of_gaps(cls, groups: np.ndarray, *, chunk_tokens: int = 1) -> LatencySummary:
+        """ITL: the pooled gaps between streamed chunks of `chunk_tokens` tokens from the engine's step
+        groups (`itl.py`)."""
+        (p50, ci50), (p90, ci90), (p99, ci99) = itl_percentiles(groups, (50.0, 90.0, 99.0), chunk_tokens=chunk_tokens)
+        return cls(p50, p90, p99, itl_mean_seconds(groups, chunk_tokens=chunk_tokens), p50_ci=ci50, p90_ci=ci90,
+                   p99_ci=ci99)
 
 
 @dataclass(frozen=True)
@@ -198,12 +200,25 @@ class SimulationResult:
     def itl(self) -> LatencySummary:
         """Inter-token gaps pooled over every token, on first use (one sort of every step: ~0.1-0.2 s at
         100,000 requests, printed by `python -m bench bench_serving`)."""
-        return LatencySummary.of_gaps(self.itl_groups)
+        return LatencySummary.of_gaps(self.itl_groups, chunk_tokens=self.stream_chunk_tokens)
     engine: str = "generic"  # engine profile id (catalog/engines)
     replica: Replica | None = field(default=None, repr=False, compare=False)  # for breakdowns on demand
     _breakdowns: dict[tuple[str, float], LatencyBreakdown | None] = field(
         default_factory=dict, repr=False, compare=False
     )
+    concurrency: int | None = None  # closed loop: requests kept in flight (None: arrivals at a rate or replayed)
+    stream_chunk_tokens: int = 1  # tokens per streamed chunk after the first (ITL is the gap between chunks)
+
+    @property
+    def output_tokens_per_second_per_gpu(self) -> float:
+        """Output tokens/s of the replica over its GPUs."""
+        return self.output_tokens_per_second / self.gpus
+
+    @property
+    def output_tokens_per_second_per_user(self) -> float:
+        """Interactivity: 1 / mean TPOT (DESIGN.md), NaN without a TPOT."""
+        tpot = self.tpot.mean_seconds
+        return 1.0 / tpot if tpot > 0 else float("nan")
 
     def breakdown(self, metric: str, percentile: float) -> LatencyBreakdown | None:
         """The `metric` ("ttft"/"tpot") breakdown at `percentile` (serving.breakdown), computed on first
@@ -237,6 +252,7 @@ class SimulationResult:
             "kv_policy": self.kv_policy,
             "engine": self.engine,
             "rate_per_second": self.rate_per_second,
+            "concurrency": self.concurrency,
             "requests": self.requests,
             "completed": self.completed,
             "rejected": self.rejected,
@@ -250,6 +266,9 @@ class SimulationResult:
             payload[f"{name}_mean_seconds"] = summary.mean_seconds
         payload.update(
             output_tokens_per_second=self.output_tokens_per_second,
+            output_tokens_per_second_per_gpu=self.output_tokens_per_second_per_gpu,
+            output_tokens_per_second_per_user=self.output_tokens_per_second_per_user,
+            stream_chunk_tokens=self.stream_chunk_tokens,
             total_tokens_per_second=self.total_tokens_per_second,
             requests_per_second=self.requests_per_second,
             goodput_requests_per_second=self.goodput_requests_per_second,

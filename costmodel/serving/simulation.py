@@ -19,8 +19,10 @@ import numpy as np
 from costmodel.errors import CostmodelError
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.scenario.slo import Slo, SloLimit
+from costmodel.serving.closed_loop import check_concurrency, closed_loop_send_seconds
 from costmodel.serving.engine import run_engine
 from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, paused_gc
+from costmodel.serving.itl import stream_chunk_tokens
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica
 from costmodel.serving.results import LatencySummary, RequestTrace, SimulationResult
 
@@ -90,23 +92,32 @@ def simulate(
     kv_policy: KvPolicy = "preempt",
     max_num_seqs: int = MAX_NUM_SEQS,
     mixed_prefill_decode: bool | None = None,
+    scheduler_steps: int | None = None,
+    concurrency: int | None = None,
 ) -> SimulationResult:
     """Serve `requests` requests arriving at `rate_per_second` (or at `replay_seconds`) on one replica
-    (`mixed_prefill_decode`: see `simulate_requests`; default the replica's engine profile)."""
+    (`mixed_prefill_decode`, `scheduler_steps`: see `simulate_requests`; default the replica's engine profile).
+
+    `concurrency` N instead of a rate: a closed loop of N clients, each sending its next request when its last
+    one finishes (vLLM bench `--max-concurrency N` with every request ready); see `simulate_requests`.
+    """
     if replay_seconds is not None:
         requests = len(replay_seconds)
     if not 1 <= requests <= MAX_REQUESTS:
         raise CostmodelError(f"--requests must be between 1 and {MAX_REQUESTS:,} (got {requests})")
-    arrivals = arrival_times(
-        requests=requests, rate_per_second=rate_per_second, burstiness=burstiness, seed=seed,
-        replay_seconds=replay_seconds,
-    )
+    if concurrency is not None:
+        arrivals = np.zeros(requests)
+    else:
+        arrivals = arrival_times(
+            requests=requests, rate_per_second=rate_per_second, burstiness=burstiness, seed=seed,
+            replay_seconds=replay_seconds,
+        )
     prompts, outputs = draw_lengths(prompt_tokens=prompt_tokens, output_tokens=output_tokens, requests=requests, seed=seed)
     return simulate_requests(
         replica, arrival_seconds=arrivals, prompt_tokens=prompts, output_tokens=outputs,
         prefix_cached_fraction=prefix_cached_fraction, slo=slo, kv_policy=kv_policy, max_num_seqs=max_num_seqs,
-        rate_per_second=None if replay_seconds is not None else rate_per_second,
-        mixed_prefill_decode=mixed_prefill_decode,
+        rate_per_second=None if replay_seconds is not None or concurrency is not None else rate_per_second,
+        mixed_prefill_decode=mixed_prefill_decode, scheduler_steps=scheduler_steps, concurrency=concurrency,
     )
 
 
@@ -121,15 +132,24 @@ def simulate_requests(
     kv_policy: KvPolicy = "preempt",
     max_num_seqs: int = MAX_NUM_SEQS,
     rate_per_second: float | None = None,
-    scheduler_steps: int = 1,
+    scheduler_steps: int | None = None,
     mixed_prefill_decode: bool | None = None,
+    concurrency: int | None = None,
 ) -> SimulationResult:
     """Run given requests (arrival-sorted arrays) through the engine and summarize.
 
     `scheduler_steps` > 1 models multi-step scheduling (vLLM v0.6 `--num-scheduler-steps`): the scheduler
-    runs once per that many decode steps (`serving.engine_io.EngineLimits`). `mixed_prefill_decode`
-    (default: the replica's engine profile) False runs prefill in steps of its own while decoders wait.
+    runs once per that many decode steps (`serving.engine_io.EngineLimits`; default: the replica's).
+    `mixed_prefill_decode` (default: the replica's engine profile) False runs prefill in steps of its own
+    while decoders wait. `concurrency` N: a closed loop (`closed_loop.py`): the requests (all arriving at 0)
+    run at most N at once (the engine's own cap `max_num_seqs` still holds), and each request's send time,
+    from which TTFT and E2E count, is the finish of the request N places before it in finish order.
     """
+    if scheduler_steps is None:
+        scheduler_steps = replica.scheduler_steps
+    if concurrency is not None:
+        check_concurrency(concurrency)
+        max_num_seqs = min(max_num_seqs, concurrency)
     if not replica.fits:
         raise CostmodelError(replica.memory.message)
     if np.any(prompt_tokens < 1) or np.any(output_tokens < 1):
@@ -183,18 +203,22 @@ def simulate_requests(
     full["admitted"][keep] = engine.admitted_seconds
     full["first"][keep] = engine.first_token_seconds
     full["finish"][keep] = engine.finish_seconds
+    sent = (np.asarray(arrival_seconds, dtype=np.float64) if concurrency is None
+            else closed_loop_send_seconds(full["finish"], concurrency=concurrency))
     trace = RequestTrace(
-        arrival_seconds=np.asarray(arrival_seconds, dtype=np.float64), admitted_seconds=full["admitted"],
+        arrival_seconds=sent, admitted_seconds=full["admitted"],
         first_token_seconds=full["first"], finish_seconds=full["finish"], prompt_tokens=prompt_tokens,
         cached_tokens=cached, output_tokens=output_tokens, rejected=rejected,
     )
     return summarize(replica, trace=trace, engine=engine, slo=slo_limits(slo), kv_policy=kv_policy,
-                     rate_per_second=rate_per_second)
+                     rate_per_second=rate_per_second, concurrency=concurrency,
+                     stream_chunk_tokens=stream_chunk_tokens(scheduler_steps=scheduler_steps,
+                                                             streaming_tokens_per_chunk=replica.streaming_tokens_per_chunk))
 
 
 def summarize(
     replica: Replica, *, trace: RequestTrace, engine: EngineTrace, slo: tuple[SloLimit, ...], kv_policy: str,
-    rate_per_second: float | None,
+    rate_per_second: float | None, concurrency: int | None = None, stream_chunk_tokens: int = 1,
 ) -> SimulationResult:
     """Percentiles, throughput, goodput and SLO verdict of a finished run."""
     done = trace.completed
@@ -227,4 +251,6 @@ def summarize(
         series=engine.series,
         step_groups=engine.step_groups,
         replica=replica,
+        concurrency=concurrency,
+        stream_chunk_tokens=stream_chunk_tokens,
     )

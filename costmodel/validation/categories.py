@@ -30,13 +30,16 @@ from costmodel.validation import (
     REFERENCE_CSV,
     TRTLLM_BENCH_REQUESTS,
     read_reference_rows,
+    trtllm_bench_engine,
     trtllm_bench_settings,
 )
 from costmodel.validation.online import (  # noqa: F401 -- re-exported: the online rows' simulation lives there
+    OFFLINE_METRIC,
     ONLINE_METRICS,
     SHAREGPT_OUTPUT_TOKENS,
     SHAREGPT_PROMPT_TOKENS,
     mixed_prefill_decode_of,
+    predict_offline_sharegpt,
     predict_online,
     scheduler_steps_of,
 )
@@ -59,6 +62,8 @@ CATEGORIES: tuple[Category, ...] = (
     Category("fp4", "FP4 (NVFP4) on Blackwell, TensorRT-LLM throughput", None),
     Category("online_tpot", "Online TPOT / ITL at moderate load (SGLang, vLLM, TensorRT-LLM)", 0.15),
     Category("online_ttft", "Online TTFT at moderate load (SGLang, vLLM, TensorRT-LLM)", 0.25),
+    Category("online_itl", "Online ITL: median gap between streamed chunks (SGLang, vLLM)", 0.20),
+    Category("sharegpt_saturated", "ShareGPT saturated throughput through the server (SGLang, vLLM)", 0.15),
 )
 
 # Published errors of peer estimators. Source: this project's issue 17 (the table at its top: held-out
@@ -112,6 +117,8 @@ def category_of(row: dict[str, str]) -> str | None:
     """The category a reference row belongs to (None: the batch-1 decode and CPU rows, reported apart)."""
     if row["metric"] in ONLINE_METRICS:
         return ONLINE_METRICS[row["metric"]][0]
+    if row["metric"] == OFFLINE_METRIC:
+        return "sharegpt_saturated"
     if row["metric"] not in THROUGHPUT_METRICS or "trtllm-bench" not in row["scenario"]:
         return None
     if row["precision"].startswith("FP4"):
@@ -158,7 +165,7 @@ def throughput_prediction(*, model_id: str, hardware: AcceleratorSpec, gpus: int
         weight_bytes_per_param=dtypes.BYTES_PER_ELEMENT[weight_dtype], kv_bytes_per_element=dtypes.BYTES_PER_ELEMENT[kv_dtype],
     )
     replica = build_replica(model_id, hardware, gpus=gpus, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                            max_batched_tokens=tokens)
+                            engine=trtllm_bench_engine(max_batched_tokens=tokens))
     if not replica.fits:
         raise CostmodelError(replica.memory.message)
     count = TRTLLM_BENCH_REQUESTS.get((isl, osl)) or TRTLLM_BENCH_REQUESTS_V12[(isl, osl)]
@@ -169,14 +176,17 @@ def throughput_prediction(*, model_id: str, hardware: AcceleratorSpec, gpus: int
     return run.output_tokens_per_second
 
 
-def _predict(row: dict[str, str], category: str, *, unfitted: bool = False) -> tuple[float | None, str | None]:
+def _predict(row: dict[str, str], category: str, *, unfitted: bool = False,
+             unstreamed: bool = False) -> tuple[float | None, str | None]:
     model_id, hardware_id, reason = _ids(row)
     if reason is not None or model_id is None or hardware_id is None:
         return None, reason
     gpus = int(row["n_gpus"])
     try:
         if category.startswith("online"):
-            return predict_online(row, model_id, hardware_id, unfitted=unfitted), None
+            return predict_online(row, model_id, hardware_id, unfitted=unfitted, unstreamed=unstreamed), None
+        if category == "sharegpt_saturated":
+            return predict_offline_sharegpt(row, model_id, hardware_id, unfitted=unfitted), None
         if row["precision"] not in THROUGHPUT_DTYPES:
             return None, f"weight format '{row['precision']}' has no catalog equivalent"
         if THROUGHPUT_DTYPES[row["precision"]][0] not in dtypes.WEIGHT_DTYPES:
@@ -194,20 +204,25 @@ def _label(row: dict[str, str]) -> str:
         engine = row["scenario"].removeprefix("online serving, ").split(", TP")[0].split(" --")[0]
         lengths = "ShareGPT" if row["input_len"] == "ShareGPT" else f"ISL/OSL {row['input_len']}/{row['output_len']}"
         return f"{head}: {engine}, {row['concurrency_or_batch'].removeprefix('request rate ')}, {lengths}"
+    if row["metric"] == OFFLINE_METRIC:
+        engine = row["scenario"].removeprefix("offline throughput, ").split(", TP")[0]
+        prompts = row["scenario"].split(" prompts at ")[0].rsplit(" ", 1)[1]
+        return f"{head}: {engine}, all {prompts} prompts at once, ShareGPT"
     version = next((v for v in ("v1.0", "v0.17", "v0.20", "release/1.2") if v in row["scenario"]), "")
     tag = f" (trtllm-bench {version})" if version else ""
     return f"{head}: ISL/OSL {row['input_len']}/{row['output_len']}{tag}"
 
 
-def category_rows(path: Path = REFERENCE_CSV, *, unfitted: bool = False) -> list[CategoryRow]:
+def category_rows(path: Path = REFERENCE_CSV, *, unfitted: bool = False, unstreamed: bool = False) -> list[CategoryRow]:
     """Every categorized reference row with its prediction (or reason) and split, in CSV order
-    (`unfitted`: online rows without the fitted engine CPU costs, as before the fit)."""
+    (`unfitted`: online and ShareGPT rows without the fitted engine CPU costs, as before the fit;
+    `unstreamed`: ITL as per-token gaps, ignoring the chunks the server streamed)."""
     result = []
     for row in read_reference_rows(path):
         category = category_of(row)
         if category is None:
             continue
-        predicted, reason = _predict(row, category, unfitted=unfitted)
+        predicted, reason = _predict(row, category, unfitted=unfitted, unstreamed=unstreamed)
         result.append(CategoryRow(
             category=category, label=_label(row), gpus=int(row["n_gpus"]), precision=row["precision"],
             metric=row["metric"], measured=float(row["value"]), predicted=predicted, not_evaluated=reason,

@@ -22,6 +22,7 @@ from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.serving import build_replica, simulate_requests
 from costmodel.serving.profile import engine_settings
 from costmodel.serving.replica import MAX_NUM_SEQS
+from costmodel.serving.results import LatencySummary
 from costmodel.serving.simulation import arrival_times
 
 # ShareGPT rows are simulated with every request at the published mean lengths. Prompt: 229,711 input
@@ -36,8 +37,13 @@ ONLINE_METRICS = {
     "median_ttft_ms": ("online_ttft", "ttft", "p50"),
     "mean_ttft_ms": ("online_ttft", "ttft", "mean"),
     "median_tpot_ms": ("online_tpot", "tpot", "p50"),
-    "mean_itl_ms": ("online_tpot", "tpot", "mean"),  # mean ITL over tokens ~ mean TPOT (no ITL output yet)
+    "mean_itl_ms": ("online_tpot", "tpot", "mean"),  # mean ITL over tokens ~ mean TPOT (the fitted category)
+    # Median gap between streamed chunks (sglang.bench_serving's ITL: one gap per SSE chunk): vLLM v0.6.0
+    # with --num-scheduler-steps 10 streams a chunk per 10-step window (serving.itl).
+    "median_itl_ms": ("online_itl", "itl", "p50"),
 }
+# Offline ShareGPT throughput (sglang.bench_serving with every prompt sent at once, through the server).
+OFFLINE_METRIC = "output_token_throughput"
 # The engine named in a row's scenario -> its bundled profile (catalog/engines); TensorRT-LLM otherwise.
 ROW_ENGINES = {"SGLang": "sglang", "vLLM": "vllm", "TensorRT-LLM": "trtllm"}
 
@@ -108,13 +114,52 @@ def simulate_online(model_id: str, hardware_id: str, gpus: int, *, rate: float, 
                             output_tokens=np.full(requests, osl), rate_per_second=rate, kv_policy=settings.kv_policy,
                             max_num_seqs=settings.max_num_seqs, scheduler_steps=scheduler_steps)
     return {"ttft_p50": run.ttft.p50_seconds, "ttft_mean": run.ttft.mean_seconds,
-            "tpot_p50": run.tpot.p50_seconds, "tpot_mean": run.tpot.mean_seconds}
+            "tpot_p50": run.tpot.p50_seconds, "tpot_mean": run.tpot.mean_seconds, "itl_p50": run.itl.p50_seconds,
+            # ITL as per-token gaps, ignoring the streamed chunk (what the simulator reported before it read it)
+            "itl_unstreamed_p50": LatencySummary.of_gaps(run.itl_groups).p50_seconds}
+
+
+def memory_fraction_of(row: dict[str, str]) -> float | None:
+    """The memory fraction the row's server ran with where its source states one (`--mem-frac F`), else None
+    (the profile's 0.9: vLLM's gpu_memory_utilization default, which the SGLang README says the vLLM runs kept)."""
+    flag = "--mem-frac "
+    scenario = row["scenario"]
+    return float(scenario.split(flag, 1)[1].split(",")[0].split()[0]) if flag in scenario else None
+
+
+def predict_offline_sharegpt(row: dict[str, str], model_id: str, hardware_id: str, *, unfitted: bool = False) -> float:
+    """Output tokens/s of an offline ShareGPT row: every prompt at t = 0 (sglang.bench_serving at an infinite
+    rate, through the server), the row's engine profile with its fitted CPU costs (a per-request cost only
+    delays the start: the server tokenizes while the GPU runs), the scheduler limits of the online rows and
+    the multi-step scheduling and memory fraction the row's source states (`unfitted`: the CPU costs set back
+    to the generic profile's, as for the online rows)."""
+    requests = int(row["scenario"].split(" prompts at ")[0].rsplit(" ", 1)[1])
+    return _offline(model_id, hardware_id, int(row["n_gpus"]), requests=requests, engine_id=engine_id_of(row),
+                    scheduler_steps=scheduler_steps_of(row), memory_fraction=memory_fraction_of(row), unfitted=unfitted)
+
+
+@functools.cache
+def _offline(model_id: str, hardware_id: str, gpus: int, *, requests: int, engine_id: str, scheduler_steps: int,
+             memory_fraction: float | None, unfitted: bool) -> float:
+    profile = _profile(engine_id, request_overhead_seconds=None, step_overhead_seconds=None, unfitted=unfitted)
+    settings = engine_settings(profile, max_num_seqs=MAX_NUM_SEQS, max_batched_tokens=MAX_BATCHED_TOKENS,
+                               kv_policy="preempt", scheduler_steps=scheduler_steps,
+                               gpu_memory_utilization=memory_fraction)
+    replica = build_replica(model_id, hardware_id, gpus=gpus, weight_dtype="bf16", kv_dtype="bf16", engine=settings)
+    run = simulate_requests(replica, arrival_seconds=np.zeros(requests),
+                            prompt_tokens=np.full(requests, SHAREGPT_PROMPT_TOKENS),
+                            output_tokens=np.full(requests, SHAREGPT_OUTPUT_TOKENS), kv_policy=settings.kv_policy,
+                            max_num_seqs=settings.max_num_seqs)
+    return run.output_tokens_per_second
 
 
 def predict_online(row: dict[str, str], model_id: str, hardware_id: str, *, request_overhead_seconds: float | None = None,
-                   step_overhead_seconds: float | None = None, unfitted: bool = False) -> float:
-    """The row's metric in ms as simulated (profile CPU costs, the ones given, or - `unfitted` - none)."""
+                   step_overhead_seconds: float | None = None, unfitted: bool = False, unstreamed: bool = False) -> float:
+    """The row's metric in ms as simulated (profile CPU costs, the ones given, or - `unfitted` - none;
+    `unstreamed`: ITL as per-token gaps, one token per chunk whatever the server streamed)."""
     _, latency, stat = ONLINE_METRICS[row["metric"]]
+    if unstreamed and latency == "itl":
+        latency = "itl_unstreamed"
     rate, requests, isl, osl = online_shape(row)
     run = simulate_online(model_id, hardware_id, int(row["n_gpus"]), rate=rate, requests=requests, isl=isl, osl=osl,
                           engine_id=engine_id_of(row), scheduler_steps=scheduler_steps_of(row),
