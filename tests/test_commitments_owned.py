@@ -105,9 +105,9 @@ def owned(name, hardware):
 
 def test_owned_hardware_scenario_counts_hosts_and_never_ranks_a_partial_cost_first():
     # 1.1144 + 0.5156 = $1.6301 (H100); 1.5106 + 0.9864 = $2.4969 (B200); $1.2570 (H200, host left out).
-    assert H100_ALL_IN == pytest.approx(1.6301, abs=5e-5)
-    assert B200_ALL_IN == pytest.approx(1.14077 + 0.096 + 0.27379 + 0.69516 + 0.0756 + 0.21561, abs=5e-5)
-    assert H200_GPU_ONLY == pytest.approx(0.99818 + 0.0672 + 0.19165, abs=5e-5)
+    assert pytest.approx(1.6301, abs=5e-5) == H100_ALL_IN
+    assert pytest.approx(1.14077 + 0.096 + 0.27379 + 0.69516 + 0.0756 + 0.21561, abs=5e-5) == B200_ALL_IN
+    assert pytest.approx(0.99818 + 0.0672 + 0.19165, abs=5e-5) == H200_GPU_ONLY
     decision = decided(scenario([owned("h100", "h100-sxm"), owned("b200", "b200"), owned("h200", "h200")]))
     h100, b200, h200 = (decision.option(n) for n in ("h100", "b200", "h200"))
     assert h100.usd_per_gpu_hour == pytest.approx(H100_ALL_IN)
