@@ -60,6 +60,7 @@ from costmodel.decision.fleet import (
     fleet_policy,
 )
 from costmodel.decision.horizon import committed_replicas
+from costmodel.decision.instances import InstancePacking
 from costmodel.decision.mixed import cyclic_starts, mixed_day
 from costmodel.decision.rank import decide
 from costmodel.decision.reasons import decision_reasons
@@ -312,7 +313,7 @@ def build_api_request() -> None:
     halved = [r for r in batch_rows if r.batch_input_usd_per_mtok == r.input_usd_per_mtok / 2
               and r.batch_output_usd_per_mtok == r.output_usd_per_mtok / 2]
     claim("in the bundled sheet an output token costs a median 3.35x an input token (up to 8.33x), a cache read "
-          "0.1x to 0.7x of one, and 20 of the 21 rows with a batch API halve both rates.",
+          "0.1x to 0.7x of one, and 34 of the 35 rows with a batch API halve both rates.",
           ("median", statistics.median(out_ratio), times(2)), ("max", max(out_ratio), times(2)),
           ("read min", min(read_ratio), times(1)), ("read max", max(read_ratio), times(1)),
           ("halved", len(halved), n0), ("batch rows", len(batch_rows), n0))
@@ -518,10 +519,48 @@ def build_ops_and_hosts() -> None:
          0.4 < share.usd_per_gpu_hour / owned.all_in_usd_per_gpu_hour() < 0.5)
 
 
+def build_instances_and_commitments() -> None:
+    """docs/economics.md "Instances" (in "Self-host"), the B200 / A100 hosts and "Commitments" (in "The horizon")."""
+    p5 = GPU_SHEET.get("aws/h100-sxm/on-demand")
+    p5_small = GPU_SHEET.get("aws/h100-sxm/on-demand-1gpu")
+    sized = {row.id: size_self_host(mean_requests_per_second=0.1, peak_requests_per_second=0.2,
+                                    capacity_requests_per_second=MU, tokens_per_request=1200, gpus_per_replica=1,
+                                    usd_per_gpu_hour=row.all_in_usd_per_gpu_hour(), min_replicas=2,
+                                    packing=InstancePacking(gpus_per_replica=1, gpus_per_instance=row.gpus_per_instance))
+             for row in (p5, p5_small)}
+    claim("Two 1-GPU replicas on `aws/h100-sxm/on-demand` (p5.48xlarge, $6.88/GPU-h) fill one instance: 8 x 6.88 x "
+          "730.5 = **$40,206.72** a month, where `aws/h100-sxm/on-demand-1gpu` (p5.4xlarge) bills 2 x 6.88 x 730.5 = "
+          "$10,051.68.", ("G", p5.gpus_per_instance, n0), ("price", p5.all_in_usd_per_gpu_hour(), fixed(2)),
+          ("big", 8 * 6.88 * H, usd(2)), ("big lib", sized[p5.id].usd_per_month, usd(2)),
+          ("small", 2 * 6.88 * H, usd(2)), ("small lib", sized[p5_small.id].usd_per_month, usd(2)))
+    fact("the p5.48xlarge and the p5.4xlarge rows are 8 and 1 GPUs at $6.88",
+         (p5.instance, p5_small.instance, p5_small.gpus_per_instance) == ("p5.48xlarge", "p5.4xlarge", 1)
+         and p5_small.all_in_usd_per_gpu_hour() == 6.88)
+    b200, a100 = host_row("b200"), host_row("a100-80gb")
+    assert b200 is not None and a100 is not None
+    b200_share = host_share(GPU_SHEET.get("owned/b200/owned"), host=b200)
+    a100_share = host_share(GPU_SHEET.get("owned/a100-80gb/owned"), host=a100)
+    assert b200_share is not None and a100_share is not None
+    claim("`b200` (DGX B200: $515,000, vengineer.hatenablog.com 2025-03-16; 14.3 kW, madcoolstuff.com; $24,375 and "
+          "0.7875 kW per GPU beyond the GPU)", ("capex", b200.server_capex_usd, usd(0)), ("kW", b200.server_power_kw, fixed(1)),
+          ("share", b200_share.capex_usd_per_gpu, usd(0)), ("kW share", b200_share.power_kw_per_gpu, fixed(4)))
+    claim("`a100-80gb` (DGX A100's $200,000 launch price, 2020-05-14, and 6.5 kW maximum; $13,500 and 0.4125 kW per GPU)",
+          ("capex", a100.server_capex_usd, usd(0)), ("kW", a100.server_power_kw, fixed(1)),
+          ("share", a100_share.capex_usd_per_gpu, usd(0)), ("kW share", a100_share.power_kw_per_gpu, fixed(4)))
+    missing = [a for a in ("h200", "l40s", "l4", "mi300x", "rtx-4090", "h100-pcie") if host_row(a) is None]
+    fact("no host row for H200, L40S, L4, MI300X, RTX 4090, H100 PCIe", len(missing) == 6)
+    claim("For H200, L40S, L4, MI300X, RTX 4090 and H100 PCIe no server price with a public source\nwas found")
+    reserved = GPU_SHEET.get("semianalysis/h100-sxm/reserved")
+    claim("One 1-GPU replica on `semianalysis/h100-sxm/reserved` ($1.30, 36 months) in a 12-month horizon leaves "
+          "24 x 1.30 x 730.5 = $22,791.60 owed.", ("price", reserved.all_in_usd_per_gpu_hour(), fixed(2)),
+          ("term", reserved.term_months or 0, n0), ("owed", 24 * 1.30 * H, usd(2)))
+
+
 def build_fleets() -> None:
     build_autoscaling()
     build_mixed()
     build_ops_and_hosts()
+    build_instances_and_commitments()
 
 
 def build_self_host() -> None:
@@ -1064,13 +1103,18 @@ def build_sources() -> None:
           ("sources", len({r.source for r in dispersion.rows}), n0))
     gpu = _gpu_rows()
     offerings = {k: sum(1 for r in gpu if r["offering"] == k) for k in ("on-demand", "reserved", "spot", "owned")}
-    claim("53 rows over 10 accelerators (22 on-demand, 9 reserved, 13 spot, 9 owned), every row checked 2026-11-29:",
+    checked = {day: sum(1 for r in gpu if r["checked"] == day) for day in ("2026-11-29", "2026-12-01")}
+    claim("65 rows over 10 accelerators (29 on-demand, 12 reserved, 15 spot, 9 owned), checked 2026-11-29 (53 rows) "
+          "and 2026-12-01 (12 rows added: smaller instances and public reserved quotes):",
           ("rows", len(gpu), n0), ("accelerators", len({r["accelerator_id"] for r in gpu}), n0),
-          *((k, v, n0) for k, v in offerings.items()), ("checked", GPU_SHEET.checked_oldest.isoformat(), text))
-    fact("every GPU row checked the same day", {r["checked"] for r in gpu} == {GPU_SHEET.checked_oldest.isoformat()})
+          *((k, v, n0) for k, v in offerings.items()), ("checked", GPU_SHEET.checked_oldest.isoformat(), text),
+          *((day, count, n0) for day, count in checked.items()))
+    fact("every GPU row checked on one of the two days", sum(checked.values()) == len(gpu))
     groups = {
         "skypilot": [r for r in gpu if "skypilot-catalog" in r["source"]],
-        "deploybase": [r for r in gpu if "deploybase.ai" in r["source"]],
+        "deploybase": [r for r in gpu if "deploybase.ai/articles/runpod-gpu-pricing" in r["source"]],
+        "deploybase-reserved": [r for r in gpu if "deploybase.ai/articles/gpu-reserved" in r["source"]],
+        "gridstack": [r for r in gpu if "gridstackhub.ai" in r["source"]],
         "semianalysis": [r for r in gpu if "InferenceX" in r["source"]],
         "aws": [r for r in gpu if "Capacity Blocks" in r["source"]],
         "aiinframap": [r for r in gpu if "aiinframap.com" in r["source"]],
@@ -1081,7 +1125,7 @@ def build_sources() -> None:
     others = [r for r in gpu if id(r) not in grouped]
     sky_commits = {re.search(r"catalogs/v8/(\w+)/", r["source"]).group(1): r["source_version"].split()[1][:7]  # type: ignore[union-attr]
                    for r in groups["skypilot"]}
-    claim("| SkyPilot catalog `catalogs/v8/{aws,lambda,nebius,runpod}/vms.csv` | 22 | commits 00148f2 (aws), 0f40703 "
+    claim("| SkyPilot catalog `catalogs/v8/{aws,lambda,nebius,runpod}/vms.csv` | 31 | commits 00148f2 (aws), 0f40703 "
           "(lambda), 0082b04 (nebius), 01acdfd (runpod) |",
           ("rows", len(groups["skypilot"]), n0), *((c, sky_commits[c], text) for c in ("aws", "lambda", "nebius", "runpod")))
     fact("SkyPilot rows cover exactly aws, lambda, nebius, runpod", set(sky_commits) == {"aws", "lambda", "nebius", "runpod"})
@@ -1091,6 +1135,19 @@ def build_sources() -> None:
         assert len(values) == 1, values
         return values.pop()
 
+    claim("| Deploybase, GPU reserved vs spot vs on-demand guide (Lambda, RunPod reserved H100) | 2 | undated page, "
+          "read 2026-12-01 |", ("rows", len(groups["deploybase-reserved"]), n0),
+          ("checked", one(groups["deploybase-reserved"], "checked"), text))
+    claim("| gridstackhub.ai, reserved vs spot vs on-demand (CoreWeave 1-year reserved H100) | 1 | 2026 |",
+          ("rows", len(groups["gridstack"]), n0))
+    lambda_reserved = GPU_SHEET.get("lambda/h100-sxm/reserved").all_in_usd_per_gpu_hour()
+    runpod_reserved = GPU_SHEET.get("runpod/h100-sxm/reserved").all_in_usd_per_gpu_hour()
+    analyst = GPU_SHEET.get("semianalysis/h100-sxm/reserved").all_in_usd_per_gpu_hour()
+    claim("the H100's $1.30 is\n25-33% below the public reserved quotes ($1.74 Lambda and $1.94 RunPod: 1.30 / 1.74 = "
+          "0.75, 1.30 / 1.94 =\n0.67)", ("analyst", analyst, fixed(2)), ("lambda", lambda_reserved, fixed(2)),
+          ("runpod", runpod_reserved, fixed(2)), ("low", round(100 * (1 - analyst / lambda_reserved)), n0),
+          ("high", round(100 * (1 - analyst / runpod_reserved)), n0), ("r1", analyst / lambda_reserved, fixed(2)),
+          ("r2", analyst / runpod_reserved, fixed(2)))
     claim('| Deploybase, "RunPod GPU Pricing: 2026" | 8 | 2026-03-10 |',
           ("rows", len(groups["deploybase"]), n0), ("price_as_of", one(groups["deploybase"], "price_as_of"), text))
     claim("| SemiAnalysis InferenceX `constants.ts` (3-year reserved estimates) | 4 | commit 77ca49a, 2026-04-03 |",

@@ -117,8 +117,9 @@ def test_unknown_ids_raise_with_field_and_suggestion() -> None:
         check_scenario_ids(scenario, api_price_ids=api_ids)
     with pytest.raises(CostmodelError, match=r"options\[3\].*\.model: unknown model 'llama-3.3-70b'"):
         check_scenario_ids(scenario, model_ids={"llama-3.1-70b"})
-    with pytest.raises(CostmodelError, match=r"\.offering: 'lambda/h100-sxm/on-demand' is for h200, not h100-sxm"):
-        check_scenario_ids(scenario, gpu_offerings={"lambda/h100-sxm/on-demand": "h200", "nebius/l40s/on-demand": "l40s"})
+    with pytest.raises(CostmodelError, match=r"\.offering: 'lambda/h100-sxm/on-demand-4x' is for h200, not h100-sxm"):
+        check_scenario_ids(scenario, gpu_offerings={"lambda/h100-sxm/on-demand-4x": "h200",
+                                                    "nebius/l40s/on-demand": "l40s"})
 
 
 def test_volume_arithmetic() -> None:

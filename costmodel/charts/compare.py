@@ -15,6 +15,7 @@ import numpy as np
 
 from costmodel.decision.capacity import CapacityCache
 from costmodel.decision.economics import size_self_host
+from costmodel.decision.instances import InstancePacking
 from costmodel.decision.rank import decide
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.volume import Scaling, cost_model, throttled, usd_per_month
@@ -148,6 +149,8 @@ def utilization_curve(result: OptionResult, *, utilizations: Sequence[float] = D
             capacity_requests_per_second=capacity, tokens_per_request=tokens_per_request,
             gpus_per_replica=result.gpus_per_replica or 1, usd_per_gpu_hour=result.usd_per_gpu_hour or 0.0,
             ops_usd_per_month=result.breakdown.ops_usd_per_month,
+            packing=InstancePacking(gpus_per_replica=result.gpus_per_replica or 1,
+                                    gpus_per_instance=result.gpus_per_instance or 1),
         ).usd_per_mtok
 
     current = result.utilization

@@ -16,7 +16,7 @@ Formulas (docs/economics.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -253,19 +253,22 @@ def plan_hybrid(
     # j the cost is convex again (j instances + p x overflow(j r)).
     step = packing.replicas_per_instance if billed and packing is not None and packing.replicas_per_instance > 1 else 1
     best = plan(0)
-    first = max(1, min_base_replicas)
-    if max_base_replicas >= first:
-        low, high = math.ceil(first / step), max_base_replicas // step
-        while low < high:
-            mid = (low + high) // 2
-            if plan((mid + 1) * step).usd_per_month < plan(mid * step).usd_per_month - 1e-9:
-                low = mid + 1
-            else:
-                high = mid
-        candidates = [plan(k) for k in sorted({first, max_base_replicas, *([low * step] if low * step >= first
-                                                                             and low * step <= max_base_replicas
-                                                                             else [])})]
-        for candidate in candidates:
-            if candidate.usd_per_month < best.usd_per_month - 1e-9:
-                best = candidate
+    for candidate in _base_candidates(plan, first=max(1, min_base_replicas), last=max_base_replicas, step=step):
+        if candidate.usd_per_month < best.usd_per_month - 1e-9:
+            best = candidate
     return best
+
+
+def _base_candidates(plan: Callable[[int], HybridPlan], *, first: int, last: int, step: int) -> list[HybridPlan]:
+    """The floor, the cap and the cheapest whole step k = j x step between them (bisection on the convex cost)."""
+    if last < first:
+        return []
+    low, high = math.ceil(first / step), last // step
+    while low < high:
+        mid = (low + high) // 2
+        if plan((mid + 1) * step).usd_per_month < plan(mid * step).usd_per_month - 1e-9:
+            low = mid + 1
+        else:
+            high = mid
+    inside = [low * step] if first <= low * step <= last else []
+    return [plan(k) for k in sorted({first, last, *inside})]

@@ -193,13 +193,18 @@ def _bases_to_try(paid: tuple[int, ...], packings: MixedPackings | None) -> list
 
 def _burst_row(sheet: PriceSheet[GpuPriceRow], option: SelfHostOption, *, field: str, row_id: str | None,
                kind: str) -> GpuPriceRow:
-    """The named row (checked: same accelerator, the right offering kind), else the cheapest row of that kind."""
+    """The named row (checked: same accelerator, the right offering kind), else the cheapest row of that kind for
+    one replica in whole instances."""
     if row_id is None:
         rows = [r for r in sheet.rows if r.accelerator_id == option.hardware and r.offering == kind]
         if not rows:
             raise CostmodelError(f"option '{option.name}': the GPU price sheet has no {kind} row for "
                                  f"{option.hardware}; set scaling.{field} to a {kind} row id")
-        return min(rows, key=lambda r: r.all_in_usd_per_gpu_hour())
+        # cheapest per replica-hour in full instances (price x GPUs billed per replica, decision/instances.py); at
+        # the same price the smaller instance, which a small burst fills
+        return min(rows, key=lambda r: (r.all_in_usd_per_gpu_hour() * InstancePacking(
+            gpus_per_replica=option.gpus_per_replica, gpus_per_instance=r.gpus_per_instance).billed_gpus_per_replica,
+            r.gpus_per_instance))
     try:
         row = sheet.get(row_id)
     except CostmodelError as err:

@@ -321,7 +321,8 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         tokens_per_second_per_replica=self_host.tokens_per_second_per_replica,
         breakdown=CostBreakdown(gpu_usd_per_month=base_gpu_usd,
             api_usd_per_month=plan.api_usd_per_month,
-            ops_usd_per_month=plan.self_host_usd_per_month - base_gpu_usd),
+            ops_usd_per_month=(ops_fixed + packing.gpus_billed(plan.base_replicas) * ops_per_gpu
+                               if plan.base_replicas else 0.0)),
         instances=packing.instances(plan.base_replicas), gpus_billed=packing.gpus_billed(plan.base_replicas),
         gpus_per_instance=packing.gpus_per_instance,
         host_not_counted=self_host.host_not_counted and plan.base_replicas > 0,
