@@ -12,13 +12,20 @@ _SOURCE = {"simulated": "simulated (this tool)", "measured": "measured (your pro
            "published": "published, not your traffic", "none": "none: unverified"}
 
 
-def _figure(seconds: float | None) -> str:
-    return "-" if seconds is None else latency(seconds)
+def _figure(seconds: float | None, low: float | None = None, high: float | None = None) -> str:
+    """'0.33 s (0.23-0.43)': the p90 with its band where it has one."""
+    if seconds is None:
+        return "-"
+    if low is None or high is None or low == high:
+        return latency(seconds)
+    return f"{latency(seconds)} ({latency(low)}-{latency(high)})"
 
 
 def _row(option: OptionResult) -> tuple[str, ...]:
-    verdict = "excluded" if option.excluded_reason else option.slo_status
-    return (short(option.name), verdict, _figure(option.ttft_p90_seconds), _figure(option.tpot_p90_seconds),
+    verdict = "excluded" if option.excluded_reason else option.slo_status.replace("_", " ")
+    return (short(option.name), verdict,
+            _figure(option.ttft_p90_seconds, option.ttft_p90_seconds_low, option.ttft_p90_seconds_high),
+            _figure(option.tpot_p90_seconds, option.tpot_p90_seconds_low, option.tpot_p90_seconds_high),
             _SOURCE.get(option.latency_source, option.latency_source), option.latency_owner or "-")
 
 
@@ -28,10 +35,14 @@ def latency_blocks(decision: Decision, scenario: Scenario) -> list[Block]:
     highlight = next((i for i, o in enumerate(decision.options) if o.name == decision.recommendation), None)
     return [
         Heading("Latency"),
-        Para(f"The SLO: {slo_limits(scenario)}. Self-hosted figures are the simulator's p90 at the capacity per "
-             "replica the fleet is sized to; an API's come from your probe (measured), a public page (published, "
-             "not your traffic) or nowhere (unverified, never counted as meeting the SLO).", style="small"),
-        Table(header=("Option", "SLO", "TTFT p90", "TPOT p90", "Source", "Owner of the latency, and the lever"),
-              rows=rows, widths=(0.2, 0.08, 0.08, 0.08, 0.14, 0.42), align=("l", "l", "r", "r", "l", "l"),
+        Para(f"The SLO: {slo_limits(scenario)}. One standard of evidence: each p90 has a band. Self-hosted figures "
+             "are the simulator's p90 at the capacity per replica the fleet is sized to, widened by the documented "
+             "validation error of the engine (docs/validation.md); an API's come from your probe (measured), a public "
+             "median widened by the provider's published p90/p50 spread (published, not your traffic) or nowhere. "
+             "'likely meets': the band's high end is within every limit; 'unverified' (no figure or a band across a "
+             "limit) is never counted as meeting the SLO.", style="small"),
+        Table(header=("Option", "SLO", "TTFT p90 (band)", "TPOT p90 (band)", "Source",
+                      "Owner of the latency, and the lever"),
+              rows=rows, widths=(0.17, 0.09, 0.13, 0.12, 0.13, 0.36), align=("l", "l", "r", "r", "l", "l"),
               highlight_row=highlight),
     ]
