@@ -19,6 +19,7 @@ from costmodel.memory import (
 )
 from costmodel.roofline import Efficiency
 from costmodel.serving.profile import EngineSettings
+from costmodel.serving.speculative import Speculation
 from costmodel.serving.steptime import StepTimer
 
 # vLLM's long-standing default cap on running sequences (`max_num_seqs`, EngineArgs).
@@ -47,6 +48,8 @@ class Replica:
     engine_id: str = "generic"  # the engine profile (catalog/engines) the replica runs under
     request_overhead_seconds: float = 0.0  # the profile's per-request CPU cost, before scheduling (TTFT floor)
     mixed_prefill_decode: bool = True  # the profile's: False = prefill runs in its own steps, decoders wait
+    # Speculative decoding / MTP (`serving/speculative_timer.py:speculative_replica`); None = one token per step
+    speculation: Speculation | None = None
 
     @property
     def fits(self) -> bool:
