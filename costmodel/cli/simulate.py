@@ -15,6 +15,7 @@ from costmodel.catalog import load_model
 from costmodel.cli.calibration_args import calibrated_hardware, serving_calibration_file
 from costmodel.cli.catalog import add_config_flags
 from costmodel.cli.measured_serving import run_measured_capacity, run_measured_simulate
+from costmodel.cli.mode_args import add_mode_flags, mode_line, mode_payload, with_speculation
 from costmodel.cli.output import bounded_float, bounded_int, emit, finite_float
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config
@@ -67,6 +68,7 @@ def _serving_flags(parser: argparse.ArgumentParser, *, requests: int) -> None:
     parser.add_argument("--kv-policy", choices=("preempt", "reserve"), default=None,
                         help="KV full: preempt and recompute (vLLM) or reserve prompt+output at admission (TRT-LLM);"
                              " default: the engine's")
+    add_mode_flags(parser)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -119,9 +121,10 @@ def _replica(args: argparse.Namespace) -> Replica:
     check_config(load_model(args.model), gpus=args.gpus, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
                  batch=1, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens)
     settings = _settings(args)
-    return build_replica(args.model, calibrated_hardware(args, file), gpus=args.gpus, weight_dtype=args.weight_dtype,
-                         kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens,
-                         engine=settings)
+    replica = build_replica(args.model, calibrated_hardware(args, file), gpus=args.gpus, weight_dtype=args.weight_dtype,
+                            kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens,
+                            engine=settings)
+    return with_speculation(replica, args)
 
 
 def _read_arrivals(path: Path) -> list[float]:
@@ -205,7 +208,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         names = ", ".join(f"{lim.metric.upper()} p90 <= {fmt_seconds(lim.limit_seconds)}" for lim in limits)
         lines.append(f"  goodput    {result.goodput_requests_per_second:.3g} requests/s within {names}"
                      f" ({result.slo_attainment:.1%} of requests); SLO {verdict}")
-    payload: dict[str, object] = dict(result.contract())
+    payload: dict[str, object] = {**result.contract(), **mode_payload(replica)}
+    lines += [line for line in (mode_line(replica),) if line]
     for metric in ("ttft", "tpot"):
         part = result.breakdown(metric, 50.0)
         payload[f"{metric}_breakdown_seconds"] = None if part is None else part.as_dict()
@@ -295,5 +299,6 @@ def run_capacity(args: argparse.Namespace) -> int:
         lines.append(f"  {'users':>6s} {'tok/s/GPU':>10s} {'tok/s/user':>11s} {'TPOT p50':>9s}")
         lines += [f"  {p.concurrency:6d} {p.output_tokens_per_second_per_gpu:10,.0f} {p.output_tokens_per_second_per_user:11.1f}"
                   f" {fmt_seconds(p.tpot_p50_seconds):>9s}" for p in curve]
-    emit(capacity_payload(result, curve), as_json=args.json, text="\n".join(lines))
+    lines += [line for line in (mode_line(replica),) if line]
+    emit({**capacity_payload(result, curve), **mode_payload(replica)}, as_json=args.json, text="\n".join(lines))
     return 0

@@ -26,9 +26,8 @@ steps cost verify + draft, and a request of N output tokens takes 1 + ceil((N - 
 first token comes from prefill): the expected acceptance, not a random draw per step. TPOT, throughput
 and goodput count the real N. Simplifications, each making the simulated step a little cheaper than a
 real one (docs/serving.md): a sequence's context grows by one token per verify step, not E (attention
-reads of the generated part and its KV growth are understated by up to (E - 1) / E); in steps that mix
-prefill chunks with decoding, decoders count one token of the linear layers' rows and no draft pass; the
-draft's own pass over the prompt is not charged.
+reads of the generated part and its KV growth are understated by up to (E - 1) / E); the draft's own pass
+over the prompt is not charged. Prefill runs in steps of its own (`speculative_timer.py`).
 """
 
 from __future__ import annotations

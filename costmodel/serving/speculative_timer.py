@@ -6,6 +6,8 @@ step, k passes of the draft (`serving.speculative.draft_config`) at the same bat
 own ops in the decode tables (the engine sums max(compute, memory) per op). `speculative_replica` swaps it in,
 takes the draft's weights (and a draft model's KV) out of the KV budget and marks the replica, so
 `simulate_requests` runs each request's emissions (`Speculation.emissions`) and reports its real tokens.
+Prefill runs in steps of its own on a speculative replica (SGLang's way; vLLM V1 mixes them), so no step mixes
+prefill chunks with verify steps, whose cost the mixed-step path of the engine does not model.
 """
 
 from __future__ import annotations
@@ -57,8 +59,10 @@ def speculative_replica(replica: Replica, speculation: Speculation) -> Replica:
     timer = SpeculativeStepTimer(config, speculation, max_tokens=replica.max_batched_tokens,
                                  per_sequence_seconds=replica.timer.per_sequence_seconds)
     draft_bytes = draft_weight_params(replica.shape, speculation) * BYTES_PER_ELEMENT[replica.weight_dtype] / replica.gpus
+    # Prefill runs in steps of its own (decoders wait), so every decode step is a verify + draft step priced
+    # exactly; SGLang's default (enable_mixed_chunk off, the sglang profile's mixed_prefill_decode false).
     return replace(
-        replica, timer=timer, speculation=speculation,
+        replica, timer=timer, speculation=speculation, mixed_prefill_decode=False,
         kv_budget_bytes_per_gpu=replica.kv_budget_bytes_per_gpu - draft_bytes,
         kv_bytes_per_token_per_gpu=replica.kv_bytes_per_token_per_gpu + draft_kv_bytes_per_token_per_gpu(config, speculation),
     )
