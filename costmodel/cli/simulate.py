@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from costmodel.catalog import load_model
 from costmodel.cli.calibration_args import calibrated_hardware, serving_calibration_file
 from costmodel.cli.catalog import add_config_flags
+from costmodel.cli.disaggregated import run_disaggregated_capacity, run_disaggregated_simulate
 from costmodel.cli.measured_serving import run_measured_capacity, run_measured_simulate
 from costmodel.cli.mode_args import add_mode_flags, mode_line, mode_payload, with_speculation
 from costmodel.cli.output import bounded_float, bounded_int, emit, finite_float
@@ -180,6 +181,9 @@ def run_simulate(args: argparse.Namespace) -> int:
     measured = serving_calibration_file(args)
     if isinstance(measured, EndpointCalibration):
         return run_measured_simulate(args, measured, prompt=prompt, output=output, limits=limits, replay=replay)
+    if args.mode == "disaggregated":
+        _settings(args)
+        return run_disaggregated_simulate(args, _replica, prompt=prompt, output=output, limits=limits, replay=replay)
     replica = _replica(args)
     if limits and replica.fits:
         check_slo_physical(replica, args, limits, prompt, output)
@@ -267,6 +271,12 @@ def run_capacity(args: argparse.Namespace) -> int:
     measured = serving_calibration_file(args)
     if isinstance(measured, EndpointCalibration):
         return run_measured_capacity(args, measured, limits=limits)
+    if args.mode == "disaggregated":
+        _settings(args)
+        return run_disaggregated_capacity(args, _replica, search=CapacitySearch(
+            prompt_tokens=prompt, output_tokens=output, slo=limits, seed=args.seed, requests=args.requests,
+            prefix_cached_fraction=args.prefix_cached_fraction, burstiness=args.burstiness, kv_policy=args.kv_policy,
+            max_num_seqs=args.max_num_seqs, rate_tolerance=0.02))
     replica = _replica(args)
     # The request count doubles from --requests until the capacity's 95% interval is within 5% (or the bound).
     search = CapacitySearch(prompt_tokens=prompt, output_tokens=output, slo=limits, seed=args.seed, requests=args.requests,
