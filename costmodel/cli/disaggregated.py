@@ -25,7 +25,7 @@ from costmodel.serving.disaggregated import (
 )
 from costmodel.serving.disaggregated_capacity import best_ratio, disaggregated_capacity, limits_text
 from costmodel.serving.replica import Replica
-from costmodel.serving.simulation import arrival_times, draw_lengths
+from costmodel.serving.simulation import arrival_times, draw_lengths, slo_limits
 from costmodel.units import fmt_seconds
 
 ReplicaBuilder = Callable[[argparse.Namespace], Replica]
@@ -133,7 +133,7 @@ def run_disaggregated_capacity(args: argparse.Namespace, build: ReplicaBuilder, 
                    simulations=found.simulations, gpus=found.layout.gpus)
     head = (f"capacity {found.max_rate_requests_per_second:.3g} requests/s on {found.layout.name}"
             f" ({found.layout.gpus} GPUs, {found.max_rate_requests_per_second / found.layout.gpus:.3g} per GPU),"
-            f" {found.output_tokens_per_second_per_gpu:,.0f} output tokens/s per GPU at {limits_text(tuple(search.slo))}"
+            f" {found.output_tokens_per_second_per_gpu:,.0f} output tokens/s per GPU at {limits_text(slo_limits(search.slo))}"
             if found.feasible else f"infeasible: {found.reason}")
     text = [head, *(_lines(run) if run is not None else []), *lines]
     emit(payload, as_json=args.json, text="\n".join(text))
