@@ -56,6 +56,12 @@ def _saturation(layout: DisaggregatedLayout, search: CapacitySearch, prompts: np
 
 def disaggregated_capacity(layout: DisaggregatedLayout, search: CapacitySearch) -> DisaggregatedCapacity:
     """Highest Poisson (or gamma) rate into the deployment meeting every limit of `search.slo`."""
+    for pool in (layout.prefill, layout.decode):
+        if not pool.fits:
+            return DisaggregatedCapacity(layout=layout, feasible=False, reason=pool.memory.message,
+                                         max_rate_requests_per_second=0.0, output_tokens_per_second=0.0,
+                                         output_tokens_per_second_per_gpu=0.0, saturation_rate_requests_per_second=0.0,
+                                         at_capacity=None, simulations=0)
     limits = slo_limits(search.slo)
     prompts, outputs = draw_lengths(prompt_tokens=search.prompt_tokens, output_tokens=search.output_tokens,
                                     requests=search.requests, seed=search.seed)
