@@ -13,6 +13,9 @@ from costmodel.fileio import atomic_write_text
 from costmodel.validation import ValidationRow, median_abs_error
 from costmodel.validation import categories as cats
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mode_validation_section import modes_section  # the serving-modes section, a script module of its own
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
 # Categories whose predictions use values fitted on their tuning half (scripts/fit_online_overheads.py):
 # their held-out half is the headline, their tuning half is in-sample.
@@ -313,6 +316,7 @@ def render() -> str:
             f"**Median absolute error: {median_abs_error(rows):.1%}** over {len(rows)} rows (target <= 20%).",
         ]
     parts += categories_section()
+    parts += modes_section()
     return "\n".join(parts) + "\n"
 
 

@@ -133,7 +133,8 @@ def mode_rows(path: Path = MODE_CSV) -> list[ModeRow]:
         predicted = None
         if reason is None:
             predicted = predict_speedup(row) if row["metric"] == "decode_speedup" else predict_disaggregated_gain(row)
-        label = f"{row['model']} {row['precision']} {row['hardware']} x{row['n_gpus']}: {row['scenario']}"
+        where = f"{row['hardware']} x{row['n_gpus']}" if row["n_gpus"].isdigit() else "hardware not stated"
+        label = f"{row['model']} {row['precision']} {where}: {row['scenario']}"
         result.append(ModeRow(mode=row["mode"], label=label, metric=row["metric"], measured=float(row["value"]),
                               predicted=predicted, not_evaluated=reason, holdout=is_holdout(row), source=row["source"]))
     return result
