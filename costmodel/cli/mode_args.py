@@ -79,6 +79,7 @@ def mode_payload(replica: Replica) -> dict[str, object]:
     spec = replica.speculation
     return {
         "mode": "aggregated",
+        "latency_owner": {"ttft": "replica", "tpot": "replica"},  # one pool owns both (disaggregated: two)
         "speculation_method": None if spec is None else spec.method,
         "speculation_draft_tokens": None if spec is None else spec.draft_tokens,
         "speculation_acceptance_rates": None if spec is None else list(spec.acceptance_rates),
