@@ -48,6 +48,7 @@ from costmodel.catalog.speculative import (
 from costmodel.config import ReplicaConfig
 from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
+from costmodel.expert_parallel import dep_step
 from costmodel.ops import uniform_work
 from costmodel.roofline import step_from_work
 
@@ -176,3 +177,23 @@ def draft_kv_bytes_per_token_per_gpu(config: ReplicaConfig, speculation: Specula
     per_layer = shape.kv_elements_per_token_per_layer * BYTES_PER_ELEMENT[config.kv_dtype] / split
     return per_layer * shape.layers
 
+
+
+def dep_speedup(config: ReplicaConfig, speculation: Speculation, *, ep_gpus: int, batch_per_gpu: int,
+                context_tokens: int) -> SpeculativeStep:
+    """`speedup` on a DP-attention + expert-parallel layout of `ep_gpus` GPUs (`costmodel.expert_parallel`),
+    `batch_per_gpu` sequences on each; `config.gpus` is ignored. Times per GPU."""
+    k = speculation.draft_tokens
+    common = {"ep_gpus": ep_gpus, "batch_per_gpu": batch_per_gpu, "context_tokens": context_tokens,
+              "weight_dtype": config.weight_dtype, "kv_dtype": config.kv_dtype}
+    draft = draft_config(config, speculation)
+    return SpeculativeStep(
+        batch=batch_per_gpu * ep_gpus, context_tokens=context_tokens,
+        plain_step_seconds=dep_step(config.shape, config.hardware, new_tokens=1, logit_rows_per_sequence=1.0,
+                                    efficiency=config.efficiency, **common).step_seconds,
+        verify_seconds=dep_step(config.shape, config.hardware, new_tokens=k + 1, logit_rows_per_sequence=k + 1.0,
+                                efficiency=config.efficiency, **common).step_seconds,
+        draft_seconds=k * dep_step(draft.shape, config.hardware, new_tokens=1, logit_rows_per_sequence=1.0,
+                                   efficiency=draft.efficiency, **common).step_seconds,
+        tokens_per_step=speculation.tokens_per_step,
+    )

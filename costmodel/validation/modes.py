@@ -5,10 +5,12 @@ Rows live in `costmodel/data/mode_reference_measurements.csv` (mode, the referen
 defaults and the engine's bundled profile, nothing fitted on these rows, and split tuning / held-out by the
 same hash of its configuration as every other category (`categories.is_holdout`).
 
-- `decode_speedup` (speculative): `serving.speculative.speedup` at the row's batch size on the row's
-  configuration, with the bundled acceptance row for the model and the row's draft tokens. The source states no
-  context length, so 1,024 cached tokens are assumed (at these batch sizes the step is weight-bound and the
-  result moves < 2% between 256 and 4,096).
+- `decode_speedup` (speculative): `serving.speculative.speedup` (tensor-parallel rows) or `dep_speedup`
+  (data-parallel attention + expert parallelism, `costmodel/expert_parallel.py`) at the row's batch per GPU,
+  with the bundled acceptance row for the model and the row's draft tokens, at the row's prompt plus half its
+  output as the context, or 1,024 cached tokens where the source states no lengths (at those batch sizes the
+  step is weight-bound). The SGLang case-study rows are the runs the bundled 2- and 3-draft-token acceptance
+  lengths come from, so for them only the cost side is tested; KV is taken as fp8 (no source states it).
 - `throughput_per_gpu_gain` (disaggregated): the best disaggregated layout of the row's GPUs over the best
   aggregated one, both as capacity at one SLO (fixed ISL/OSL, Poisson arrivals): aggregated = TP2, TP4 or
   TP8 replicas filling the GPUs; disaggregated = every xPyD of TP2/TP4 instances filling them. The source's
@@ -32,7 +34,7 @@ from costmodel.serving.capacity import CapacitySearch, capacity_for_replica
 from costmodel.serving.disaggregated import DisaggregatedLayout, kv_link
 from costmodel.serving.disaggregated_capacity import disaggregated_capacity
 from costmodel.serving.profile import engine_settings
-from costmodel.serving.speculative import Speculation, speedup
+from costmodel.serving.speculative import Speculation, dep_speedup, speedup
 from costmodel.validation.categories import is_holdout
 
 MODE_CSV = Path(__file__).resolve().parents[1] / "data" / "mode_reference_measurements.csv"
@@ -77,17 +79,24 @@ def _engine(row: dict[str, str]) -> str:
 
 
 def predict_speedup(row: dict[str, str]) -> float:
-    """The MTP speed-up at the row's batch size (module docstring)."""
+    """The MTP speed-up at the row's batch size on its layout: `TPn` (tensor parallel, `speedup`) or `DEPn`
+    (DP attention + expert parallelism over n GPUs, `dep_speedup`); the bundled acceptance row for its draft
+    tokens; its decode context, else ASSUMED_CONTEXT_TOKENS (module docstring)."""
     model_id, hardware_id = MODEL_IDS[row["model"]], HARDWARE_IDS[row["hardware"]]
     settings = engine_settings(_engine(row))
-    replica = build_replica(model_id, hardware_id, gpus=int(row["n_gpus"]), weight_dtype="fp8", kv_dtype="fp8",
-                            engine=settings)
+    layout = row["layout"]
+    gpus = int(layout.removeprefix("DEP").removeprefix("TP"))
+    replica = build_replica(model_id, hardware_id, gpus=gpus if layout.startswith("TP") else 8, weight_dtype="fp8",
+                            kv_dtype="fp8", engine=settings)
     config = ReplicaConfig(shape=replica.shape, hardware=replica.hardware, gpus=replica.gpus, weight_dtype="fp8",
                            kv_dtype="fp8", efficiency=replica.efficiency, engine=settings.engine_id)
-    draft_tokens = int(row["scenario"].split(" draft tokens")[0].rsplit(" ", 1)[1])
-    published = published_speculation(model_id=model_id, method="mtp", draft_tokens=draft_tokens - 1)
+    published = published_speculation(model_id=model_id, method="mtp", draft_tokens=int(row["draft_tokens"]))
     spec = Speculation(method="mtp", acceptance_rates=published.acceptance_rates, source=published.id)
-    return speedup(config, spec, batch=int(row["concurrency_or_batch"]), context_tokens=ASSUMED_CONTEXT_TOKENS).speedup
+    context = int(row["context_tokens"] or ASSUMED_CONTEXT_TOKENS)
+    batch = int(row["batch_per_gpu"])
+    if layout.startswith("DEP"):
+        return dep_speedup(config, spec, ep_gpus=gpus, batch_per_gpu=batch, context_tokens=context).speedup
+    return speedup(config, spec, batch=batch, context_tokens=context).speedup
 
 
 @functools.cache
