@@ -50,7 +50,7 @@ from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
 from costmodel.expert_parallel import dep_step
 from costmodel.ops import uniform_work
-from costmodel.roofline import step_from_work
+from costmodel.roofline import Efficiency, step_from_work
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,16 +184,17 @@ def dep_speedup(config: ReplicaConfig, speculation: Speculation, *, ep_gpus: int
     """`speedup` on a DP-attention + expert-parallel layout of `ep_gpus` GPUs (`costmodel.expert_parallel`),
     `batch_per_gpu` sequences on each; `config.gpus` is ignored. Times per GPU."""
     k = speculation.draft_tokens
-    common = {"ep_gpus": ep_gpus, "batch_per_gpu": batch_per_gpu, "context_tokens": context_tokens,
-              "weight_dtype": config.weight_dtype, "kv_dtype": config.kv_dtype}
     draft = draft_config(config, speculation)
+
+    def seconds(shape: ModelShape, *, new_tokens: int, efficiency: Efficiency) -> float:
+        return dep_step(shape, config.hardware, ep_gpus=ep_gpus, batch_per_gpu=batch_per_gpu, new_tokens=new_tokens,
+                        context_tokens=context_tokens, logit_rows_per_sequence=float(new_tokens),
+                        weight_dtype=config.weight_dtype, kv_dtype=config.kv_dtype, efficiency=efficiency).step_seconds
+
     return SpeculativeStep(
         batch=batch_per_gpu * ep_gpus, context_tokens=context_tokens,
-        plain_step_seconds=dep_step(config.shape, config.hardware, new_tokens=1, logit_rows_per_sequence=1.0,
-                                    efficiency=config.efficiency, **common).step_seconds,
-        verify_seconds=dep_step(config.shape, config.hardware, new_tokens=k + 1, logit_rows_per_sequence=k + 1.0,
-                                efficiency=config.efficiency, **common).step_seconds,
-        draft_seconds=k * dep_step(draft.shape, config.hardware, new_tokens=1, logit_rows_per_sequence=1.0,
-                                   efficiency=draft.efficiency, **common).step_seconds,
+        plain_step_seconds=seconds(config.shape, new_tokens=1, efficiency=config.efficiency),
+        verify_seconds=seconds(config.shape, new_tokens=k + 1, efficiency=config.efficiency),
+        draft_seconds=k * seconds(draft.shape, new_tokens=1, efficiency=draft.efficiency),
         tokens_per_step=speculation.tokens_per_step,
     )
