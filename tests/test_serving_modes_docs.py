@@ -8,7 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from costmodel.catalog.loader import load_accelerator
+from costmodel.catalog.speculative import published_speculation
 from costmodel.config import ReplicaConfig
+from costmodel.expert_parallel import logical_bandwidth_bytes_per_s
 from costmodel.scenario.distributions import LognormalTokens
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import build_replica
@@ -16,7 +19,7 @@ from costmodel.serving.capacity import CapacitySearch, capacity_for_replica
 from costmodel.serving.disaggregated import DisaggregatedLayout, kv_link
 from costmodel.serving.disaggregated_capacity import best_ratio
 from costmodel.serving.profile import engine_settings
-from costmodel.serving.speculative import Speculation, speedup
+from costmodel.serving.speculative import Speculation, dep_speedup, speedup
 from costmodel.serving.speculative_timer import speculative_replica
 
 PAGE = " ".join((Path(__file__).resolve().parents[1] / "docs" / "serving-modes.md").read_text(encoding="utf-8").split())
@@ -76,3 +79,19 @@ def test_capacity_table() -> None:
                best.at_capacity.ttft.p90_seconds, best.at_capacity.tpot.p90_seconds) in PAGE
     assert (f"a prefill instance carries {ratio.prefill_rate_per_instance:.2f} requests/s at its limit and a decode "
             f"instance {ratio.decode_rate_per_instance:.2f}") in PAGE
+
+
+def test_expert_parallel_figures() -> None:
+    h100 = load_accelerator("h100-sxm")
+    assert (f"{logical_bandwidth_bytes_per_s(h100, ep_gpus=16) / 1e9:.0f} GB/s at EP 16 and "
+            f"{logical_bandwidth_bytes_per_s(h100, ep_gpus=32) / 1e9:.1f} GB/s at EP 32") in PAGE
+    replica = build_replica("deepseek-v3", "h200", gpus=8, weight_dtype="fp8", kv_dtype="fp8",
+                            engine=engine_settings("sglang"))
+    config = ReplicaConfig(shape=replica.shape, hardware=replica.hardware, gpus=8, weight_dtype="fp8", kv_dtype="fp8",
+                           efficiency=replica.efficiency)
+    row = published_speculation(model_id="deepseek-v3", method="mtp", draft_tokens=2)
+    step = dep_speedup(config, Speculation(method="mtp", acceptance_rates=row.acceptance_rates), ep_gpus=16,
+                       batch_per_gpu=2, context_tokens=65536 + 2048)
+    assert f"at a {65536 + 2048:,}-token context" in PAGE  # ISL 65,536 plus half the 4,096-token output
+    assert (f"a plain step of {step.plain_step_seconds * 1e3:.2f} ms, a verify step of {step.verify_seconds * 1e3:.2f} ms,"
+            f" speed-up {step.speedup:.2f}") in PAGE
