@@ -6,6 +6,7 @@ import copy
 
 import pytest
 
+from costmodel.charts.latency import option_latency
 from costmodel.decision.rank import decide
 from costmodel.errors import CostmodelError
 from costmodel.scenario import parse_scenario
@@ -56,3 +57,16 @@ def test_disaggregated_option_is_one_deployment_with_pool_owners() -> None:
     assert option.meets_slo and option.gpus % 3 == 0  # whole 2P1D deployments of 3 GPUs are paid for
     assert option.latency_owner is not None
     assert "TTFT: prefill pool (2 x 1 GPUs" in option.latency_owner and "TPOT: decode pool (1 x 1 GPUs" in option.latency_owner
+
+
+def test_latency_page_data_runs_the_modes() -> None:
+    scenario = parse_scenario(_with(gpus_per_replica=3, disaggregated={"prefill_gpus": 1, "decode_gpus": 1,
+                                                                       "prefill_instances": 2}))
+    disagg = option_latency(scenario.options[1], scenario.workload, scenario.slo, requests=200,  # type: ignore[arg-type]
+                            load_fractions=(0.5, 0.9))
+    assert disagg.gpus == 3 and disagg.feasible and disagg.load and not disagg.curve
+    assert "prefill pool" in disagg.latency_owner
+    spec = parse_scenario(_with(speculation={"method": "eagle", "acceptance_rates": [0.8, 0.6]}))
+    plain_run = option_latency(spec.options[0], spec.workload, spec.slo, requests=200, load_fractions=(0.5,))  # type: ignore[arg-type]
+    spec_run = option_latency(spec.options[1], spec.workload, spec.slo, requests=200, load_fractions=(0.5,))  # type: ignore[arg-type]
+    assert spec_run.capacity_requests_per_second > plain_run.capacity_requests_per_second
