@@ -23,11 +23,13 @@ def test_split_is_the_shared_hash_and_evaluated_medians_meet_the_target() -> Non
     rows = mode_rows()
     raw = read_mode_rows()
     assert [r.holdout for r in rows] == [is_holdout(r) for r in raw]
-    text = DOC.read_text(encoding="utf-8")
-    for mode in ("speculative", "disaggregated"):
-        errors = [abs(r.error) for r in rows if r.mode == mode and r.error is not None]
-        assert errors, mode
-        assert statistics.median(errors) <= 0.20, mode  # the target, here on every evaluated row
+    text = " ".join(DOC.read_text(encoding="utf-8").split())
+    # The target (median |error| <= 20% on the held-out half) where a mode has held-out rows: speculative does;
+    # disaggregated has one evaluated row, on the tuning half, and the doc says its target is not shown.
+    held_out = [abs(r.error) for r in rows if r.mode == "speculative" and r.holdout and r.error is not None]
+    assert len(held_out) >= 2 and statistics.median(held_out) <= 0.20
+    assert not [r for r in rows if r.mode == "disaggregated" and r.holdout and r.error is not None]
+    assert "no held-out row could be evaluated, so the held-out target is **not shown to be met**" in text
     for r in rows:  # the doc prints today's predictions (regenerate: scripts/make_validation_doc.py)
         if r.error is not None:
             assert f"| {r.label} | {r.metric} | {r.measured:,.3g} | {r.predicted:,.3g} | {r.error:+.1%} |" in text

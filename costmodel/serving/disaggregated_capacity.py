@@ -1,8 +1,12 @@
 """Capacity at the SLO of a disaggregated deployment, and the xPyD ratio that serves a request cheapest.
 
 `disaggregated_capacity`: the highest total arrival rate whose TTFT/TPOT percentiles meet every limit, by
-bisection as `capacity.capacity_for_replica` does (one seeded set of requests reused at every rate; the
-bracket's top is the slower pool's saturation: x times a prefill instance's, y times a decode instance's).
+bisection as `capacity.capacity_for_replica` does (one seeded set of requests reused at every rate). The
+bracket's top is the slower pool's saturation, each pool flooded on its own as an aggregated replica is (its
+share of the requests at t = 0; decode with the prompts in its KV cache): x times a prefill instance's rate, y
+times a decode instance's. Flooding the composed deployment instead would stagger the decode pool's arrivals
+behind the prefill pool and understate it. As for an aggregated replica the saturation counts as failing, and
+with long outputs and few requests a finite flood's rate is set by its drain: raise the request count there.
 
 `best_ratio`: each pool alone first. A prefill instance's capacity c_p at the TTFT limit less the p90 KV
 transfer (requests with one output token) and a decode instance's c_d at the TPOT limit (prompts already in
@@ -28,7 +32,8 @@ from costmodel.serving.disaggregated import (
     decode_pool_replica,
     simulate_disaggregated,
 )
-from costmodel.serving.simulation import draw_lengths, slo_limits, unit_gaps
+from costmodel.serving.replica import Replica
+from costmodel.serving.simulation import draw_lengths, simulate_requests, slo_limits, unit_gaps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,11 +52,22 @@ class DisaggregatedCapacity:
 
 
 def _saturation(layout: DisaggregatedLayout, search: CapacitySearch, prompts: np.ndarray, outputs: np.ndarray) -> float:
-    """Requests/s the slower pool completes with every request queued at t = 0 (both pools flooded)."""
-    flood = simulate_disaggregated(layout, arrival_seconds=np.zeros(len(prompts)), prompt_tokens=prompts,
-                                   output_tokens=outputs, kv_policy=search.kv_policy, max_num_seqs=search.max_num_seqs,
-                                   prefix_cached_fraction=search.prefix_cached_fraction)
-    return flood.completed / flood.duration_seconds
+    """Requests/s of the slower pool, each flooded on its own with its round-robin share (module docstring)."""
+    def flood(replica: Replica, instances: int, *, prompt: np.ndarray, output: np.ndarray, cached: float) -> float:
+        share = slice(0, max(len(prompt) // instances, 1))
+        run = simulate_requests(replica, arrival_seconds=np.zeros(len(prompt[share])), prompt_tokens=prompt[share],
+                                output_tokens=output[share], prefix_cached_fraction=cached, kv_policy=search.kv_policy,
+                                max_num_seqs=search.max_num_seqs)
+        return instances * run.requests_per_second
+
+    prefill = flood(layout.prefill, layout.prefill_instances, prompt=prompts, output=np.ones_like(outputs),
+                    cached=search.prefix_cached_fraction)
+    decoding = outputs > 1
+    if not decoding.any():
+        return prefill
+    decode = flood(decode_pool_replica(layout.decode, prompts[decoding]), layout.decode_instances,
+                   prompt=prompts[decoding], output=outputs[decoding] - 1, cached=1.0)
+    return min(prefill, decode)
 
 
 def disaggregated_capacity(layout: DisaggregatedLayout, search: CapacitySearch) -> DisaggregatedCapacity:
