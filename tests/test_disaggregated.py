@@ -6,12 +6,15 @@ Golden values: KV bytes per token and link rates written out from the catalog ro
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import numpy as np
 import pytest
 
 from costmodel.cli import main
+from costmodel.cli.mode_args import refuse_modes_with_measured
+from costmodel.errors import CostmodelError
 from costmodel.scenario.distributions import FixedTokens
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import build_replica, simulate_requests
@@ -111,3 +114,11 @@ def test_cli_mode_flags_misuse_exit_2(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit) as stop:  # argparse rejects the value itself
         main([*base, "--spec-method", "eagle", "--spec-acceptance", "1.5"])
     assert stop.value.code == 2 and "each in [0, 1]" in capsys.readouterr().err
+
+
+def test_modes_refuse_a_measured_endpoint_model() -> None:
+    refuse_modes_with_measured(argparse.Namespace(spec_method=None, mode="aggregated"))  # nothing to refuse
+    for args in (argparse.Namespace(spec_method="mtp", mode="aggregated"),
+                 argparse.Namespace(spec_method=None, mode="disaggregated")):
+        with pytest.raises(CostmodelError, match="calibrate-endpoint"):
+            refuse_modes_with_measured(args)

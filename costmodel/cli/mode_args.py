@@ -63,6 +63,14 @@ def check_mode_flags(args: argparse.Namespace) -> None:
         raise CostmodelError("--prefill-*/--decode-*/--search-ratio need --mode disaggregated")
 
 
+def refuse_modes_with_measured(args: argparse.Namespace) -> None:
+    """A calibrate-endpoint file replaces the roofline with your deployment's measured step times: it already
+    is one mode, so --spec-* and --mode disaggregated cannot apply on top of it."""
+    if args.spec_method is not None or args.mode != "aggregated":
+        raise CostmodelError("--spec-method/--mode disaggregated cannot apply to a calibrate-endpoint --calibration "
+                             "(its measured step times are your deployment's own mode); drop one of them")
+
+
 def with_speculation(replica: Replica, args: argparse.Namespace) -> Replica:
     """The replica with the --spec-* flags applied (unchanged without --spec-method)."""
     check_mode_flags(args)

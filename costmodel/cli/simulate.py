@@ -16,7 +16,13 @@ from costmodel.cli.calibration_args import calibrated_hardware, serving_calibrat
 from costmodel.cli.catalog import add_config_flags
 from costmodel.cli.disaggregated import run_disaggregated_capacity, run_disaggregated_simulate
 from costmodel.cli.measured_serving import run_measured_capacity, run_measured_simulate
-from costmodel.cli.mode_args import add_mode_flags, mode_line, mode_payload, with_speculation
+from costmodel.cli.mode_args import (
+    add_mode_flags,
+    mode_line,
+    mode_payload,
+    refuse_modes_with_measured,
+    with_speculation,
+)
 from costmodel.cli.output import bounded_float, bounded_int, emit, finite_float
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config
@@ -180,6 +186,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         raise CostmodelError("give --rate R (requests/s) or --arrivals FILE")
     measured = serving_calibration_file(args)
     if isinstance(measured, EndpointCalibration):
+        refuse_modes_with_measured(args)
         return run_measured_simulate(args, measured, prompt=prompt, output=output, limits=limits, replay=replay)
     if args.mode == "disaggregated":
         _settings(args)
@@ -270,6 +277,7 @@ def run_capacity(args: argparse.Namespace) -> int:
         raise CostmodelError(f"--requests must be between 1 and 200,000 for capacity (got {args.requests})")
     measured = serving_calibration_file(args)
     if isinstance(measured, EndpointCalibration):
+        refuse_modes_with_measured(args)
         return run_measured_capacity(args, measured, limits=limits)
     if args.mode == "disaggregated":
         _settings(args)
