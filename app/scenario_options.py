@@ -80,6 +80,20 @@ def _records(frame: pd.DataFrame, kind: str) -> list[dict[str, Any]]:
     return result
 
 
+def _with_hidden_fields(records: list[dict[str, Any]], scenario: Scenario, kind: str) -> list[dict[str, Any]]:
+    """Each edited row keeps the fields its table does not show (engine, scaling, speculation, disaggregated,
+    calibration ...) from the scenario's option of the same name, so editing a row never drops them."""
+    shown = set(COLUMNS[kind]) | {"kind"}
+    originals = {o.name: o for o in scenario.options if isinstance(o, KIND_CLASSES[kind])}
+    result = []
+    for record in records:
+        original = originals.get(str(record.get("name")))
+        hidden = {} if original is None else {
+            k: v for k, v in original.model_dump(exclude_none=True, exclude_defaults=True).items() if k not in shown}
+        result.append({**hidden, **record})
+    return result
+
+
 def options_editor(scenario: Scenario) -> list[dict[str, Any]]:
     """Render the three tables (rows can be edited, added, deleted); return the options, in the
     scenario's order (new ones last)."""
@@ -94,7 +108,7 @@ def options_editor(scenario: Scenario) -> list[dict[str, Any]]:
             st.session_state[base_key], key=key, num_rows="dynamic", hide_index=True,
             column_config=_column_config(kind, scenario),
         )
-        options.extend(_records(edited, kind))
+        options.extend(_with_hidden_fields(_records(edited, kind), scenario, kind))
     order = {o.name: index for index, o in enumerate(scenario.options)}
     return sorted(options, key=lambda o: order.get(str(o.get("name")), len(order)))
 

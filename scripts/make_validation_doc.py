@@ -15,6 +15,9 @@ from costmodel.serving import error_bands
 from costmodel.validation import ValidationRow, median_abs_error
 from costmodel.validation import categories as cats
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mode_validation_section import modes_section  # the serving-modes section, a script module of its own
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
 ERRORS = error_bands.ERROR_PATH
 # Engine profile ids of the validation's engine names (categories.ENGINES).
@@ -378,6 +381,7 @@ def render() -> str:
             f"**Median absolute error: {median_abs_error(rows):.1%}** over {len(rows)} rows (target <= 20%).",
         ]
     parts += categories_section()
+    parts += modes_section()
     return "\n".join(parts) + "\n"
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from costmodel.catalog.loader import load_accelerator
+from costmodel.decision.mode_capacity import with_option_speculation
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import SelfHostOption, Slo, SloLimit, Workload
@@ -86,11 +87,16 @@ def option_latency(
     seed: int = 0,
 ) -> OptionLatency:
     """Capacity at the SLO, percentiles over arrival rates up to saturation, and the interactivity curve."""
+    if option.disaggregated is not None:  # two pools: charts/latency_modes.py (it imports this module's types)
+        from costmodel.charts.latency_modes import disaggregated_latency
+
+        return disaggregated_latency(option, workload, slo, requests=requests, load_fractions=load_fractions, seed=seed)
     use_calibration = calibration if calibration is not None and calibration.hardware_id == option.hardware else None
     engine = option_engine_settings(option, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens()))
     replica = build_replica(option.model, load_accelerator(option.hardware), gpus=option.gpus_per_replica,
                             weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, calibration=use_calibration,
                             engine=engine)
+    replica = with_option_speculation(replica, option)  # speculative decoding, as the decision runs it
     prompts, outputs = workload.prompt_tokens, workload.output_tokens
     cached = min(workload.cached_prompt_fraction, 0.99)  # the simulator computes at least one prompt token
     # The capacity search with the decision's settings (seed 0, its request count and tolerance): the figure

@@ -14,7 +14,15 @@ from pydantic import ValidationError
 from costmodel.catalog import load_model
 from costmodel.cli.calibration_args import calibrated_hardware, serving_calibration_file
 from costmodel.cli.catalog import add_config_flags
+from costmodel.cli.disaggregated import run_disaggregated_capacity, run_disaggregated_simulate
 from costmodel.cli.measured_serving import run_measured_capacity, run_measured_simulate
+from costmodel.cli.mode_args import (
+    add_mode_flags,
+    mode_line,
+    mode_payload,
+    refuse_modes_with_measured,
+    with_speculation,
+)
 from costmodel.cli.output import bounded_float, bounded_int, emit, finite_float
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config
@@ -74,6 +82,7 @@ def _serving_flags(parser: argparse.ArgumentParser, *, requests: int) -> None:
     parser.add_argument("--gpu-memory-utilization", type=bounded_float(0.05, 1.0), default=None,
                         help="the engine's KV memory fraction under its own rule: vLLM's share of all HBM, "
                              "TensorRT-LLM's free_gpu_memory_fraction of what the weights leave; default the engine's (0.9)")
+    add_mode_flags(parser)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -131,9 +140,10 @@ def _replica(args: argparse.Namespace) -> Replica:
     check_config(load_model(args.model), gpus=args.gpus, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
                  batch=1, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens)
     settings = _settings(args)
-    return build_replica(args.model, calibrated_hardware(args, file), gpus=args.gpus, weight_dtype=args.weight_dtype,
-                         kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens,
-                         engine=settings)
+    replica = build_replica(args.model, calibrated_hardware(args, file), gpus=args.gpus, weight_dtype=args.weight_dtype,
+                            kv_dtype=args.kv_dtype, calibration=calibration, max_batched_tokens=args.max_batched_tokens,
+                            engine=settings)
+    return with_speculation(replica, args)
 
 
 def _read_arrivals(path: Path) -> list[float]:
@@ -202,7 +212,11 @@ def run_simulate(args: argparse.Namespace) -> int:
     if isinstance(measured, EndpointCalibration) and args.concurrency is not None:
         raise CostmodelError("--concurrency runs the roofline simulator; a calibrate-endpoint file takes --rate or --arrivals")
     if isinstance(measured, EndpointCalibration):
+        refuse_modes_with_measured(args)
         return run_measured_simulate(args, measured, prompt=prompt, output=output, limits=limits, replay=replay)
+    if args.mode == "disaggregated":
+        _settings(args)
+        return run_disaggregated_simulate(args, _replica, prompt=prompt, output=output, limits=limits, replay=replay)
     replica = _replica(args)
     if limits and replica.fits:
         check_slo_physical(replica, args, limits, prompt, output)
@@ -232,7 +246,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         names = ", ".join(f"{lim.metric.upper()} p90 <= {fmt_seconds(lim.limit_seconds)}" for lim in limits)
         lines.append(f"  goodput    {result.goodput_requests_per_second:.3g} requests/s within {names}"
                      f" ({result.slo_attainment:.1%} of requests); SLO {verdict}")
-    payload: dict[str, object] = dict(result.contract())
+    payload: dict[str, object] = {**result.contract(), **mode_payload(replica)}
+    lines += [line for line in (mode_line(replica),) if line]
     for metric in ("ttft", "tpot"):
         part = result.breakdown(metric, 50.0)
         payload[f"{metric}_breakdown_seconds"] = None if part is None else part.as_dict()
@@ -289,7 +304,14 @@ def run_capacity(args: argparse.Namespace) -> int:
         raise CostmodelError(f"--requests must be between 1 and 200,000 for capacity (got {args.requests})")
     measured = serving_calibration_file(args)
     if isinstance(measured, EndpointCalibration):
+        refuse_modes_with_measured(args)
         return run_measured_capacity(args, measured, limits=limits)
+    if args.mode == "disaggregated":
+        _settings(args)
+        return run_disaggregated_capacity(args, _replica, search=CapacitySearch(
+            prompt_tokens=prompt, output_tokens=output, slo=limits, seed=args.seed, requests=args.requests,
+            prefix_cached_fraction=args.prefix_cached_fraction, burstiness=args.burstiness, kv_policy=args.kv_policy,
+            max_num_seqs=args.max_num_seqs, rate_tolerance=0.02))
     replica = _replica(args)
     # The request count doubles from --requests until the capacity's 95% interval is within 5% (or the bound).
     search = CapacitySearch(prompt_tokens=prompt, output_tokens=output, slo=limits, seed=args.seed, requests=args.requests,
@@ -322,5 +344,6 @@ def run_capacity(args: argparse.Namespace) -> int:
         lines.append(f"  {'users':>6s} {'tok/s/GPU':>10s} {'tok/s/user':>11s} {'TPOT p50':>9s}")
         lines += [f"  {p.concurrency:6d} {p.output_tokens_per_second_per_gpu:10,.0f} {p.output_tokens_per_second_per_user:11.1f}"
                   f" {fmt_seconds(p.tpot_p50_seconds):>9s}" for p in curve]
-    emit(capacity_payload(result, curve), as_json=args.json, text="\n".join(lines))
+    lines += [line for line in (mode_line(replica),) if line]
+    emit({**capacity_payload(result, curve), **mode_payload(replica)}, as_json=args.json, text="\n".join(lines))
     return 0

@@ -17,6 +17,7 @@ from costmodel.config import ReplicaConfig
 from costmodel.decision.attach import Attached, option_efficiency
 from costmodel.decision.evidence import tightened_slo
 from costmodel.decision.measured_capacity import cached_endpoint_capacity
+from costmodel.decision.mode_capacity import disaggregated_option_capacity, with_option_speculation
 from costmodel.measurements.calibration import Calibration
 from costmodel.roofline import Efficiency
 from costmodel.scenario import Scenario, SelfHostOption
@@ -74,17 +75,20 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
     """Capacity at the SLO percentiles from the continuous-batching simulator (costmodel.serving)."""
     workload = scenario.workload
     engine = option_engine_settings(option, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens()))
-    replica = build_replica(option.model, config.hardware, gpus=config.gpus, weight_dtype=config.weight_dtype,
-                            kv_dtype=config.kv_dtype, efficiency=config.efficiency,
-                            max_batched_tokens=engine.max_batched_tokens, engine=engine)
     # One capacity search per option (seed 0, SIMULATED_REQUESTS): the same call the app's Latency page makes,
     # so the pages agree. `capacity --json` reports the converged capacity with its interval (serving.capacity
     # converged_capacity); five replications per option made every compare ~5x slower, so the decision keeps one.
-    result = capacity_for_replica(replica, CapacitySearch(
+    search = CapacitySearch(
         prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens, slo=scenario.slo,
         prefix_cached_fraction=workload.cached_prompt_fraction, requests=SIMULATED_REQUESTS,
         rate_tolerance=RATE_TOLERANCE, kv_policy=engine.kv_policy, max_num_seqs=engine.max_num_seqs,
-    ))
+    )
+    if option.disaggregated is not None:  # serving modes: decision/mode_capacity.py
+        return disaggregated_option_capacity(scenario, option, config=config, quick=quick, engine=engine, search=search)
+    replica = build_replica(option.model, config.hardware, gpus=config.gpus, weight_dtype=config.weight_dtype,
+                            kv_dtype=config.kv_dtype, efficiency=config.efficiency,
+                            max_batched_tokens=engine.max_batched_tokens, engine=engine)
+    result = capacity_for_replica(with_option_speculation(replica, option), search)
     run = result.at_capacity
     if not result.feasible or run is None:
         return Capacity(feasible=False, reason=result.reason or "no load meets the SLO", requests_per_second=0.0,

@@ -112,10 +112,16 @@ def _check_option(index: int, option: Option, scenario: Scenario, api_sheet: Pri
         return _api_lengths(option, api_sheet.get(option.price_id), workload)
     if isinstance(option, SelfHostOption):
         spec = model_spec or load_model(option.model)
+        # Tensor-parallel sizes to check: the replica's, or each pool's of a disaggregated deployment.
+        layout = option.disaggregated
+        sizes = ({"gpus_per_replica": option.gpus_per_replica} if layout is None else
+                 {"disaggregated.prefill_gpus": layout.prefill_gpus, "disaggregated.decode_gpus": layout.decode_gpus})
         try:
-            check_config(spec, gpus=option.gpus_per_replica, weight_dtype=option.weight_dtype,
-                         kv_dtype=option.kv_dtype, batch=1, prompt_tokens=1, output_tokens=1,
-                         field_names=_field_names(index), hardware=load_accelerator(option.hardware))
+            for field, gpus in sizes.items():
+                check_config(spec, gpus=gpus, weight_dtype=option.weight_dtype,
+                             kv_dtype=option.kv_dtype, batch=1, prompt_tokens=1, output_tokens=1,
+                             field_names={**_field_names(index), "gpus": f"options[{index}].{field}"},
+                             hardware=load_accelerator(option.hardware))
         except CostmodelError as exc:
             return Exclusion(kind="invalid_option", reason=str(exc))
         return _self_host_lengths(option, workload, spec)

@@ -22,6 +22,7 @@ from costmodel.scenario.limits import (
     MIN_LATENCY_SECONDS,
     MIN_TARGET_PEAK_UTILIZATION,
 )
+from costmodel.scenario.modes import DisaggregationSpec, SpeculationSpec
 from costmodel.strict import StrictModel
 
 _NAME = Field(min_length=1, description="unique name of this option in the scenario")
@@ -210,6 +211,11 @@ class SelfHostOption(StrictModel):
         "deployment gives capacity and latency, latency_source measured), a `costmodel calibrate` file (roofline "
         "efficiencies for this option) and/or a `probe --collectives` result (tensor-parallel all-reduce)")
 
+    speculation: SpeculationSpec | None = Field(
+        default=None, description="speculative decoding / MTP (costmodel/scenario/modes.py); default none")
+    disaggregated: DisaggregationSpec | None = Field(
+        default=None, description="disaggregated prefill/decode pools; a replica is then one whole xPyD deployment")
+
     def calibration_paths(self) -> tuple[str, ...]:
         """The attached measurement files, in order."""
         if self.calibration is None:
@@ -220,6 +226,10 @@ class SelfHostOption(StrictModel):
     def _needs_a_price(self) -> SelfHostOption:
         if self.offering is None and self.usd_per_gpu_hour is None:
             raise ValueError("give offering (a GPU price sheet row id) or usd_per_gpu_hour")
+        if self.disaggregated is not None and self.disaggregated.gpus != self.gpus_per_replica:
+            raise ValueError(f"gpus_per_replica must equal the disaggregated layout's GPUs, prefill_instances x "
+                             f"prefill_gpus + decode_instances x decode_gpus = {self.disaggregated.gpus} "
+                             f"(got {self.gpus_per_replica}); a replica is one whole xPyD deployment")
         return self
 
 

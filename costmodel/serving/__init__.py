@@ -7,6 +7,8 @@ Public API (see docs/serving.md):
 - `capacity_at_slo(model, hardware, *, prompt_tokens, output_tokens, slo, ...) -> CapacityResult`;
   `capacity_for_replica(replica, CapacitySearch(...))` and `converged_capacity(replica, CapacitySearch(...))`
 - `throughput_interactivity_curve(replica, *, prompt_tokens, output_tokens, concurrency, ...)`
+Serving modes (docs/serving-modes.md): `serving.speculative` / `serving.speculative_timer.speculative_replica`
+(speculative decoding, MTP) and `serving.disaggregated` / `serving.disaggregated_capacity` (prefill/decode pools).
 Token distributions are `costmodel.scenario.distributions` classes; SLO limits are `costmodel.scenario.slo`.
 """
 

@@ -19,6 +19,7 @@ from costmodel.memory import (
 )
 from costmodel.roofline import Efficiency
 from costmodel.serving.profile import EngineSettings
+from costmodel.serving.speculative import Speculation
 from costmodel.serving.steptime import StepTimer
 
 # vLLM's long-standing default cap on running sequences (`max_num_seqs`, EngineArgs).
@@ -49,6 +50,8 @@ class Replica:
     mixed_prefill_decode: bool = True  # the profile's: False = prefill runs in its own steps, decoders wait
     scheduler_steps: int = 1  # multi-step scheduling: the scheduler runs once per this many decode steps
     streaming_tokens_per_chunk: int = 1  # the profile's stream interval: tokens per chunk after the first
+    # Speculative decoding / MTP (`serving/speculative_timer.py:speculative_replica`); None = one token per step
+    speculation: Speculation | None = None
 
     @property
     def fits(self) -> bool:

@@ -192,11 +192,14 @@ def simulate_requests(
         scheduler_steps=scheduler_steps,
         mixed_prefill_decode=replica.mixed_prefill_decode if mixed_prefill_decode is None else mixed_prefill_decode,
     )
+    # Speculative decoding: a verify step emits E tokens on average, so the engine runs each request's emissions
+    # (serving/speculative.py); the trace keeps the real output tokens for TPOT, throughput and goodput.
+    engine_outputs = output_tokens if replica.speculation is None else replica.speculation.emissions(output_tokens)
     # The engine profile's per-request CPU cost (tokenize, HTTP, schedule) runs before the scheduler sees it.
     with paused_gc():
         engine = run_engine(
             replica.timer, arrival_seconds=arrival_seconds[keep] + replica.request_overhead_seconds,
-            prompt_tokens=prompt_tokens[keep], cached_tokens=cached[keep], output_tokens=output_tokens[keep], limits=limits,
+            prompt_tokens=prompt_tokens[keep], cached_tokens=cached[keep], output_tokens=engine_outputs[keep], limits=limits,
         )
     n = len(arrival_seconds)
     full = {name: np.full(n, np.nan) for name in ("admitted", "first", "finish")}

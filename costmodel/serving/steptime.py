@@ -65,6 +65,10 @@ class DynamicOp:
 class StepTimer:
     """Seconds of one engine step of any mix, for one replica configuration (numbers per GPU)."""
 
+    # New tokens (and logit rows) each decoding sequence adds per step: 1; a speculative timer's verify step
+    # runs k + 1 (`serving/speculative_timer.py`). Read by the decode coefficients and tables only.
+    decode_tokens_per_sequence = 1
+
     @classmethod
     def for_config(cls, config: ReplicaConfig, *, max_tokens: int, per_sequence_seconds: float = 0.0) -> StepTimer:
         """The step timer of one replica (`config`), for steps of up to `max_tokens` new tokens."""
@@ -156,8 +160,11 @@ class StepTimer:
         """Per decode sequence: fields = const + slope * context, below and at/above the window."""
         window = self.window_tokens
 
+        per_sequence = float(self.decode_tokens_per_sequence)
+
         def fields_at(context: float) -> np.ndarray:
-            return np.asarray(_fields(uniform_work(self.shape, batch=1.0, new_tokens=1.0, context_tokens=context)))
+            work = uniform_work(self.shape, batch=1.0, new_tokens=per_sequence, context_tokens=context)
+            return np.asarray((per_sequence, *_fields(work)[1:]))  # every new token's logits (1 when not verifying)
 
         below0 = fields_at(0.0)
         below_slope = fields_at(1.0) - below0
@@ -252,16 +259,18 @@ class StepTimer:
         return self._decode_tables
 
     def _build_decode_tables(self) -> tuple[list[float], list[tuple[tuple[float, ...], ...]]]:
-        batches = np.arange(self.max_tokens + 1, dtype=np.float64)
+        # B decoding sequences put B x decode_tokens_per_sequence tokens in the step (the identity when 1).
+        tokens = np.arange(self.max_tokens // self.decode_tokens_per_sequence + 1) * self.decode_tokens_per_sequence
+        batches = np.arange(len(tokens), dtype=np.float64)
         ones = np.ones_like(batches)
-        per_flop = np.asarray(self.seconds_per_flop)
+        per_flop = np.asarray(self.seconds_per_flop)[tokens]
         per_byte = self.seconds_per_byte
         # B decode sequences each cost the engine's per-sequence CPU time (0 unless the profile sets one).
-        static = np.asarray(self.static_seconds) + self.per_sequence_seconds * batches
+        static = np.asarray(self.static_seconds)[tokens] + self.per_sequence_seconds * batches
         columns: list[np.ndarray] = []
         for op, (fc, bc) in zip(self.dynamic, self.decode_coefficients, strict=True):
-            flops0 = (np.asarray(op.flops_by_tokens) + fc[0] * batches) * per_flop
-            bytes0 = (np.asarray(op.bytes_by_tokens) + bc[0] * batches) * per_byte
+            flops0 = (np.asarray(op.flops_by_tokens)[tokens] + fc[0] * batches) * per_flop
+            bytes0 = (np.asarray(op.bytes_by_tokens)[tokens] + bc[0] * batches) * per_byte
             if fc[0] == fc[2] and bc[0] == bc[2] and not (fc[1] or fc[3] or bc[1] or bc[3]):
                 static += np.maximum(flops0, bytes0)
                 continue
