@@ -110,7 +110,7 @@ def _apply(option_name: str, calibration_json: str, *, what: str) -> None:
     scenario = state.current()
     options = [o.model_copy(update={"calibration": calibration_json}) if o.name == option_name else o
                for o in scenario.options]
-    state.set_scenario(scenario.model_copy(update={"options": options}), reload_widgets=False)
+    state.set_scenario(scenario.model_copy(update={"options": options}))  # the Scenario page re-reads it
     st.success(f"Applied the {what} to '{option_name}': Compare, Overview and the memo use it now.")
 
 

@@ -70,14 +70,28 @@ def _column_config(kind: str, scenario: Scenario) -> dict[str, Any]:
     }
 
 
-def _records(frame: pd.DataFrame, kind: str) -> list[dict[str, Any]]:
-    """Rows as option dicts; empty cells are left out (schema defaults), blank new rows dropped."""
+def _records(frame: pd.DataFrame, kind: str, originals: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows as option dicts; empty cells are left out (schema defaults), blank new rows dropped.
+
+    A row the table started with (its index is its position in `originals`) keeps every field the table
+    has no column for (engine, scaling, calibration, headroom, host, ...): the table edits its columns only."""
     result = []
-    for record in frame.astype(object).where(frame.notna(), None).to_dict("records"):
+    columns = set(COLUMNS[kind])
+    for index, record in zip(frame.index, frame.astype(object).where(frame.notna(), None).to_dict("records"),
+                             strict=True):
         data = {k: v for k, v in record.items() if v is not None and v != ""}
-        if data:
-            result.append({"kind": kind, **data})
+        if not data:
+            continue
+        original = originals[index] if isinstance(index, int) and 0 <= index < len(originals) else {}
+        kept = {k: v for k, v in original.items() if k not in columns and k != "kind"}
+        result.append({"kind": kind, **kept, **data})
     return result
+
+
+def _originals(scenario: Scenario, kind: str) -> list[dict[str, Any]]:
+    """The scenario's options of one kind as plain dicts, in table order (None fields left out)."""
+    return [o.model_dump(mode="json", exclude_none=True) for o in scenario.options
+            if isinstance(o, KIND_CLASSES[kind])]
 
 
 def options_editor(scenario: Scenario) -> list[dict[str, Any]]:
@@ -87,14 +101,16 @@ def options_editor(scenario: Scenario) -> list[dict[str, Any]]:
     for kind, title in (("api", "API options"), ("self-host", "Self-host options"), ("hybrid", "Hybrid options")):
         key = f"sc_options_{kind}_{state.revision()}"
         base_key = f"{key}_base"
-        if key not in st.session_state or base_key not in st.session_state:
+        originals_key = f"{key}_originals"
+        if key not in st.session_state or base_key not in st.session_state or originals_key not in st.session_state:
             st.session_state[base_key] = _table(scenario, kind)
+            st.session_state[originals_key] = _originals(scenario, kind)
         st.markdown(f"**{title}**")
         edited = st.data_editor(
             st.session_state[base_key], key=key, num_rows="dynamic", hide_index=True,
             column_config=_column_config(kind, scenario),
         )
-        options.extend(_records(edited, kind))
+        options.extend(_records(edited, kind, st.session_state[originals_key]))
     order = {o.name: index for index, o in enumerate(scenario.options)}
     return sorted(options, key=lambda o: order.get(str(o.get("name")), len(order)))
 

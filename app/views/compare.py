@@ -120,6 +120,7 @@ def _table(view: CompareView) -> pd.DataFrame:
             "quality score": fmt.count(o.quality_score) if o.quality_score is not None else "",
             "TTFT p90": fmt.ms(o.ttft_p90_seconds),
             "TPOT p90": fmt.ms(o.tpot_p90_seconds),
+            "replicas": fmt.count(o.replicas),
             "GPUs": fmt.count(o.gpus),
             "fleet": fleet_cell(o),
             "utilization": fmt.percent(o.utilization),

@@ -1,0 +1,192 @@
+"""AppTest: every field of the scenario format survives the app, and the app says what the CLI says.
+
+Each bundled example and two generated scenarios that between them set every optional section (quality floor
+both ways, substitutes, horizon, as-of date, accept_unverified_latency, fleet policy, memo context, search
+limits, autoscale and mixed scaling with their parameters, engines, headroom and N+1, ops per GPU, owned host
+fields, inline measurements on an API and a self-host option, optional SLO limits, every distribution kind)
+is uploaded on the Scenario page, the page is re-run, every other page visited, and the downloaded YAML must
+parse to an equal scenario. The Overview's recommendation and cost and the Compare table's $/month and
+replicas must equal `costmodel compare --json` on the same file (run in-process through the CLI's main).
+
+A scenario that names a measurement file by path is refused on upload and in a link: the server never reads
+(or reveals whether it has) a file of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest
+
+from app.page_list import PAGES
+from app.scenario_io import EXAMPLES_DIR, example_names, parse_text, scenario_yaml_bytes
+from app.state import encode_token
+from costmodel.cli import main
+from costmodel.scenario import parse_scenario
+from tests.test_calibration_attach import endpoint_cal, probe_result
+
+MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+# Pages visited between the upload and the download; the slow-to-compute ones (Latency simulates every option,
+# Search runs nothing until asked, Memo builds a PDF) render through the same state and are left to their tests.
+VISITED = ("views/overview.py", "views/compare.py", "views/prices.py", "views/roofline.py", "views/probes.py")
+
+
+def every_section() -> dict[str, Any]:
+    """Small 8B workloads (fast to simulate) with every optional section and option field set."""
+    return {
+        "name": "every section", "description": "generated: all optional fields", "as_of": "2026-12-01",
+        "horizon_months": 18, "owner": "platform lead", "goals": ["p90 TTFT under 1 s"],
+        "non_goals": ["fine-tuning"], "constraints": ["prompts stay in the EU"],
+        "workload": {
+            "tokens_per_month": 2.0e9, "prompt_tokens": {"kind": "uniform", "low_tokens": 200, "high_tokens": 600},
+            "output_tokens": {"kind": "empirical", "tokens": [50, 120, 300], "weights": [0.5, 0.3, 0.2]},
+            "cached_prompt_fraction": 0.2, "cache_write_prompt_fraction": 0.1, "growth_per_month": 0.03,
+            "hourly_traffic_weights": [1, 1, 1, 1, 1, 1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 4, 3, 3, 2, 2, 1, 1, 1],
+        },
+        "slo": {"ttft_p90_seconds": 1.0, "tpot_p90_seconds": 0.05, "ttft_p99_seconds": 2.5,
+                "tpot_p50_seconds": 0.03, "e2e_p90_seconds": 20.0},
+        "fleet": {"target_peak_utilization": 0.9, "min_replicas": 1},
+        "options": [
+            {"kind": "api", "name": "fw-8b", "price_id": "fireworks/llama-3.1-8b", "use_batch_api": False,
+             "requests_per_minute_limit": 6000, "tokens_per_minute_limit": 2_000_000,
+             "ttft_p90_seconds": 0.4, "tpot_p90_seconds": 0.01},
+            {"kind": "api", "name": "fw-8b-measured", "price_id": "fireworks/llama-3.1-8b",
+             "calibration": probe_result().model_dump_json()},
+            {"kind": "self-host", "name": "h100-auto", "model": "llama-3.1-8b", "hardware": "h100-sxm",
+             "offering": "lambda/h100-sxm/on-demand", "engine": "vllm", "ops_usd_per_month": 1000,
+             "ops_usd_per_gpu_month": 100, "target_peak_utilization": 0.7, "min_replicas": 2,
+             "scaling": {"mode": "autoscale", "min_replicas": 1, "max_replicas": 6, "warmup_minutes": 10}},
+            {"kind": "self-host", "name": "h100-mixed", "model": "llama-3.1-8b", "hardware": "h100-sxm",
+             "offering": "semianalysis/h100-sxm/reserved", "engine": "sglang", "weight_dtype": "fp8",
+             "scaling": {"mode": "mixed", "warmup_minutes": 10, "base_replicas": 1, "spot_share": 0.25,
+                         "interruption_rate_per_hour": 0.05, "burst_offering": "lambda/h100-sxm/on-demand",
+                         "spot_offering": "aws/h100-sxm/spot"}},
+            {"kind": "self-host", "name": "owned-measured", "model": "llama-3.1-8b", "hardware": "h100-sxm",
+             "offering": "owned/h100-sxm/owned", "host_capex_usd_per_gpu": 5000, "host_power_kw_per_gpu": 0.3,
+             "calibration": [endpoint_cal().model_dump_json()]},
+            {"kind": "hybrid", "name": "auto+fw", "self_host": "h100-auto", "api": "fw-8b"},
+        ],
+        "quality": {"at_least_as_good_as": "llama-3.1-8b", "benchmark": "lmarena-text"},
+        "substitutes": [["fw-8b", "fw-8b-measured", "h100-auto", "auto+fw"], ["h100-mixed", "owned-measured"]],
+        "accept_unverified_latency": True,
+        "search": {"models": ["llama-3.1-8b"], "hardware": ["h100-sxm"], "engines": ["vllm"],
+                   "ops_usd_per_month": 100.0, "warmup_minutes": 30.0},
+    }
+
+
+def batch_floor() -> dict[str, Any]:
+    """A batch workload with a min_score floor, a fixed fleet on an own price, peak-to-mean traffic."""
+    return {
+        "name": "batch floor", "as_of": "2027-03-01", "horizon_months": 6,
+        "workload": {"requests_per_day": 50_000, "prompt_tokens": {"kind": "fixed", "tokens": 800},
+                     "output_tokens": {"kind": "lognormal", "mean_tokens": 150, "sigma": 0.6},
+                     "peak_to_mean_ratio": 1.5, "batch_allowed": True},
+        "slo": {"ttft_p90_seconds": 30.0, "tpot_p90_seconds": 0.2, "e2e_p99_seconds": 120.0},
+        "options": [
+            {"kind": "api", "name": "fw-8b", "price_id": "fireworks/llama-3.1-8b"},
+            {"kind": "self-host", "name": "l40s-own-price", "model": "llama-3.1-8b", "hardware": "l40s",
+             "usd_per_gpu_hour": 0.9, "kv_dtype": "fp8", "engine": "trtllm",
+             "scaling": {"mode": "fixed"}},
+        ],
+        "quality": {"min_score": 1100, "benchmark": "lmarena-text"},
+    }
+
+
+CASES = {**{name: yaml.safe_load((EXAMPLES_DIR / name).read_text()) for name in example_names()},
+         "every-section.yaml": every_section(), "batch-floor.yaml": batch_floor()}
+
+
+def _cli(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    capsys.readouterr()
+    assert main(["compare", str(path), "--json"]) == 0
+    return dict(json.loads(capsys.readouterr().out))
+
+
+def _money(text: str) -> float:
+    return float(re.sub(r"[^0-9.]", "", text.split("/")[0]))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_every_field_survives_and_the_app_says_what_the_cli_says(name: str, tmp_path: Path, capsys) -> None:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(CASES[name], sort_keys=False))
+    expected = parse_scenario(CASES[name], where=name)
+
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    at.file_uploader(key="load_upload").upload(name, path.read_bytes(), "application/x-yaml").run()
+    assert not at.exception
+    assert at.session_state["scenario"] == expected
+    at.run()  # a second run of the page, its widgets now seeded: still the same scenario
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["scenario"] == expected
+    for page in VISITED:
+        at.switch_page(page).run()
+        assert not at.exception, page
+    at.switch_page("views/scenario.py").run()
+    assert at.session_state["scenario"] == expected
+    saved = next(b for b in at.get("download_button") if b.proto.label == "Download YAML")
+    assert saved is not None
+    assert parse_text(scenario_yaml_bytes(at.session_state["scenario"]).decode(), filename="x.yaml") == expected
+
+    contract = _cli(path, capsys)
+    at.switch_page("views/overview.py").run()
+    assert not at.exception
+    recommendation = contract["recommendation"]
+    if recommendation is None:
+        assert any("No recommendation" in e.value for e in at.error)
+    else:
+        assert f"Recommendation: **{recommendation}**" in (at.success[0].value if at.success else at.error[0].value)
+        chosen = next(o for o in contract["options"] if o["name"] == recommendation)
+        cost = next(m for m in at.metric if m.label == "Cost")
+        assert _money(cost.value) == pytest.approx(round(chosen["usd_per_month"]), abs=0.5)
+    at.switch_page("views/compare.py").run()
+    assert not at.exception
+    table = at.dataframe(key="cmp_table").value if any(d.key == "cmp_table" for d in at.dataframe) \
+        else at.dataframe[0].value
+    by_name = {o["name"]: o for o in contract["options"]}
+    assert sorted(table["option"]) == sorted(by_name)
+    for row in table.to_dict("records"):
+        option = by_name[row["option"]]
+        assert row["$/month"] == pytest.approx(option["usd_per_month"], rel=1e-9), row["option"]
+        assert row["replicas"] == f"{option['replicas']:,}", row["option"]
+
+
+def test_pages_list_covers_the_visits() -> None:
+    files = {p.file for p in PAGES}
+    assert set(VISITED) <= files
+
+
+def _with_path(tmp_path: Path) -> dict[str, Any]:
+    (tmp_path / "cal.json").write_text(endpoint_cal().model_dump_json())
+    data = every_section()
+    data["options"][4]["calibration"] = [str(tmp_path / "cal.json")]
+    return data
+
+
+def test_an_upload_naming_a_file_by_path_is_refused(tmp_path: Path) -> None:
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    at.switch_page("views/scenario.py").run()
+    before = at.session_state["scenario"]
+    content = yaml.safe_dump(_with_path(tmp_path)).encode()
+    at.file_uploader(key="load_upload").upload("paths.yaml", content, "application/x-yaml").run()
+    assert not at.exception
+    assert any("by path" in e.value and "owned-measured" in e.value for e in at.error)
+    assert at.session_state["scenario"] == before
+
+
+def test_a_link_naming_a_file_by_path_is_refused(tmp_path: Path) -> None:
+    token = encode_token(parse_scenario(_with_path(tmp_path)))
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params["s"] = token
+    at.run()
+    assert not at.exception
+    assert any("Shared link" in e.value and "by path" in e.value for e in at.error)
+    assert at.session_state["scenario"].name == "chat-assistant"  # the default example instead
