@@ -13,6 +13,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app import cache, state
+from app.option_details import option_details
 from app.scenario_form import workload_and_slo
 from app.scenario_io import (
     example_names,
@@ -22,7 +23,6 @@ from app.scenario_io import (
     scenario_json_bytes,
     scenario_yaml_bytes,
 )
-from app.option_details import option_details
 from app.scenario_options import add_pickers, options_editor
 from app.scenario_settings import settings_editor
 from app.widgets import md
