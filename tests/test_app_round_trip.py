@@ -190,3 +190,84 @@ def test_a_link_naming_a_file_by_path_is_refused(tmp_path: Path) -> None:
     assert not at.exception
     assert any("Shared link" in e.value and "by path" in e.value for e in at.error)
     assert at.session_state["scenario"].name == "chat-assistant"  # the default example instead
+
+
+def _stripped() -> dict[str, Any]:
+    """every_section() without what the tables do not show: the editors below must put it all back."""
+    data = every_section()
+    for field in ("horizon_months", "owner", "goals", "non_goals", "constraints", "fleet", "quality", "substitutes",
+                  "accept_unverified_latency", "search"):
+        data.pop(field)
+    for option in data["options"]:
+        for field in ("engine", "scaling", "target_peak_utilization", "min_replicas", "ops_usd_per_gpu_month",
+                      "host_capex_usd_per_gpu", "host_power_kw_per_gpu", "calibration"):
+            option.pop(field, None)
+    return data
+
+
+def _set(at: AppTest, values: dict[str, Any]) -> None:
+    for key, value in values.items():
+        widget = next(w for w in at.main if getattr(w, "key", None) == key)
+        widget.set_value(value)
+    at.run()
+    assert not at.exception
+
+
+def _details(at: AppTest, name: str, values: dict[str, Any]) -> None:
+    at.selectbox(key="sc_detail_option").set_value(name).run()
+    if values:
+        _set(at, {f"sc_opt_{name}_{k}": v for k, v in values.items() if k == "scaling.mode"})
+        _set(at, {f"sc_opt_{name}_{k}": v for k, v in values.items() if k != "scaling.mode"})
+        at.button(key="sc_opt_apply").click().run()
+        assert not at.exception
+        assert not at.error, [e.value for e in at.error]
+
+
+def test_every_optional_field_can_be_set_in_the_app(tmp_path: Path) -> None:
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    at.file_uploader(key="load_upload").upload("s.yaml", yaml.safe_dump(_stripped()).encode(), "application/x-yaml")
+    at.run()
+    full = every_section()
+    options = {o["name"]: o for o in full["options"]}
+    options["owned-measured"]["calibration"] = options["owned-measured"]["calibration"][0]  # one file: no list
+    for name in ("h100-auto", "h100-mixed", "owned-measured"):
+        fields = {k: v for k, v in options[name].items()
+                  if k in ("engine", "target_peak_utilization", "min_replicas", "ops_usd_per_gpu_month",
+                           "host_capex_usd_per_gpu", "host_power_kw_per_gpu")}
+        fields |= {f"scaling.{k}": v for k, v in options[name].get("scaling", {}).items()}
+        _details(at, name, fields)
+    for name, file_name in (("fw-8b-measured", "probe.json"), ("owned-measured", "cal.json")):
+        at.selectbox(key="sc_detail_option").set_value(name).run()
+        text = options[name]["calibration"]
+        at.file_uploader(key=f"sc_opt_upload_{name}").upload(file_name, text.encode(), "application/json").run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+    _set(at, {"sc_horizon_months": 18, "sc_fleet_target": 0.9, "sc_fleet_min_replicas": 1,
+              "sc_accept_unverified": True, "sc_quality_mode": "at least as good as"})
+    _set(at, {"sc_quality_subject": "llama-3.1-8b", "sc_quality_benchmark": "lmarena-text",
+              "sc_substitutes": "fw-8b, fw-8b-measured, h100-auto, auto+fw\nh100-mixed, owned-measured",
+              "sc_owner": "platform lead", "sc_goals": "p90 TTFT under 1 s", "sc_non_goals": "fine-tuning",
+              "sc_constraints": "prompts stay in the EU", "sc_search_models": ["llama-3.1-8b"],
+              "sc_search_hardware": ["h100-sxm"], "sc_search_engines": ["vllm"], "sc_search_ops": 100.0,
+              "sc_search_warmup": 30.0})
+    assert not at.error, [e.value for e in at.error]
+    got, want = at.session_state["scenario"], parse_scenario(full)
+    for mine, theirs in zip(got.options, want.options, strict=True):
+        assert mine == theirs, {k: (v, getattr(theirs, k)) for k, v in mine if v != getattr(theirs, k)}
+    assert at.session_state["scenario"] == parse_scenario(full)
+
+
+def test_a_bad_scaling_value_is_shown_beside_the_option_and_not_applied() -> None:
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    at.file_uploader(key="load_upload").upload("s.yaml", yaml.safe_dump(_stripped()).encode(), "application/x-yaml")
+    at.run()
+    before = at.session_state["scenario"]
+    at.selectbox(key="sc_detail_option").set_value("h100-auto").run()
+    _set(at, {"sc_opt_h100-auto_scaling.mode": "autoscale"})
+    at.button(key="sc_opt_apply").click().run()  # autoscale without a warm-up
+    assert any("h100-auto" in e.value and "warmup_minutes" in e.value for e in at.error)
+    assert at.session_state["scenario"] == before
+    _set(at, {"sc_horizon_months": 500})
+    assert any("horizon_months" in e.value for e in at.error)
+    assert at.session_state["scenario"] == before
