@@ -12,11 +12,13 @@ import streamlit as st
 
 from app import cache, state
 from app.widgets import md
+from costmodel.decision.feasibility import add_months
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, parse_scenario
 
 ADD_ERROR_KEY = "add_option_error"
+ADD_MESSAGE_KEY = "add_option_message"  # shown beside the pickers and as a toast (the tables are above, out of view)
 COLUMNS: dict[str, dict[str, str]] = {
     # column -> pandas dtype of an empty table (object: text, float64: numbers, boolean: checkboxes)
     "api": {"name": "object", "price_id": "object", "use_batch_api": "boolean",
@@ -133,6 +135,9 @@ def _add(option: dict[str, Any]) -> None:
         state.set_scenario(parse_scenario(data, where="new option"), source="edited")
     except CostmodelError as exc:
         st.session_state[ADD_ERROR_KEY] = str(exc)
+        return
+    st.session_state[ADD_MESSAGE_KEY] = (f"Added **{option['name']}** ({option['kind']}): the last row of the "
+                                         f"{option['kind']} table above; Compare and Overview include it now.")
 
 
 # Button callbacks read the pickers' values from session state at click time (not from args bound
@@ -165,11 +170,27 @@ def _api_label(row_id: str) -> str:
     return f"{row_id}  (in ${row.input_usd_per_mtok:g}, out ${row.output_usd_per_mtok:g} per M tokens)"
 
 
+def _retirement_note(row_id: str) -> str | None:
+    """Why the decision would exclude this API row the moment it is added (retired before as_of + horizon)."""
+    retires = cache.api_price_rows()[row_id].deprecation_date
+    scenario = state.current()
+    as_of = scenario.evaluation_date()
+    if retires is None or retires >= add_months(as_of, months=scenario.horizon_months):
+        return None
+    when = "was retired" if retires <= as_of else "retires"
+    return (f"{row_id} {when} on {retires.isoformat()}, within the {scenario.horizon_months}-month horizon from "
+            f"{as_of.isoformat()}: Compare would list it as excluded (retired) and never recommend it.")
+
+
 def add_pickers(scenario: Scenario) -> None:
     """Three small forms that add an API, a self-host or a hybrid option."""
     error = st.session_state.pop(ADD_ERROR_KEY, None)
     if error:
         st.error(f"**Add option**: {md(error)}")
+    added = st.session_state.pop(ADD_MESSAGE_KEY, None)
+    if added:
+        st.success(md(added))
+        st.toast(md(added))
     api_tab, self_tab, hybrid_tab = st.tabs(["Add an API option", "Add a self-host option", "Add a hybrid option"])
     with api_tab:
         rows = cache.api_price_rows()
@@ -182,7 +203,10 @@ def add_pickers(scenario: Scenario) -> None:
         ]
         st.caption(f"{len(matches)} of {len(rows)} API price rows match.")
         if matches:
-            st.selectbox("API price row", matches, key="add_api_row", format_func=_api_label)
+            chosen = st.selectbox("API price row", matches, key="add_api_row", format_func=_api_label)
+            note = _retirement_note(chosen) if chosen else None
+            if note:
+                st.warning(md(note))
             st.button("Add API option", key="add_api_button", on_click=_add_api)
     with self_tab:
         cols = st.columns(3)

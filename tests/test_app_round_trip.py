@@ -271,3 +271,27 @@ def test_a_bad_scaling_value_is_shown_beside_the_option_and_not_applied() -> Non
     _set(at, {"sc_horizon_months": 500})
     assert any("horizon_months" in e.value for e in at.error)
     assert at.session_state["scenario"] == before
+
+
+def test_one_as_of_date_on_the_prices_page_and_in_the_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.views import memo as memo_page
+
+    dates: list[Any] = []
+
+    def fake_memo(scenario, *, calibration, today, capacity_cache=None):  # type: ignore[no-untyped-def]
+        dates.append(today)
+        return memo_page.MemoFile(pdf=b"%PDF-1.4", pages=1, recommendation=None, blocks=())
+
+    monkeypatch.setattr(memo_page, "build_memo_file", fake_memo)
+    monkeypatch.setattr(memo_page, "can_render_pages", lambda: False)
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    at.file_uploader(key="load_upload").upload("b.yaml", yaml.safe_dump(batch_floor()).encode(), "application/x-yaml")
+    at.run()
+    at.switch_page("views/prices.py").run()
+    assert not at.exception
+    assert any("ages to 2027-03-01" in c.value for c in at.caption)
+    at.switch_page("views/memo.py").run()
+    assert not at.exception
+    assert [d.isoformat() for d in dates] == ["2027-03-01"]
+    assert any("2027-03-01" in c.value and "as-of date" in c.value for c in at.caption)

@@ -127,7 +127,10 @@ def render() -> None:
                "sources with their dates, and the formulas. Same scenario and date, same PDF.")
     scenario = state.current()
     cols = st.columns([1, 3])
-    today = cols[0].date_input("Memo date (price ages are counted to it)", value=dt.date.today(), key="memo_date")
+    today = scenario.evaluation_date()  # the one as-of date: the scenario's, else today, as on every page
+    cols[0].caption(f"Dated **{today.isoformat()}**: " + ("the scenario's as-of date" if scenario.as_of else
+                    "today (the scenario sets no as-of date)") + "; retirements and price ages count to it. "
+                    "Change it on the Scenario page.")
     if state.api_overrides():
         cols[1].warning("The memo prices API options from the price sheet; this session's API price overrides "
                         "(Prices page) are not in it.")

@@ -24,9 +24,14 @@ from costmodel.scenario import ApiOption, SelfHostOption, parse_scenario
 MESSAGE_KEY = "prices_message"
 
 
+def _as_of() -> dt.date:
+    """The one evaluation date: the scenario's as_of, else today (what Compare and the memo count to)."""
+    return state.current().evaluation_date()
+
+
 def _days(price_date: dt.date) -> int:
-    """Age of a price from its own date (price_as_of, else checked)."""
-    return (dt.date.today() - price_date).days
+    """Age of a price from its own date (price_as_of, else checked) to the scenario's as-of date."""
+    return (_as_of() - price_date).days
 
 
 def _filter(rows: list, providers: list[str], search: str) -> list:  # type: ignore[type-arg]
@@ -81,7 +86,8 @@ def _refresh() -> None:
 
 def _api_table(api_sheet: PriceSheet[ApiPriceRow]) -> None:
     """The API sheet, filtered by provider and a search text."""
-    st.caption(f"{_file_name(api_sheet.where)}: {len(api_sheet.rows)} rows, {api_sheet.age_text()}. USD per million tokens.")
+    st.caption(f"{_file_name(api_sheet.where)}: {len(api_sheet.rows)} rows, {api_sheet.age_text(today=_as_of())} "
+               f"(ages to {_as_of().isoformat()}, the scenario's as-of date). USD per million tokens.")
     cols = st.columns([2, 3])
     providers = cols[0].multiselect("Providers", sorted({r.provider for r in api_sheet.rows}), key="pr_api_providers")
     search = cols[1].text_input("Search provider/model", key="pr_api_search")
@@ -91,7 +97,7 @@ def _api_table(api_sheet: PriceSheet[ApiPriceRow]) -> None:
          "cache write": r.cache_write_usd_per_mtok, "output": r.output_usd_per_mtok,
          "batch in": r.batch_input_usd_per_mtok, "batch out": r.batch_output_usd_per_mtok,
          "long context from (tokens)": r.long_context_threshold_tokens, "open model": r.open_model_id,
-         "retired": r.is_retired(), "sources disagree": r.disagreement, "source": f"{r.source} {r.source_version}",
+         "retired": r.is_retired(today=_as_of()), "sources disagree": r.disagreement, "source": f"{r.source} {r.source_version}",
          "provider page": r.source_url, "price as of": r.price_as_of, "checked": r.checked,
          "age (days)": _days(r.price_date), "rate limit tier": r.rate_limit_tier}
         for r in rows
@@ -100,7 +106,7 @@ def _api_table(api_sheet: PriceSheet[ApiPriceRow]) -> None:
 
 def _gpu_table(gpu_sheet: PriceSheet[GpuPriceRow]) -> None:
     """The GPU-hour sheet, filtered by accelerator, offering and a search text."""
-    st.caption(f"{_file_name(gpu_sheet.where)}: {len(gpu_sheet.rows)} rows, {gpu_sheet.age_text()}. Owned rows derive an "
+    st.caption(f"{_file_name(gpu_sheet.where)}: {len(gpu_sheet.rows)} rows, {gpu_sheet.age_text(today=_as_of())}. Owned rows derive an "
                "hourly cost from capex over life + power x PUE + colocation.")
     cols = st.columns([2, 2, 3])
     accelerators = cols[0].multiselect("Accelerators", sorted({r.accelerator_id for r in gpu_sheet.rows}),
