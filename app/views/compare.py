@@ -31,7 +31,7 @@ from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.errors import CostmodelError
 from costmodel.memo.text import rank_cells
-from costmodel.scenario import Scenario, parse_scenario
+from costmodel.scenario import HybridOption, Scenario, SelfHostOption, parse_scenario
 
 VOLUME_ERROR_KEY = "cmp_volume_error"
 TABLE_CONFIG = {
@@ -59,10 +59,12 @@ def cached_compare_figures(scenario_json: str, calibration_json: str | None = No
     cache_resource hands out the same objects (no pickling); st.plotly_chart only reads them."""
     view = cached_compare_view(scenario_json, calibration_json, overrides_json)
     colors = option_colors(o.name for o in view.decision.options)
+    scenario = Scenario.model_validate_json(scenario_json)
+    spot_shares = {o.name: o.scaling.spot_share for o in scenario.options if isinstance(o, SelfHostOption)}
     figures = {
-        "volume": volume_figure(view, colors),
+        "volume": volume_figure(view, colors, {o.name: o.api for o in scenario.options if isinstance(o, HybridOption)}),
         "utilization": utilization_figure(view, colors),
-        "traffic": fleet_figure(fleet_chart(view.decision), colors),
+        "traffic": fleet_figure(fleet_chart(view.decision), colors, spot_shares),
         "breakdown": breakdown_figure(view.decision),
     }
     months = months_chart(view.decision)

@@ -167,7 +167,9 @@ def with_horizon(result: OptionResult, horizon: OptionHorizon) -> OptionResult:
         notes = (*notes, f"reserved {horizon.term_months}-month term: replicas added are paid for the whole term; "
                          f"${horizon.committed_after_horizon_usd:,.0f} stays committed after the horizon")
     usd = horizon.usd_by_month
-    return replace(result, usd_by_month=usd, usd_horizon_total=sum(usd), notes=notes)
+    tail = horizon.committed_after_horizon_usd if horizon.term_months is not None else None
+    return replace(result, usd_by_month=usd, usd_horizon_total=sum(usd), notes=notes,
+                   usd_committed_after_horizon=tail, commitment_term_months=horizon.term_months)
 
 
 def option_horizons(scenario: Scenario, results: dict[str, OptionResult], capacities: dict[str, tuple[Capacity, str]], *,

@@ -114,6 +114,9 @@ class OptionResult:
     # Horizon (decision/horizon.py): USD paid in each month 0..horizon_months-1, growth applied, re-sized monthly.
     usd_by_month: tuple[float, ...] | None = None
     usd_horizon_total: float | None = None
+    # A reserved term (decision/horizon.py): USD still committed after the last month, and the term in months.
+    usd_committed_after_horizon: float | None = None
+    commitment_term_months: int | None = None
     # Measurement files the option uses (decision/attach.py), one line each; forced: one was written with
     # --force past its held-out check, and every face says so.
     calibrations: tuple[str, ...] = ()
@@ -172,6 +175,7 @@ class OptionResult:
             "gpu_hours_per_month": self.gpu_hours_per_month,
             "usd_by_month": list(self.usd_by_month) if self.usd_by_month is not None else None,
             "usd_horizon_total": self.usd_horizon_total,
+            "usd_committed_after_horizon": self.usd_committed_after_horizon,
             "calibrations": list(self.calibrations),
             "calibration_forced": self.calibration_forced,
             "base_replicas": self.base_replicas,
