@@ -278,11 +278,11 @@ def test_one_as_of_date_on_the_prices_page_and_in_the_memo(monkeypatch: pytest.M
 
     dates: list[Any] = []
 
-    def fake_memo(scenario, *, calibration, today, capacity_cache=None):  # type: ignore[no-untyped-def]
+    def fake_memo(scenario, calibration_json, today):  # type: ignore[no-untyped-def]
         dates.append(today)
         return memo_page.MemoFile(pdf=b"%PDF-1.4", pages=1, recommendation=None, blocks=())
 
-    monkeypatch.setattr(memo_page, "build_memo_file", fake_memo)
+    monkeypatch.setattr(memo_page, "_build_in_steps", fake_memo)
     monkeypatch.setattr(memo_page, "can_render_pages", lambda: False)
     at = AppTest.from_file(MAIN, default_timeout=240).run()
     at.switch_page("views/scenario.py").run()
@@ -293,5 +293,6 @@ def test_one_as_of_date_on_the_prices_page_and_in_the_memo(monkeypatch: pytest.M
     assert any("ages to 2027-03-01" in c.value for c in at.caption)
     at.switch_page("views/memo.py").run()
     assert not at.exception
+    at.button(key="memo_build").click().run()
     assert [d.isoformat() for d in dates] == ["2027-03-01"]
     assert any("2027-03-01" in c.value and "as-of date" in c.value for c in at.caption)
