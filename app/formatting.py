@@ -70,3 +70,15 @@ def log_ticks(low: float, high: float, *, prefix: str = "") -> tuple[list[float]
     if len(values) > 12:  # many decades: powers of ten only
         values = [v for v in values if math.isclose(10 ** round(math.log10(v)), v)]
     return values, [_tick_text(v, prefix=prefix) for v in values]
+
+
+def usd(value: float | None, *, digits: int = 3) -> str:
+    """'$0.150' (USD, fixed decimals); '-' when missing."""
+    return f"${value:,.{digits}f}" if _finite(value) and value is not None else MISSING
+
+
+def text(value: object) -> str:
+    """Any optional cell as text: '' stays '', None is '-', dates in ISO form."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return MISSING
+    return str(value)

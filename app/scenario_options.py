@@ -23,7 +23,7 @@ COLUMNS: dict[str, dict[str, str]] = {
     # column -> pandas dtype of an empty table (object: text, float64: numbers, boolean: checkboxes)
     "api": {"name": "object", "price_id": "object", "use_batch_api": "boolean",
             "requests_per_minute_limit": "float64", "tokens_per_minute_limit": "float64",
-            "ttft_p90_seconds": "float64", "tpot_p90_seconds": "float64"},
+            "ttft_p90_seconds": "float64", "tpot_p90_ms": "float64"},
     "self-host": {"name": "object", "model": "object", "hardware": "object", "gpus_per_replica": "float64",
                   "weight_dtype": "object", "kv_dtype": "object", "offering": "object",
                   "usd_per_gpu_hour": "float64", "ops_usd_per_month": "float64"},
@@ -32,8 +32,20 @@ COLUMNS: dict[str, dict[str, str]] = {
 KIND_CLASSES = {"api": ApiOption, "self-host": SelfHostOption, "hybrid": HybridOption}
 
 
+# Columns shown in another unit than the field: column -> (field, display units per field unit). TPOT is in ms
+# everywhere in the app, as the SLO's TPOT limit is.
+SCALED = {"tpot_p90_ms": ("tpot_p90_seconds", 1e3)}
+
+
+def _shown(row: dict[str, Any]) -> dict[str, Any]:
+    for column, (field, scale) in SCALED.items():
+        if row.get(field) is not None:
+            row[column] = row[field] * scale
+    return row
+
+
 def _table(scenario: Scenario, kind: str) -> pd.DataFrame:
-    rows = [o.model_dump(exclude={"kind"}) for o in scenario.options if isinstance(o, KIND_CLASSES[kind])]
+    rows = [_shown(o.model_dump(exclude={"kind"})) for o in scenario.options if isinstance(o, KIND_CLASSES[kind])]
     columns = COLUMNS[kind]
     frame = pd.DataFrame(rows, columns=list(columns))
     return frame.astype(columns)
@@ -49,7 +61,7 @@ def _column_config(kind: str, scenario: Scenario) -> dict[str, Any]:
             "requests_per_minute_limit": col.NumberColumn("RPM limit", min_value=1, step=1, format="%d"),
             "tokens_per_minute_limit": col.NumberColumn("TPM limit", min_value=1, step=1, format="%d"),
             "ttft_p90_seconds": col.NumberColumn("TTFT p90 (s)", min_value=0.0, format="%.3f"),
-            "tpot_p90_seconds": col.NumberColumn("TPOT p90 (s)", min_value=0.0, format="%.4f"),
+            "tpot_p90_ms": col.NumberColumn("TPOT p90 (ms)", min_value=0.0, format="%.1f"),
         }
     if kind == "self-host":
         return {
@@ -86,6 +98,12 @@ def _records(frame: pd.DataFrame, kind: str, originals: list[dict[str, Any]]) ->
             continue
         original = originals[index] if isinstance(index, int) and 0 <= index < len(originals) else {}
         kept = {k: v for k, v in original.items() if k not in columns and k != "kind"}
+        for column, (field, scale) in SCALED.items():
+            kept.pop(field, None)
+            if column in data:
+                shown = data.pop(column)
+                exact = original.get(field)  # unchanged cell: the field exactly as loaded (no ms rounding)
+                data[field] = exact if exact is not None and exact * scale == shown else shown / scale
         result.append({"kind": kind, **kept, **data})
     return result
 

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app import cache, state
+from app import formatting as fmt
 from app.views import compare
 from app.widgets import md, show_error
 from costmodel.errors import CostmodelError
@@ -93,13 +94,14 @@ def _api_table(api_sheet: PriceSheet[ApiPriceRow]) -> None:
     search = cols[1].text_input("Search provider/model", key="pr_api_search")
     rows = _filter(list(api_sheet.rows), providers, search)
     st.dataframe(pd.DataFrame([
-        {"id": r.id, "input": r.input_usd_per_mtok, "cached input": r.cache_read_usd_per_mtok,
-         "cache write": r.cache_write_usd_per_mtok, "output": r.output_usd_per_mtok,
-         "batch in": r.batch_input_usd_per_mtok, "batch out": r.batch_output_usd_per_mtok,
-         "long context from (tokens)": r.long_context_threshold_tokens, "open model": r.open_model_id,
-         "retired": r.is_retired(today=_as_of()), "sources disagree": r.disagreement, "source": f"{r.source} {r.source_version}",
-         "provider page": r.source_url, "price as of": r.price_as_of, "checked": r.checked,
-         "age (days)": _days(r.price_date), "rate limit tier": r.rate_limit_tier}
+        {"id": r.id, "input": fmt.usd(r.input_usd_per_mtok), "cached input": fmt.usd(r.cache_read_usd_per_mtok),
+         "cache write": fmt.usd(r.cache_write_usd_per_mtok), "output": fmt.usd(r.output_usd_per_mtok),
+         "batch in": fmt.usd(r.batch_input_usd_per_mtok), "batch out": fmt.usd(r.batch_output_usd_per_mtok),
+         "long context from (tokens)": fmt.count(r.long_context_threshold_tokens),
+         "open model": fmt.text(r.open_model_id), "retired": r.is_retired(today=_as_of()),
+         "sources disagree": fmt.text(r.disagreement), "source": f"{r.source} {r.source_version}",
+         "provider page": r.source_url, "price as of": fmt.text(r.price_as_of), "checked": r.checked,
+         "age (days)": _days(r.price_date), "rate limit tier": fmt.text(r.rate_limit_tier)}
         for r in rows
     ]), hide_index=True, key="pr_api_table")
 
@@ -117,9 +119,10 @@ def _gpu_table(gpu_sheet: PriceSheet[GpuPriceRow]) -> None:
                 if (not accelerators or r.accelerator_id in accelerators) and (not offerings or r.offering in offerings)]
     st.dataframe(pd.DataFrame([
         {"id": r.id, "accelerator": r.accelerator_id, "provider": r.provider, "kind": r.provider_kind,
-         "offering": r.offering, "$/GPU-hour (all in)": r.all_in_usd_per_gpu_hour(), "commitment": r.commitment,
-         "instance": r.instance, "region": r.region, "source": r.source, "as of": r.price_as_of, "checked": r.checked,
-         "age (days)": _days(r.price_date), "notes": r.notes}
+         "offering": r.offering, "$/GPU-hour (all in)": r.all_in_usd_per_gpu_hour(),
+         "commitment": fmt.text(r.commitment), "instance": fmt.text(r.instance), "region": fmt.text(r.region),
+         "source": r.source, "as of": fmt.text(r.price_as_of), "checked": r.checked,
+         "age (days)": _days(r.price_date), "notes": fmt.text(r.notes)}
         for r in gpu_rows
     ]), hide_index=True, key="pr_gpu_table",
         column_config={"$/GPU-hour (all in)": st.column_config.NumberColumn(format="$%.3f")})
@@ -182,15 +185,14 @@ def render() -> None:
         kind, text = message
         (st.success if kind == "success" else st.error)(md(text))
 
-    api_tab, gpu_tab, override_tab, refresh_tab = st.tabs(
-        ["API prices", "GPU-hour prices", "Override for this scenario", "Refresh"])
+    api_tab, gpu_tab, override_tab = st.tabs(["API prices", "GPU-hour prices", "Override for this scenario"])
     with api_tab:
         _api_table(cache.api_sheet())
     with gpu_tab:
         _gpu_table(cache.gpu_sheet())
     with override_tab:
         _overrides()
-    with refresh_tab:
+    with st.expander("Refresh a price sheet from its source"):  # an action, not a view: not a tab
         _refresh_form()
     try:
         cache.api_sheet_for(state.api_overrides_json())
