@@ -82,3 +82,17 @@ def text(value: object) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return MISSING
     return str(value)
+
+
+def figure(value: float | None) -> str:
+    """A measured or modelled figure with sensible precision: '80,531', '879.7', '12.3', '1.23', '0.0456'."""
+    if not _finite(value) or value is None:
+        return MISSING
+    size = abs(value)
+    if size >= 100:
+        return f"{value:,.0f}"
+    if size >= 10:
+        return f"{value:.1f}"
+    if size >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"

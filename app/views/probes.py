@@ -18,6 +18,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app import cache, probe_runner, state
+from app import formatting as fmt
 from app.colors import LIMIT_COLOR, PHASE_COLORS
 from app.endpoint_panel import render_endpoint_panel
 from app.widgets import show_error
@@ -67,9 +68,10 @@ def fit_figure(fit: CalibrationFit) -> go.Figure:
                                "<br>measured %{x:.2f} ms, predicted %{y:.2f} ms<br>"
                                f"{label}; %{{customdata[4]}}<extra></extra>"),
             ))
+    ticks, text = fmt.log_ticks(low, high)  # full labels: plotly's minor log labels read '2, 5'
     fig.update_layout(
-        xaxis={"type": "log", "title": "measured step time (ms)"},
-        yaxis={"type": "log", "title": "predicted step time (ms)"},
+        xaxis={"type": "log", "title": "measured step time (ms)", "tickvals": ticks, "ticktext": text},
+        yaxis={"type": "log", "title": "predicted step time (ms)", "tickvals": ticks, "ticktext": text},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=460,
     )
     return fig
