@@ -36,7 +36,7 @@ def fleet_figure(chart: FleetChart, colors: dict[str, str], spot_shares: dict[st
     fig = go.Figure()
     fig.add_trace(go.Bar(
         x=list(chart.hours), y=list(chart.demand_requests_per_second), name="demand (requests/s, right axis)",
-        marker_color="#d9e7f3", yaxis="y2", hovertemplate="hour %{x}: %{y:.2f} requests/s<extra></extra>",
+        marker_color="#9ecae1", opacity=0.45, yaxis="y2", hovertemplate="hour %{x}: %{y:.2f} requests/s<extra></extra>",
     ))
     shares = spot_shares or {}
     for fleet in chart.fleets:
@@ -79,6 +79,7 @@ def months_figure(chart: MonthsChart, colors: dict[str, str]) -> go.Figure:
     """USD paid in each month of the horizon, one line per option (only when the horizon was computed); a
     reserved term still owed after the last month is drawn past it (the commitment tail)."""
     fig = go.Figure()
+    tails = any(s.usd_committed_after_horizon and s.commitment_term_months for s in chart.series)
     for series in chart.series:
         total = f", ${fmt.count(series.usd_horizon_total)} over the horizon" if series.usd_horizon_total else ""
         fig.add_trace(go.Scatter(
@@ -92,7 +93,7 @@ def months_figure(chart: MonthsChart, colors: dict[str, str]) -> go.Figure:
             fig.add_trace(go.Scatter(
                 x=[last, last + 1], y=[series.usd_by_month[-1]] * 2, mode="lines+markers+text",
                 line={"color": colors[series.name], "dash": "dot"}, marker={"symbol": ["circle", "square-open"]},
-                text=["", f"+${tail:,.0f} committed"], textposition="top center",
+                text=["", f"+${tail:,.0f} committed"], textposition="top left",
                 name=f"{series.name}: ${tail:,.0f} still owed after the horizon "
                      f"({series.commitment_term_months}-month reserved term)",
                 hovertemplate=(f"<b>{series.name}</b><br>${tail:,.0f} of reserved replica-months owed after "
@@ -102,7 +103,8 @@ def months_figure(chart: MonthsChart, colors: dict[str, str]) -> go.Figure:
         fig.add_vline(x=chart.ranking_change_month, line={"color": "#b0303a", "dash": "dot"},
                       annotation_text="ranking changes")
     fig.update_layout(
-        xaxis={"title": "month (0 = the as-of month)", "dtick": max(1, chart.horizon_months // 12)},
+        xaxis={"title": "month (0 = the as-of month)", "dtick": max(1, chart.horizon_months // 12),
+               "range": [-0.5, chart.horizon_months + (0.5 if tails else -0.5)]},
         yaxis={"title": "$ per month", "tickprefix": "$", "tickformat": ",.0f", "rangemode": "tozero"},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=420,
     )
