@@ -83,6 +83,7 @@ def _sweep_form() -> None:
                                            requests_per_level=int(requests), prompt_tokens=int(prompt),
                                            max_tokens=int(max_tokens), timeout_seconds=60.0)
     bar = st.progress(0.0, text="starting the sweep...")
+    st.button("Cancel", key="ep_sweep_cancel", help="Stops the sweep (its child process) after the current level.")
     log = st.container()
 
     def show(level: endpoint_runner.LevelDone) -> None:

@@ -290,3 +290,37 @@ def test_one_as_of_date_on_the_prices_page_and_in_the_memo(monkeypatch: pytest.M
     at.button(key="memo_build").click().run()
     assert [d.isoformat() for d in dates] == ["2027-03-01"]
     assert any("2027-03-01" in c.value and "as-of date" in c.value for c in at.caption)
+
+
+def test_cancelling_a_probe_stops_its_child_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's progress callback raises when the user clicks Cancel (Streamlit interrupts the run there):
+    the child process is terminated, not left running."""
+    import sys
+
+    from app import probe_runner
+
+    pid_file = tmp_path / "pid"
+    child = ("import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+             "for i in range(1000):\n    print(f'[probe] {i}/1000 {i * 0.1:.1f}s step', file=sys.stderr, flush=True)"
+             "\n    time.sleep(0.1)")
+    monkeypatch.setattr(probe_runner, "probe_command",
+                        lambda **_: [sys.executable, "-c", child, str(pid_file)])
+    procs: list[Any] = []
+    real_popen = probe_runner.subprocess.Popen
+
+    def popen(*args: Any, **kwargs: Any) -> Any:
+        procs.append(real_popen(*args, **kwargs))
+        return procs[-1]
+
+    monkeypatch.setattr(probe_runner.subprocess, "Popen", popen)
+
+    class Cancelled(Exception):
+        pass
+
+    def on_progress(step: probe_runner.ProgressStep) -> None:
+        if step.done >= 2:
+            raise Cancelled
+
+    with pytest.raises(Cancelled):
+        probe_runner.run_probe_subprocess(model="m", device="cpu", out=tmp_path / "out.json", on_progress=on_progress)
+    assert procs and procs[0].poll() is not None  # terminated, not running on

@@ -110,6 +110,7 @@ def _run_or_upload() -> None:
         device = st.radio("Device", ["cpu", "cuda", "auto"], horizontal=True, key="pb_device")
         if st.button("Run quick probe", key="pb_run"):
             bar = st.progress(0.0, text="starting the probe...")
+            st.button("Cancel", key="pb_cancel", help="Stops the probe (its child process) at the next step.")
 
             def show(step: probe_runner.ProgressStep) -> None:
                 bar.progress(step.fraction, text=f"{step.done}/{step.total} ({step.elapsed_seconds:.0f} s): {step.label}")
