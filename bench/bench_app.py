@@ -38,7 +38,8 @@ print(json.dumps({{"imports": imports, "first": first, "compare": compare,
 """
 
 
-# Each page opened once in a fresh process (the landing page first, as a user arrives), then re-run 3 times.
+# Each page opened once in a fresh process after the landing page (as a user arrives: Overview has evaluated the
+# scenario, so pages that show the decision read the shared cache), then re-run 3 times.
 _PER_PAGE = """
 import json, statistics, time
 from streamlit.testing.v1 import AppTest
@@ -123,12 +124,12 @@ def run() -> list[str]:
         f"first render of the landing (Overview) page, fresh process (median of {FRESH_PROCESSES}): "
         f"{(first['first'] - first['imports']) * ms:.0f} ms wall, "
         f"{(first['first_cpu'] - first['imports_cpu']) * ms:.0f} ms CPU after importing streamlit "
-        f"(target <= 2500 ms); {first['first'] * ms:.0f} ms wall, {first['first_cpu'] * ms:.0f} ms CPU with the import",
+        f"(target < {FIRST_TARGET_S * ms:.0f} ms CPU); {first['first'] * ms:.0f} ms wall, {first['first_cpu'] * ms:.0f} ms CPU with the import",
         f"then the Compare page (its figures; the decision is cached by Overview): {first['compare'] * ms:.0f} ms wall, "
         f"{first['compare_cpu'] * ms:.0f} ms CPU",
         f"Compare rerun after a volume change, new value: median {statistics.median(fresh) * ms:.0f} ms wall "
         f"({statistics.median(fresh_cpu) * ms:.0f} ms CPU), max {max(fresh) * ms:.0f} ms over {RERUNS} "
-        "(target median <= 300 ms)",
+        f"(target median < {RERUN_TARGET_S * ms:.0f} ms CPU)",
         f"Compare rerun after a volume change, cached value: median {statistics.median(cached) * ms:.0f} ms wall "
         f"({statistics.median(cached_cpu) * ms:.0f} ms CPU)",
     ]
