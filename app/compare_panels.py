@@ -179,5 +179,5 @@ def render_whatif(decision: Decision, load: Callable[[], WhatIf | None]) -> None
         multiplier = st.select_slider("Volume multiplier (x today's volume)", options=MULTIPLIERS, value=1.0,
                                       key="cmp_whatif_multiplier",
                                       help="Month-0 economics at this volume; capacities per replica as today.")
-        st.dataframe(_whatif_table(decision, whatif, float(multiplier)), hide_index=True,
+        st.dataframe(_whatif_table(decision, whatif, float(multiplier)), hide_index=True, placeholder="-",
                      width="stretch", key="cmp_whatif_table")

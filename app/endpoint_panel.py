@@ -142,7 +142,7 @@ def _calibration_view(sweep_json: str) -> None:
         "TPOT p50 measured (ms)": p.tpot_p50_measured_seconds * MS, "TPOT p50 fitted (ms)": p.tpot_p50_predicted_seconds * MS,
         "tok/s measured": p.throughput_measured_tokens_per_second,
         "tok/s fitted": p.throughput_predicted_tokens_per_second} for p in predictions]),
-        hide_index=True, key="pbe_levels_table")
+        hide_index=True, placeholder="-", key="pbe_levels_table")
     if cal.problems:
         st.error("Held-out error above the bound: " + "; ".join(cal.problems))
         if not st.checkbox("Use it anyway (marked FORCED wherever it is used)", key="pbe_force"):
@@ -182,7 +182,7 @@ def _collectives() -> None:
     st.dataframe(pd.DataFrame([{
         "op": op, "latency (us)": fitted.fit.latency_seconds * 1e6,
         "bandwidth (GB/s)": fitted.fit.bytes_per_second / 1e9 if fitted.fit.bytes_per_second else None}
-        for op, fitted in result.ops.items()]), hide_index=True, key="pbc_fits")
+        for op, fitted in result.ops.items()]), hide_index=True, placeholder="-", key="pbc_fits")
     st.caption(f"{result.processes} ranks over {result.backend} on {result.device}; {len(result.points)} points. "
                f"It sets the all-reduce of self-host options with {result.processes} GPUs per replica.")
     targets = [o.name for o in state.current().options

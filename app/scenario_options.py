@@ -127,7 +127,7 @@ def options_editor(scenario: Scenario) -> list[dict[str, Any]]:
             st.session_state[originals_key] = _originals(scenario, kind)
         st.markdown(f"**{title}**")
         edited = st.data_editor(
-            st.session_state[base_key], key=key, num_rows="dynamic", hide_index=True,
+            st.session_state[base_key], key=key, num_rows="dynamic", hide_index=True, placeholder="",
             column_config=_column_config(kind, scenario),
         )
         options.extend(_records(edited, kind, st.session_state[originals_key]))

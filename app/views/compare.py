@@ -190,7 +190,7 @@ def _sources(decision: Decision) -> None:
             {"option": o.name, "price": s.what, "source": s.source, "checked": s.checked, "age (days)": s.age_days}
             for o in decision.options for s in o.price_sources
         ])
-        st.dataframe(sources, hide_index=True, key="cmp_sources")
+        st.dataframe(sources, hide_index=True, placeholder="-", key="cmp_sources")
         for o in decision.options:
             for note in o.notes:
                 st.markdown(f"- **{md(o.name)}**: {md(note)}")
@@ -214,7 +214,7 @@ def render() -> None:
     _recommendation(view.decision)
     st.subheader("Ranked options")
     render_ranked(view.decision, _slo_cell,
-                  lambda: st.dataframe(_table(view), hide_index=True, column_config=TABLE_CONFIG, key="cmp_table"))
+                  lambda: st.dataframe(_table(view), hide_index=True, placeholder="-", column_config=TABLE_CONFIG, key="cmp_table"))
     if figures is not None:
         _charts(figures)
         render_fleet_and_months(figures, months_chart(view.decision))

@@ -151,7 +151,7 @@ def _summary(results: list[OptionLatency]) -> None:
         for r in results
     ])
     st.subheader("Capacity per replica")
-    st.dataframe(summary, hide_index=True, key="lat_summary",
+    st.dataframe(summary, hide_index=True, placeholder="-", key="lat_summary",
                  column_config={"capacity at SLO (req/s per replica)": st.column_config.NumberColumn(format="%.2f"),
                                 "saturation (req/s)": st.column_config.NumberColumn(format="%.2f")})
 
@@ -195,7 +195,7 @@ def _api_latencies(scenario: Scenario) -> None:
              "TPOT p90": fmt.ms(o.tpot_p90_seconds), "SLO TPOT p90": fmt.ms(slo.tpot_p90_seconds),
              "verdict": o.slo_status, "source": o.latency_source}
             for o in decision.options if o.kind == "api"
-        ]), hide_index=True, key="lat_api_table")
+        ]), hide_index=True, placeholder="-", key="lat_api_table")
 
 
 def render() -> None:

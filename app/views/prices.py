@@ -103,7 +103,7 @@ def _api_table(api_sheet: PriceSheet[ApiPriceRow]) -> None:
          "provider page": r.source_url, "price as of": fmt.text(r.price_as_of), "checked": r.checked,
          "age (days)": _days(r.price_date), "rate limit tier": fmt.text(r.rate_limit_tier)}
         for r in rows
-    ]), hide_index=True, key="pr_api_table")
+    ]), hide_index=True, placeholder="-", key="pr_api_table")
 
 
 def _gpu_table(gpu_sheet: PriceSheet[GpuPriceRow]) -> None:
@@ -124,7 +124,7 @@ def _gpu_table(gpu_sheet: PriceSheet[GpuPriceRow]) -> None:
          "source": r.source, "as of": fmt.text(r.price_as_of), "checked": r.checked,
          "age (days)": _days(r.price_date), "notes": fmt.text(r.notes)}
         for r in gpu_rows
-    ]), hide_index=True, key="pr_gpu_table",
+    ]), hide_index=True, placeholder="-", key="pr_gpu_table",
         column_config={"$/GPU-hour (all in)": st.column_config.NumberColumn(format="$%.3f")})
 
 
@@ -159,7 +159,7 @@ def _overrides() -> None:
             state.set_api_override(price_id, input_usd_per_mtok=new_in, output_usd_per_mtok=new_out)
             st.rerun()
     if overrides:
-        st.dataframe(pd.DataFrame([{"price id": k, **v} for k, v in overrides.items()]), hide_index=True,
+        st.dataframe(pd.DataFrame([{"price id": k, **v} for k, v in overrides.items()]), hide_index=True, placeholder="-",
                      key="pr_ovr_api_table")
         if st.button("Clear API overrides", key="pr_ovr_api_clear"):
             state.clear_api_overrides()

@@ -161,7 +161,7 @@ def _measured_vs_predicted(probe: dict[str, str]) -> None:
          "measured (ms)": p.measured_seconds * 1e3, "roofline (ms)": p.roofline_seconds * 1e3,
          "calibrated (ms)": p.calibrated_seconds * 1e3, "error": p.abs_error * 100, "held out": p.holdout}
         for p in fit.points
-    ]), hide_index=True, key="pb_points",
+    ]), hide_index=True, placeholder="-", key="pb_points",
         column_config={"error": st.column_config.NumberColumn("error (%)", format="%.1f")})
     hardware_ids = cache.hardware_ids()
     default_hw = env.hardware_id if env.hardware_id in hardware_ids else hardware_ids[0]

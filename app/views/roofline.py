@@ -289,7 +289,7 @@ def _tables(view: RooflineView) -> None:
             for p in view.points
         ]
     )
-    st.dataframe(ops, hide_index=True, key="rf_ops_table")
+    st.dataframe(ops, hide_index=True, placeholder="-", key="rf_ops_table")
     sweep = pd.DataFrame(
         [
             {
@@ -304,7 +304,7 @@ def _tables(view: RooflineView) -> None:
         ]
     )
     with st.expander("Batch sweep table"):
-        st.dataframe(sweep, hide_index=True, key="rf_sweep_table")
+        st.dataframe(sweep, hide_index=True, placeholder="-", key="rf_sweep_table")
 
 
 def render() -> None:
