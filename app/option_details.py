@@ -135,22 +135,40 @@ def _calibrations(option: SelfHostOption | ApiOption) -> list[str]:
 
 def _attach() -> None:
     """Upload callback: validate the measurement file and keep its JSON text inline in the option."""
-    scenario = state.current()
     name = st.session_state.get(CHOICE_KEY)
     uploaded = st.session_state.get(f"sc_opt_upload_{name}")
-    option = next((o for o in scenario.options if o.name == name), None)
-    if uploaded is None or not isinstance(option, SelfHostOption | ApiOption):
+    if uploaded is None:
         return
     try:
-        text = uploaded.getvalue().decode("utf-8").strip()
-        parse_calibration_file(text, where=uploaded.name)
-    except (UnicodeDecodeError, CostmodelError) as exc:
-        st.session_state[ERROR_KEY] = f"{uploaded.name}: {exc}"
+        text = uploaded.getvalue().decode("utf-8")
+    except UnicodeDecodeError:
+        st.session_state[ERROR_KEY] = f"{uploaded.name}: not UTF-8 JSON"
+        return
+    _attach_text(text, where=uploaded.name)
+
+
+def _attach_pasted() -> None:
+    """Button callback: the pasted JSON text of a measurement file."""
+    _attach_text(st.session_state.get(f"sc_opt_paste_{st.session_state.get(CHOICE_KEY)}") or "", where="pasted JSON")
+
+
+def _attach_text(text: str, *, where: str) -> None:
+    scenario = state.current()
+    option = next((o for o in scenario.options if o.name == st.session_state.get(CHOICE_KEY)), None)
+    if not isinstance(option, SelfHostOption | ApiOption):
+        return
+    text = text.strip()
+    try:
+        if not text.startswith("{"):
+            raise CostmodelError("give the file's JSON object itself (a path is never read)")
+        parse_calibration_file(text, where=where)
+    except CostmodelError as exc:
+        st.session_state[ERROR_KEY] = f"{where}: {exc}"
         return
     data = option.model_dump(mode="json", exclude_none=True)
     entries = [*_calibrations(option), text] if isinstance(option, SelfHostOption) else [text]
     data["calibration"] = entries[0] if len(entries) == 1 else entries
-    _replace_option(scenario, option.name, data, what=f"Measurement {uploaded.name}")
+    _replace_option(scenario, option.name, data, what=f"Measurement ({where})")
 
 
 def _detach() -> None:
@@ -178,6 +196,9 @@ def _calibration_widgets(option: SelfHostOption | ApiOption) -> None:
                           on_change=_attach)
     if entries:
         cols[1].button("Remove the measurements", key=f"sc_opt_detach_{option.name}", on_click=_detach)
+    with st.expander("Or paste the file's JSON"):
+        st.text_area("Measurement JSON", key=f"sc_opt_paste_{option.name}", height=120)
+        st.button("Attach the pasted JSON", key=f"sc_opt_paste_button_{option.name}", on_click=_attach_pasted)
 
 
 def option_details(scenario: Scenario) -> None:

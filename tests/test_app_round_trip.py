@@ -324,3 +324,20 @@ def test_cancelling_a_probe_stops_its_child_process(tmp_path: Path, monkeypatch:
     with pytest.raises(Cancelled):
         probe_runner.run_probe_subprocess(model="m", device="cpu", out=tmp_path / "out.json", on_progress=on_progress)
     assert procs and procs[0].poll() is not None  # terminated, not running on
+
+
+def test_a_measurement_can_be_pasted_and_a_pasted_path_is_refused() -> None:
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    at.file_uploader(key="load_upload").upload("s.yaml", yaml.safe_dump(_stripped()).encode(), "application/x-yaml")
+    at.run()
+    at.selectbox(key="sc_detail_option").set_value("owned-measured").run()
+    at.text_area(key="sc_opt_paste_owned-measured").set_value("/etc/passwd")
+    at.button(key="sc_opt_paste_button_owned-measured").click().run()
+    assert any("never read" in e.value for e in at.error)
+    assert at.session_state["scenario"].option("owned-measured").calibration is None
+    text = endpoint_cal().model_dump_json()
+    at.text_area(key="sc_opt_paste_owned-measured").set_value(text)
+    at.button(key="sc_opt_paste_button_owned-measured").click().run()
+    assert not at.exception and not at.error
+    assert at.session_state["scenario"].option("owned-measured").calibration == text
