@@ -58,6 +58,15 @@ for page in PAGES:
         reruns.append(time.process_time() - cpu)
     rows.append({{"page": page.title, "first_cpu": first, "rerun_cpu": statistics.median(reruns),
                   "error": bool(at.exception)}})
+at.switch_page("views/scenario.py").run()
+at.selectbox(key="load_example_name").set_value("rag-service.yaml")
+cpu = time.process_time()
+at.button(key="load_example_button").click().run()
+load = time.process_time() - cpu
+cpu = time.process_time()
+at.switch_page("views/overview.py").run()
+rows.append({{"page": "Load a bundled example (rag-service) on Scenario, then Overview", "first_cpu": load,
+             "rerun_cpu": time.process_time() - cpu, "error": bool(at.exception)}})
 print(json.dumps(rows))
 """
 FIRST_TARGET_S, RERUN_TARGET_S = 2.0, 0.2
@@ -68,13 +77,18 @@ def per_page() -> list[str]:
     out = subprocess.run([sys.executable, "-c", _PER_PAGE.format(main=str(MAIN))], capture_output=True,
                          text=True, check=True, timeout=900, cwd=MAIN.parents[1])
     lines = []
-    for row in json.loads(out.stdout.strip().splitlines()[-1]):
+    rows = json.loads(out.stdout.strip().splitlines()[-1])
+    load = rows.pop()
+    for row in rows:
         first, rerun = row["first_cpu"], row["rerun_cpu"]
         lines.append(
             f"{row['page']:9s} first render {first * 1e3:6.0f} ms CPU (target < {FIRST_TARGET_S * 1e3:.0f}: "
             f"{'ok' if first < FIRST_TARGET_S else 'OVER'}), rerun {rerun * 1e3:5.0f} ms CPU (target < "
             f"{RERUN_TARGET_S * 1e3:.0f}: {'ok' if rerun < RERUN_TARGET_S else 'OVER'})"
             + ("  [page raised]" if row["error"] else ""))
+    lines.append(f"{load['page']}: {load['first_cpu'] * 1e3:.0f} ms CPU on Scenario (target < "
+                 f"{RERUN_TARGET_S * 1e3:.0f}), {load['rerun_cpu'] * 1e3:.0f} ms CPU for the Overview's decision "
+                 f"(target < {FIRST_TARGET_S * 1e3:.0f})" + ("  [page raised]" if load["error"] else ""))
     return lines
 
 
