@@ -341,3 +341,20 @@ def test_a_measurement_can_be_pasted_and_a_pasted_path_is_refused() -> None:
     at.button(key="sc_opt_paste_button_owned-measured").click().run()
     assert not at.exception and not at.error
     assert at.session_state["scenario"].option("owned-measured").calibration == text
+
+
+def test_the_form_comes_back_filled_after_editing_the_date_and_moving_page() -> None:
+    import datetime as dt
+
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    at.date_input(key="sc_as_of").set_value(dt.date(2027, 12, 1)).run()
+    edited = at.session_state["scenario"]
+    assert edited.as_of == dt.date(2027, 12, 1)
+    for page in ("views/prices.py", "views/memo.py", "views/overview.py"):
+        at.switch_page(page).run()
+        at.switch_page("views/scenario.py").run()
+        assert at.text_input(key="sc_name").value == edited.name
+        assert at.number_input(key="sc_requests_per_day").value == edited.workload.requests_per_day
+        assert at.date_input(key="sc_as_of").value == dt.date(2027, 12, 1)
+        assert at.session_state["scenario"] == edited

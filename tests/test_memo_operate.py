@@ -66,3 +66,13 @@ def test_sources_of_a_memo_with_nothing_feasible() -> None:
 ])
 def test_search_axes_start_where_the_data_does(values: list[float], expected: list[float]) -> None:
     assert axis_range(values) == pytest.approx(expected)
+
+
+def test_chart_legends_fall_back_to_a_cjk_font_when_a_name_needs_it() -> None:
+    from costmodel.memo.charts import _cjk_family
+    from costmodel.memo.cjk import cjk_font_path
+
+    assert _cjk_family(["plain-name"]) is None  # no CJK: DejaVu alone, no font loaded
+    if cjk_font_path() is None:
+        pytest.skip("needs Debian's fonts-noto-cjk")
+    assert "CJK" in str(_cjk_family(["東京-haiku"]))
