@@ -20,13 +20,20 @@ KIND_DASH = {"api": "solid", "self-host": "dash", "hybrid": "dot"}
 BILLION = 1e9
 
 
-def volume_figure(view: CompareView, colors: dict[str, str]) -> go.Figure:
-    """$/month vs monthly volume (log-log), break-even points marked, the scenario's volume drawn."""
+def volume_figure(view: CompareView, colors: dict[str, str], hybrid_apis: dict[str, str] | None = None) -> go.Figure:
+    """$/month vs monthly volume (log-log), break-even points marked, the scenario's volume drawn.
+    hybrid_apis: each hybrid option's API option (a 0-replica hybrid is drawn as that API's line)."""
     fig = go.Figure()
+    # A hybrid that keeps 0 replicas is its API's plan: its line would hide the API's; the API's name says so.
+    same_as = {o.name: (hybrid_apis or {}).get(o.name) for o in view.decision.options if o.all_traffic_to_api}
+    hidden = {name for name, api in same_as.items() if api is not None}
     for curve in view.volume_curves:
+        if curve.name in hidden:
+            continue
+        also = [h for h, api in same_as.items() if api == curve.name]
         fig.add_trace(go.Scatter(
             x=[t / BILLION for t in curve.tokens_per_month], y=list(curve.usd_per_month), mode="lines",
-            name=f"{curve.name} ({curve.kind})", line={"color": colors[curve.name], "dash": KIND_DASH[curve.kind]},
+            name=f"{curve.name} ({curve.kind})" + (f" = {', '.join(also)} at 0 replicas" if also else ""), line={"color": colors[curve.name], "dash": KIND_DASH[curve.kind]},
             customdata=["throttled by rate limits" if t else "" for t in curve.throttled],
             hovertemplate=(f"<b>{curve.name}</b><br>%{{x:.3g}}B tokens/month<br>$%{{y:,.0f}}/month"
                            "<br>%{customdata}<extra></extra>"),

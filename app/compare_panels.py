@@ -15,7 +15,7 @@ import streamlit as st
 
 from app import formatting as fmt
 from app.widgets import md
-from costmodel.charts.fleet import FleetChart, HourlyFleet, MonthsChart
+from costmodel.charts.fleet import FleetChart, MonthsChart
 from costmodel.charts.whatif import WhatIf, at_volume
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import Sensitivity
@@ -25,61 +25,88 @@ LOW_COLOR, HIGH_COLOR = "#9bb7d4", "#1f5fa8"  # tornado: input scaled down, up (
 MULTIPLIERS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 
 
-def fleet_figure(chart: FleetChart, colors: dict[str, str]) -> go.Figure:
-    """Requests/s over the day (bars) against each option's fleet in that hour (replicas x capacity, steps)."""
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def fleet_figure(chart: FleetChart, colors: dict[str, str], spot_shares: dict[str, float] | None = None) -> go.Figure:
+    """Replicas paid in each hour (steps, left axis) over the day's demand (bars, requests/s, right axis).
+
+    A mixed fleet: its fixed base (filled) and the autoscaled burst above it, the burst's spot share named."""
     fig = go.Figure()
     fig.add_trace(go.Bar(
-        x=list(chart.hours), y=list(chart.demand_requests_per_second), name="traffic (requests/s)",
-        marker_color="#9ecae1", hovertemplate="hour %{x}: %{y:.2f} requests/s<extra></extra>",
+        x=list(chart.hours), y=list(chart.demand_requests_per_second), name="demand (requests/s, right axis)",
+        marker_color="#9ecae1", opacity=0.45, yaxis="y2", hovertemplate="hour %{x}: %{y:.2f} requests/s<extra></extra>",
     ))
+    shares = spot_shares or {}
     for fleet in chart.fleets:
-        peak = max(fleet.replicas_by_hour)
-        split = f", {fleet.split}" if fleet.split else ""
+        peak, low = max(fleet.replicas_by_hour), min(fleet.replicas_by_hour)
+        span = _plural(peak, "replica") if peak == low else f"{low}..{peak} replicas"
+        if fleet.base_replicas is not None and fleet.burst_replicas_by_hour is not None:
+            fig.add_trace(go.Scatter(
+                x=list(chart.hours), y=[fleet.base_replicas] * len(chart.hours), mode="lines", line_shape="hvh",
+                fill="tozeroy", opacity=0.5, line={"color": colors[fleet.name], "dash": "dash"},
+                name=f"{fleet.name}: base {_plural(fleet.base_replicas, 'replica')} 24/7",
+                hovertemplate=f"<b>{fleet.name}</b><br>hour %{{x}}: base {fleet.base_replicas}<extra></extra>",
+            ))
+            share = shares.get(fleet.name, 0.0)
+            burst = f"burst on-demand{f', {share:.0%} of it spot' if share > 0 else ''}"
+            span = f"base + {burst}, {span}"
         fig.add_trace(go.Scatter(
-            x=list(chart.hours), y=list(fleet.requests_per_second_by_hour), mode="lines", line_shape="hvh",
-            name=f"{fleet.name}: {peak} replica(s) at peak ({fleet.scaling or 'fixed'}{split})",
-            line={"color": colors[fleet.name], "width": 2}, customdata=list(fleet.replicas_by_hour),
-            hovertemplate=(f"<b>{fleet.name}</b><br>hour %{{x}}: %{{customdata}} replica(s), "
-                           "%{y:.2f} requests/s at the SLO<extra></extra>"),
+            x=list(chart.hours), y=list(fleet.replicas_by_hour), mode="lines", line_shape="hvh",
+            name=f"{fleet.name} ({fleet.scaling or 'fixed'}): {span}", line={"color": colors[fleet.name], "width": 2},
+            customdata=list(fleet.requests_per_second_by_hour),
+            hovertemplate=(f"<b>{fleet.name}</b><br>hour %{{x}}: %{{y}} replicas, "
+                           "%{customdata:.2f} requests/s at the SLO<extra></extra>"),
         ))
-        if fleet.base_requests_per_second is not None and fleet.burst_replicas_by_hour is not None:
-            fig.add_trace(_base_trace(chart, fleet, colors[fleet.name]))
     fig.update_layout(
-        xaxis={"title": "hour of day", "dtick": 2}, yaxis={"title": "requests per second", "rangemode": "tozero"},
-        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=400,
+        xaxis={"title": "hour of day", "dtick": 2},
+        yaxis={"title": "replicas paid", "rangemode": "tozero", "tickformat": "d", "dtick": _replica_dtick(chart)},
+        yaxis2={"title": "demand, requests/s", "overlaying": "y", "side": "right", "rangemode": "tozero",
+                "showgrid": False},
+        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=420,
     )
     return fig
 
 
-def _base_trace(chart: FleetChart, fleet: HourlyFleet, color: str) -> go.Scatter:
-    """A mixed fleet's fixed base (dashed, filled to zero): the burst is the gap up to the fleet's solid steps."""
-    base = fleet.base_requests_per_second or 0.0
-    return go.Scatter(
-        x=list(chart.hours), y=[base] * len(chart.hours), mode="lines", line_shape="hvh", fill="tozeroy",
-        name=f"{fleet.name}: base {fleet.base_replicas} replica(s) 24/7", line={"color": color, "dash": "dash"},
-        customdata=list(fleet.burst_replicas_by_hour or ()), opacity=0.5,
-        hovertemplate=(f"<b>{fleet.name}</b><br>hour %{{x}}: base {fleet.base_replicas} + burst %{{customdata}} "
-                       "replica(s)<extra></extra>"),
-    )
+def _replica_dtick(chart: FleetChart) -> int:
+    """Whole replicas on the axis: 1 apart up to 10, then a round step."""
+    peak = max((max(f.replicas_by_hour) for f in chart.fleets), default=1)
+    return 1 if peak <= 10 else max(1, round(peak / 8))
 
 
 def months_figure(chart: MonthsChart, colors: dict[str, str]) -> go.Figure:
-    """USD paid in each month of the horizon, one line per option (only when the horizon was computed)."""
+    """USD paid in each month of the horizon, one line per option (only when the horizon was computed); a
+    reserved term still owed after the last month is drawn past it (the commitment tail)."""
     fig = go.Figure()
+    tails = any(s.usd_committed_after_horizon and s.commitment_term_months for s in chart.series)
     for series in chart.series:
-        total = f", {fmt.count(series.usd_horizon_total)} USD over the horizon" if series.usd_horizon_total else ""
+        total = f", ${fmt.count(series.usd_horizon_total)} over the horizon" if series.usd_horizon_total else ""
         fig.add_trace(go.Scatter(
             x=list(range(len(series.usd_by_month))), y=list(series.usd_by_month), mode="lines+markers",
             name=f"{series.name} ({series.kind}){total}", line={"color": colors[series.name]},
             hovertemplate=f"<b>{series.name}</b><br>month %{{x}}: $%{{y:,.0f}}<extra></extra>",
         ))
+        tail = series.usd_committed_after_horizon
+        if tail and series.commitment_term_months:
+            last = len(series.usd_by_month) - 1
+            fig.add_trace(go.Scatter(
+                x=[last, last + 1], y=[series.usd_by_month[-1]] * 2, mode="lines+markers+text",
+                line={"color": colors[series.name], "dash": "dot"}, marker={"symbol": ["circle", "square-open"]},
+                text=["", f"+${tail:,.0f} committed"], textposition="top left",
+                name=f"{series.name}: ${tail:,.0f} still owed after the horizon "
+                     f"({series.commitment_term_months}-month reserved term)",
+                hovertemplate=(f"<b>{series.name}</b><br>${tail:,.0f} of reserved replica-months owed after "
+                               f"month {last}<extra></extra>"),
+            ))
     if chart.ranking_change_month is not None:
         fig.add_vline(x=chart.ranking_change_month, line={"color": "#b0303a", "dash": "dot"},
                       annotation_text="ranking changes")
     fig.update_layout(
-        xaxis={"title": "month (0 = as_of)", "dtick": max(1, chart.horizon_months // 12)},
+        xaxis={"title": "month (0 = the as-of month)", "dtick": max(1, chart.horizon_months // 12),
+               "range": [-0.5, chart.horizon_months + (0.5 if tails else -0.5)]},
         yaxis={"title": "$ per month", "tickprefix": "$", "tickformat": ",.0f", "rangemode": "tozero"},
-        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=400,
+        legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=420,
     )
     return fig
 
@@ -111,7 +138,7 @@ def render_fleet_and_months(figures: dict[str, go.Figure], months: MonthsChart) 
     """Replicas by hour next to cost by month; "horizon not computed" instead of a made-up line."""
     left, right = st.columns(2)
     with left:
-        st.subheader("Replicas by hour vs demand")
+        st.subheader("Replicas by hour")
         st.plotly_chart(figures["traffic"], key="cmp_traffic_chart")
     with right:
         st.subheader("Cost by month")
@@ -152,5 +179,5 @@ def render_whatif(decision: Decision, load: Callable[[], WhatIf | None]) -> None
         multiplier = st.select_slider("Volume multiplier (x today's volume)", options=MULTIPLIERS, value=1.0,
                                       key="cmp_whatif_multiplier",
                                       help="Month-0 economics at this volume; capacities per replica as today.")
-        st.dataframe(_whatif_table(decision, whatif, float(multiplier)), hide_index=True,
+        st.dataframe(_whatif_table(decision, whatif, float(multiplier)), hide_index=True, placeholder="-",
                      width="stretch", key="cmp_whatif_table")

@@ -83,6 +83,7 @@ def _sweep_form() -> None:
                                            requests_per_level=int(requests), prompt_tokens=int(prompt),
                                            max_tokens=int(max_tokens), timeout_seconds=60.0)
     bar = st.progress(0.0, text="starting the sweep...")
+    st.button("Cancel", key="ep_sweep_cancel", help="Stops the sweep (its child process) after the current level.")
     log = st.container()
 
     def show(level: endpoint_runner.LevelDone) -> None:
@@ -110,7 +111,7 @@ def _apply(option_name: str, calibration_json: str, *, what: str) -> None:
     scenario = state.current()
     options = [o.model_copy(update={"calibration": calibration_json}) if o.name == option_name else o
                for o in scenario.options]
-    state.set_scenario(scenario.model_copy(update={"options": options}), reload_widgets=False)
+    state.set_scenario(scenario.model_copy(update={"options": options}))  # the Scenario page re-reads it
     st.success(f"Applied the {what} to '{option_name}': Compare, Overview and the memo use it now.")
 
 
@@ -141,7 +142,7 @@ def _calibration_view(sweep_json: str) -> None:
         "TPOT p50 measured (ms)": p.tpot_p50_measured_seconds * MS, "TPOT p50 fitted (ms)": p.tpot_p50_predicted_seconds * MS,
         "tok/s measured": p.throughput_measured_tokens_per_second,
         "tok/s fitted": p.throughput_predicted_tokens_per_second} for p in predictions]),
-        hide_index=True, key="pbe_levels_table")
+        hide_index=True, placeholder="-", key="pbe_levels_table")
     if cal.problems:
         st.error("Held-out error above the bound: " + "; ".join(cal.problems))
         if not st.checkbox("Use it anyway (marked FORCED wherever it is used)", key="pbe_force"):
@@ -181,7 +182,7 @@ def _collectives() -> None:
     st.dataframe(pd.DataFrame([{
         "op": op, "latency (us)": fitted.fit.latency_seconds * 1e6,
         "bandwidth (GB/s)": fitted.fit.bytes_per_second / 1e9 if fitted.fit.bytes_per_second else None}
-        for op, fitted in result.ops.items()]), hide_index=True, key="pbc_fits")
+        for op, fitted in result.ops.items()]), hide_index=True, placeholder="-", key="pbc_fits")
     st.caption(f"{result.processes} ranks over {result.backend} on {result.device}; {len(result.points)} points. "
                f"It sets the all-reduce of self-host options with {result.processes} GPUs per replica.")
     targets = [o.name for o in state.current().options

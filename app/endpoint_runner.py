@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.probe_runner import stop_child
 from costmodel.errors import CostmodelError
 from costmodel.fileio import load_json_model
 from costmodel.measurements.collectives_result import CollectivesResult
@@ -89,12 +90,16 @@ def run_sweep_subprocess(request: SweepRequest, *, out: Path, api_key: str | Non
         raise CostmodelError(f"could not start the sweep ({exc.strerror})") from None
     errors: list[str] = []
     assert proc.stderr is not None
-    for line in proc.stderr:
-        level = parse_level_line(line)
-        if level is not None:
-            on_level(level)
-        elif line.strip():
-            errors.append(line.strip())
+    try:
+        for line in proc.stderr:
+            level = parse_level_line(line)
+            if level is not None:
+                on_level(level)  # the page's progress bar: a click on Cancel (a rerun) raises here
+            elif line.strip():
+                errors.append(line.strip())
+    except BaseException:  # cancelled (Streamlit's rerun or stop) or failed: never leave the sweep running
+        stop_child(proc)
+        raise
     try:
         proc.wait(timeout=SWEEP_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:

@@ -70,3 +70,29 @@ def log_ticks(low: float, high: float, *, prefix: str = "") -> tuple[list[float]
     if len(values) > 12:  # many decades: powers of ten only
         values = [v for v in values if math.isclose(10 ** round(math.log10(v)), v)]
     return values, [_tick_text(v, prefix=prefix) for v in values]
+
+
+def usd(value: float | None, *, digits: int = 3) -> str:
+    """'$0.150' (USD, fixed decimals); '-' when missing."""
+    return f"${value:,.{digits}f}" if _finite(value) and value is not None else MISSING
+
+
+def text(value: object) -> str:
+    """Any optional cell as text: '' stays '', None is '-', dates in ISO form."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return MISSING
+    return str(value)
+
+
+def figure(value: float | None) -> str:
+    """A measured or modelled figure with sensible precision: '80,531', '879.7', '12.3', '1.23', '0.0456'."""
+    if not _finite(value) or value is None:
+        return MISSING
+    size = abs(value)
+    if size >= 100:
+        return f"{value:,.0f}"
+    if size >= 10:
+        return f"{value:.1f}"
+    if size >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"

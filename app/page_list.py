@@ -29,5 +29,5 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("views/search.py", "Search", "search", charts=0, ready='[data-testid="stButton"]'),
     PageSpec("views/probes.py", "Probes", "probes", charts=0, ready='[data-testid="stFileUploader"]'),
     PageSpec("views/prices.py", "Prices", "prices", charts=0, ready='[data-testid="stDataFrame"]'),
-    PageSpec("views/memo.py", "Memo", "memo", charts=0, ready='[data-testid="stDownloadButton"]'),
+    PageSpec("views/memo.py", "Memo", "memo", charts=0, ready='[data-testid="stButton"]'),  # built on request
 )

@@ -43,6 +43,16 @@ def parse_progress(line: str) -> ProgressStep | None:
     return ProgressStep(done=int(done), total=int(total), elapsed_seconds=float(elapsed), label=label.strip())
 
 
+def stop_child(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    """Terminate a child process (then kill it if it ignores that for 5 s)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def probe_command(*, model: str, device: str, out: Path) -> list[str]:
     """The CLI call the page runs (tests replace this with a fast stand-in)."""
     return [sys.executable, "-m", "costmodel", "probe", "--quick", "--device", device, "--model", model,
@@ -59,12 +69,16 @@ def run_probe_subprocess(*, model: str, device: str, out: Path,
         raise CostmodelError(f"could not start the probe ({exc.strerror})") from None
     errors: list[str] = []
     assert proc.stderr is not None
-    for line in proc.stderr:
-        step = parse_progress(line)
-        if step is not None:
-            on_progress(step)
-        elif line.strip():
-            errors.append(line.strip())
+    try:
+        for line in proc.stderr:
+            step = parse_progress(line)
+            if step is not None:
+                on_progress(step)  # the page's progress bar: a click on Cancel (a rerun) raises here
+            elif line.strip():
+                errors.append(line.strip())
+    except BaseException:  # cancelled (Streamlit's rerun or stop) or failed: never leave the probe running
+        stop_child(proc)
+        raise
     try:
         proc.wait(timeout=TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:

@@ -155,8 +155,9 @@ def _unscaled(key: str, shown: float, *, exact: float, per_unit: float) -> float
     return shown / per_unit
 
 
-def workload_and_slo(scenario: Scenario) -> dict[str, Any]:
-    """Render the workload and SLO widgets; return the draft's name, description, workload and slo."""
+def workload_and_slo(scenario: Scenario, *, slots: dict[str, Any]) -> dict[str, Any]:
+    """Render the workload and SLO widgets; return the draft's name, description, workload and slo.
+    `slots` gets a container below each section ("workload", "slo") for its errors."""
     populate(scenario)
     top = st.columns([1, 2, 1])
     name = top[0].text_input("Scenario name", key="sc_name")
@@ -196,6 +197,7 @@ def workload_and_slo(scenario: Scenario) -> dict[str, Any]:
     else:
         workload["peak_to_mean_ratio"] = st.number_input(
             "Peak-to-mean ratio (busiest hour / mean)", step=0.1, key="sc_peak_to_mean")
+    slots["workload"] = st.container()
 
     st.subheader("Latency SLO")
     slo_cols = st.columns(4)
@@ -212,4 +214,5 @@ def workload_and_slo(scenario: Scenario) -> dict[str, Any]:
                 exact = getattr(scenario.slo, field)
                 slo[field] = _unscaled(f"sc_{field}", value, exact=exact if exact is not None else -1.0,
                                        per_unit=1.0 / scale)
+    slots["slo"] = st.container()
     return {"name": name, "description": description, "as_of": as_of, "workload": workload, "slo": slo}

@@ -11,7 +11,8 @@ from pathlib import Path
 import yaml
 
 from costmodel.errors import CostmodelError
-from costmodel.scenario import Scenario, parse_scenario
+from costmodel.measurements.calibration_files import is_inline
+from costmodel.scenario import ApiOption, Scenario, SelfHostOption, parse_scenario
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
 DEFAULT_EXAMPLE = "chat-assistant.yaml"
@@ -41,15 +42,41 @@ def parse_text(text: str, *, filename: str) -> Scenario:
     return parse_scenario(data, where=filename)
 
 
+def file_references(scenario: Scenario) -> list[str]:
+    """'option: path' for every `calibration:` entry that names a file instead of holding its JSON inline."""
+    found = []
+    for option in scenario.options:
+        if isinstance(option, SelfHostOption):
+            entries: tuple[str, ...] = option.calibration_paths()
+        elif isinstance(option, ApiOption) and option.calibration is not None:
+            entries = (option.calibration,)
+        else:
+            entries = ()
+        found += [f"{option.name}: {entry[:80]}" for entry in entries if not is_inline(entry)]
+    return found
+
+
+def refuse_file_references(scenario: Scenario, *, where: str) -> Scenario:
+    """The scenario, unless it names a measurement file by path: a link or an upload would then make the
+    server read (or reveal whether it has) one of its own files. The app takes measurements inline only."""
+    found = file_references(scenario)
+    if found:
+        raise CostmodelError(
+            f"{where} names calibration file(s) by path ({'; '.join(found)}); the app reads no file of the server: "
+            "upload each measurement on the Scenario page (option details) or the Probes page, which write it "
+            "inline, or put the file's JSON text itself in `calibration:`")
+    return scenario
+
+
 def parse_upload(filename: str, content: bytes) -> Scenario:
-    """An uploaded scenario file (.yaml, .yml or .json)."""
+    """An uploaded scenario file (.yaml, .yml or .json); one that names a measurement file by path is refused."""
     if len(content) > MAX_UPLOAD_BYTES:
         raise CostmodelError(f"{filename}: {len(content):,} bytes is too large for a scenario file")
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError:
         raise CostmodelError(f"{filename}: not UTF-8 text; save the scenario as UTF-8 YAML or JSON") from None
-    return parse_text(text, filename=filename)
+    return refuse_file_references(parse_text(text, filename=filename), where=filename)
 
 
 def _plain(scenario: Scenario) -> dict[str, object]:

@@ -12,16 +12,18 @@ import streamlit as st
 
 from app import cache, state
 from app.widgets import md
+from costmodel.decision.feasibility import add_months
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from costmodel.errors import CostmodelError
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, parse_scenario
 
 ADD_ERROR_KEY = "add_option_error"
+ADD_MESSAGE_KEY = "add_option_message"  # shown beside the pickers and as a toast (the tables are above, out of view)
 COLUMNS: dict[str, dict[str, str]] = {
     # column -> pandas dtype of an empty table (object: text, float64: numbers, boolean: checkboxes)
     "api": {"name": "object", "price_id": "object", "use_batch_api": "boolean",
             "requests_per_minute_limit": "float64", "tokens_per_minute_limit": "float64",
-            "ttft_p90_seconds": "float64", "tpot_p90_seconds": "float64"},
+            "ttft_p90_seconds": "float64", "tpot_p90_ms": "float64"},
     "self-host": {"name": "object", "model": "object", "hardware": "object", "gpus_per_replica": "float64",
                   "weight_dtype": "object", "kv_dtype": "object", "offering": "object",
                   "usd_per_gpu_hour": "float64", "ops_usd_per_month": "float64"},
@@ -30,8 +32,20 @@ COLUMNS: dict[str, dict[str, str]] = {
 KIND_CLASSES = {"api": ApiOption, "self-host": SelfHostOption, "hybrid": HybridOption}
 
 
+# Columns shown in another unit than the field: column -> (field, display units per field unit). TPOT is in ms
+# everywhere in the app, as the SLO's TPOT limit is.
+SCALED = {"tpot_p90_ms": ("tpot_p90_seconds", 1e3)}
+
+
+def _shown(row: dict[str, Any]) -> dict[str, Any]:
+    for column, (field, scale) in SCALED.items():
+        if row.get(field) is not None:
+            row[column] = row[field] * scale
+    return row
+
+
 def _table(scenario: Scenario, kind: str) -> pd.DataFrame:
-    rows = [o.model_dump(exclude={"kind"}) for o in scenario.options if isinstance(o, KIND_CLASSES[kind])]
+    rows = [_shown(o.model_dump(exclude={"kind"})) for o in scenario.options if isinstance(o, KIND_CLASSES[kind])]
     columns = COLUMNS[kind]
     frame = pd.DataFrame(rows, columns=list(columns))
     return frame.astype(columns)
@@ -47,7 +61,7 @@ def _column_config(kind: str, scenario: Scenario) -> dict[str, Any]:
             "requests_per_minute_limit": col.NumberColumn("RPM limit", min_value=1, step=1, format="%d"),
             "tokens_per_minute_limit": col.NumberColumn("TPM limit", min_value=1, step=1, format="%d"),
             "ttft_p90_seconds": col.NumberColumn("TTFT p90 (s)", min_value=0.0, format="%.3f"),
-            "tpot_p90_seconds": col.NumberColumn("TPOT p90 (s)", min_value=0.0, format="%.4f"),
+            "tpot_p90_ms": col.NumberColumn("TPOT p90 (ms)", min_value=0.0, format="%.1f"),
         }
     if kind == "self-host":
         return {
@@ -70,28 +84,34 @@ def _column_config(kind: str, scenario: Scenario) -> dict[str, Any]:
     }
 
 
-def _records(frame: pd.DataFrame, kind: str) -> list[dict[str, Any]]:
-    """Rows as option dicts; empty cells are left out (schema defaults), blank new rows dropped."""
+def _records(frame: pd.DataFrame, kind: str, originals: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows as option dicts; empty cells are left out (schema defaults), blank new rows dropped.
+
+    A row the table started with (its index is its position in `originals`) keeps every field the table
+    has no column for (engine, scaling, calibration, headroom, host, ...): the table edits its columns only."""
     result = []
-    for record in frame.astype(object).where(frame.notna(), None).to_dict("records"):
+    columns = set(COLUMNS[kind])
+    for index, record in zip(frame.index, frame.astype(object).where(frame.notna(), None).to_dict("records"),
+                             strict=True):
         data = {k: v for k, v in record.items() if v is not None and v != ""}
-        if data:
-            result.append({"kind": kind, **data})
+        if not data:
+            continue
+        original = originals[index] if isinstance(index, int) and 0 <= index < len(originals) else {}
+        kept = {k: v for k, v in original.items() if k not in columns and k != "kind"}
+        for column, (field, scale) in SCALED.items():
+            kept.pop(field, None)
+            if column in data:
+                shown = data.pop(column)
+                exact = original.get(field)  # unchanged cell: the field exactly as loaded (no ms rounding)
+                data[field] = exact if exact is not None and exact * scale == shown else shown / scale
+        result.append({"kind": kind, **kept, **data})
     return result
 
 
-def _with_hidden_fields(records: list[dict[str, Any]], scenario: Scenario, kind: str) -> list[dict[str, Any]]:
-    """Each edited row keeps the fields its table does not show (engine, scaling, speculation, disaggregated,
-    calibration ...) from the scenario's option of the same name, so editing a row never drops them."""
-    shown = set(COLUMNS[kind]) | {"kind"}
-    originals = {o.name: o for o in scenario.options if isinstance(o, KIND_CLASSES[kind])}
-    result = []
-    for record in records:
-        original = originals.get(str(record.get("name")))
-        hidden = {} if original is None else {
-            k: v for k, v in original.model_dump(exclude_none=True, exclude_defaults=True).items() if k not in shown}
-        result.append({**hidden, **record})
-    return result
+def _originals(scenario: Scenario, kind: str) -> list[dict[str, Any]]:
+    """The scenario's options of one kind as plain dicts, in table order (None fields left out)."""
+    return [o.model_dump(mode="json", exclude_none=True) for o in scenario.options
+            if isinstance(o, KIND_CLASSES[kind])]
 
 
 def options_editor(scenario: Scenario) -> list[dict[str, Any]]:
@@ -101,14 +121,16 @@ def options_editor(scenario: Scenario) -> list[dict[str, Any]]:
     for kind, title in (("api", "API options"), ("self-host", "Self-host options"), ("hybrid", "Hybrid options")):
         key = f"sc_options_{kind}_{state.revision()}"
         base_key = f"{key}_base"
-        if key not in st.session_state or base_key not in st.session_state:
+        originals_key = f"{key}_originals"
+        if key not in st.session_state or base_key not in st.session_state or originals_key not in st.session_state:
             st.session_state[base_key] = _table(scenario, kind)
+            st.session_state[originals_key] = _originals(scenario, kind)
         st.markdown(f"**{title}**")
         edited = st.data_editor(
-            st.session_state[base_key], key=key, num_rows="dynamic", hide_index=True,
+            st.session_state[base_key], key=key, num_rows="dynamic", hide_index=True, placeholder="",
             column_config=_column_config(kind, scenario),
         )
-        options.extend(_with_hidden_fields(_records(edited, kind), scenario, kind))
+        options.extend(_records(edited, kind, st.session_state[originals_key]))
     order = {o.name: index for index, o in enumerate(scenario.options)}
     return sorted(options, key=lambda o: order.get(str(o.get("name")), len(order)))
 
@@ -131,6 +153,9 @@ def _add(option: dict[str, Any]) -> None:
         state.set_scenario(parse_scenario(data, where="new option"), source="edited")
     except CostmodelError as exc:
         st.session_state[ADD_ERROR_KEY] = str(exc)
+        return
+    st.session_state[ADD_MESSAGE_KEY] = (f"Added **{option['name']}** ({option['kind']}): the last row of the "
+                                         f"{option['kind']} table above; Compare and Overview include it now.")
 
 
 # Button callbacks read the pickers' values from session state at click time (not from args bound
@@ -163,11 +188,27 @@ def _api_label(row_id: str) -> str:
     return f"{row_id}  (in ${row.input_usd_per_mtok:g}, out ${row.output_usd_per_mtok:g} per M tokens)"
 
 
+def _retirement_note(row_id: str) -> str | None:
+    """Why the decision would exclude this API row the moment it is added (retired before as_of + horizon)."""
+    retires = cache.api_price_rows()[row_id].deprecation_date
+    scenario = state.current()
+    as_of = scenario.evaluation_date()
+    if retires is None or retires >= add_months(as_of, months=scenario.horizon_months):
+        return None
+    when = "was retired" if retires <= as_of else "retires"
+    return (f"{row_id} {when} on {retires.isoformat()}, within the {scenario.horizon_months}-month horizon from "
+            f"{as_of.isoformat()}: Compare would list it as excluded (retired) and never recommend it.")
+
+
 def add_pickers(scenario: Scenario) -> None:
     """Three small forms that add an API, a self-host or a hybrid option."""
     error = st.session_state.pop(ADD_ERROR_KEY, None)
     if error:
         st.error(f"**Add option**: {md(error)}")
+    added = st.session_state.pop(ADD_MESSAGE_KEY, None)
+    if added:
+        st.success(md(added))
+        st.toast(md(added))
     api_tab, self_tab, hybrid_tab = st.tabs(["Add an API option", "Add a self-host option", "Add a hybrid option"])
     with api_tab:
         rows = cache.api_price_rows()
@@ -180,7 +221,10 @@ def add_pickers(scenario: Scenario) -> None:
         ]
         st.caption(f"{len(matches)} of {len(rows)} API price rows match.")
         if matches:
-            st.selectbox("API price row", matches, key="add_api_row", format_func=_api_label)
+            chosen = st.selectbox("API price row", matches, key="add_api_row", format_func=_api_label)
+            note = _retirement_note(chosen) if chosen else None
+            if note:
+                st.warning(md(note))
             st.button("Add API option", key="add_api_button", on_click=_add_api)
     with self_tab:
         cols = st.columns(3)

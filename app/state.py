@@ -16,7 +16,7 @@ from typing import TypeVar
 import streamlit as st
 from pydantic import BaseModel, ValidationError
 
-from app.scenario_io import DEFAULT_EXAMPLE, load_example
+from app.scenario_io import DEFAULT_EXAMPLE, load_example, refuse_file_references
 from costmodel.errors import CostmodelError
 from costmodel.scenario import Scenario, SelfHostOption
 
@@ -69,7 +69,8 @@ def init_scenario() -> None:
     token = st.query_params.get(QUERY_PARAM)
     if token:
         try:
-            set_scenario(decode_token(token, Scenario), source="shared link")
+            linked = refuse_file_references(decode_token(token, Scenario), where="the link's scenario")
+            set_scenario(linked, source="shared link")
             st.session_state[URL_TOKEN_KEY] = token
             return
         except CostmodelError as exc:
@@ -91,9 +92,14 @@ def set_scenario(scenario: Scenario, *, source: str | None = None, reload_widget
     if source is not None:
         st.session_state[SOURCE_KEY] = source
     if reload_widgets:
-        for key in [k for k in st.session_state if str(k).startswith(WIDGET_PREFIX)]:
-            del st.session_state[key]
-        st.session_state[REVISION_KEY] = int(st.session_state.get(REVISION_KEY, 0)) + 1
+        forget_widgets()
+
+
+def forget_widgets() -> None:
+    """Drop the Scenario page's widget values: its next run seeds every widget from the current scenario."""
+    for key in [k for k in st.session_state if str(k).startswith(WIDGET_PREFIX)]:
+        del st.session_state[key]
+    st.session_state[REVISION_KEY] = int(st.session_state.get(REVISION_KEY, 0)) + 1
 
 
 def revision() -> int:

@@ -154,12 +154,13 @@ def test_fleet_chart_draws_replicas_by_hour_and_months_say_not_computed() -> Non
     fig = _figure(at, "cmp_traffic_chart")
     lines = [t for t in fig["data"] if t["type"] == "scatter"]
     drawn = {o.name for o in decision.usable_options if o.kind != "api" and max(o.replicas_by_hour or (0,)) > 0}
-    assert {t["name"].split(":")[0] for t in lines} == drawn
-    for trace in lines:
-        option = decision.option(trace["name"].split(":")[0])
-        assert _array(trace["customdata"]) == list(option.replicas_by_hour)
+    assert {t["name"].split(" (")[0].split(":")[0] for t in lines} == drawn
+    for trace in (t for t in lines if " (" in t["name"].split(":")[0]):  # the fleets (a mixed base is dashed)
+        option = decision.option(trace["name"].split(" (")[0])
+        assert _array(trace["y"]) == list(option.replicas_by_hour)  # the chart is in replicas
         expected = [r * option.capacity_requests_per_second for r in option.replicas_by_hour]
-        assert _array(trace["y"]) == pytest.approx(expected)
+        assert _array(trace["customdata"]) == pytest.approx(expected)  # requests/s they carry, in the hover
+    assert fig["layout"]["yaxis"]["title"]["text"] == "replicas paid"
     if not any(o.usd_by_month for o in decision.usable_options):  # no horizon yet: say so, draw nothing
         assert any("Horizon not computed" in i.value for i in at.info)
         assert not any("cmp_months_chart" in c.proto.id for c in at.get("plotly_chart"))

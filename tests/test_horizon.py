@@ -137,6 +137,10 @@ def test_reserved_term_priced_over_the_term_when_volume_shrinks():
     assert l40s.usd_by_month is not None and list(l40s.usd_by_month) == pytest.approx(expected)
     assert l40s.usd_horizon_total == pytest.approx(sum(expected))
     assert any("$10,256 stays committed after the horizon" in note for note in l40s.notes)  # 2 x 6 x 854.685
+    # The same tail as typed fields (the cost-by-month chart draws it past the last month).
+    assert l40s.usd_committed_after_horizon == pytest.approx(2 * 6 * replica_usd)
+    assert l40s.commitment_term_months == 12
+    assert l40s.contract()["usd_committed_after_horizon"] == pytest.approx(2 * 6 * replica_usd)
 
 
 def test_capacity_is_found_once_per_option_not_per_month(monkeypatch):

@@ -51,11 +51,15 @@ def _text(memo: Memo) -> str:
 
 def test_design_review_sections_use_the_scenario_fields(memo: Memo) -> None:
     text = _text(memo)
-    for heading in ("Context", "Goals and non-goals", "8. Reliability", "9. Open questions", "11. Sign-off",
-                    "1. Decision", "7. Assumptions and sources"):
+    for heading in ("Context", "Goals and non-goals", "8. Reliability", "9. Open questions", "10. Rollout plan",
+                    "11. Rollback", "12. Monitoring", "13. Sign-off", "1. Decision", "7. Assumptions and sources",
+                    "Drawbacks of"):
         assert heading in text
     assert "Prompts stay in the EU" in text and "Serve the EU launch within the SLO" in text and "Fine-tuning" in text
-    sign_off = text[text.index("11. Sign-off"):]
+    monitoring = text[text.index("12. Monitoring"):text.index("13. Sign-off")]
+    assert "TTFT p90" in monitoring and "TPOT p90" in monitoring and "E2E p90" in monitoring  # every SLO limit
+    assert "Monthly bill" in monitoring
+    sign_off = text[text.index("13. Sign-off"):]
     assert "Dana Reviewer (platform lead)" in sign_off
     reliability = text[text.index("8. Reliability"):text.index("9. Open questions")]
     assert "replica" in reliability and "SLA" in reliability

@@ -31,7 +31,7 @@ from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.errors import CostmodelError
 from costmodel.memo.text import rank_cells
-from costmodel.scenario import Scenario, parse_scenario
+from costmodel.scenario import HybridOption, Scenario, SelfHostOption, parse_scenario
 
 VOLUME_ERROR_KEY = "cmp_volume_error"
 TABLE_CONFIG = {
@@ -59,10 +59,12 @@ def cached_compare_figures(scenario_json: str, calibration_json: str | None = No
     cache_resource hands out the same objects (no pickling); st.plotly_chart only reads them."""
     view = cached_compare_view(scenario_json, calibration_json, overrides_json)
     colors = option_colors(o.name for o in view.decision.options)
+    scenario = Scenario.model_validate_json(scenario_json)
+    spot_shares = {o.name: o.scaling.spot_share for o in scenario.options if isinstance(o, SelfHostOption)}
     figures = {
-        "volume": volume_figure(view, colors),
+        "volume": volume_figure(view, colors, {o.name: o.api for o in scenario.options if isinstance(o, HybridOption)}),
         "utilization": utilization_figure(view, colors),
-        "traffic": fleet_figure(fleet_chart(view.decision), colors),
+        "traffic": fleet_figure(fleet_chart(view.decision), colors, spot_shares),
         "breakdown": breakdown_figure(view.decision),
     }
     months = months_chart(view.decision)
@@ -120,6 +122,7 @@ def _table(view: CompareView) -> pd.DataFrame:
             "quality score": fmt.count(o.quality_score) if o.quality_score is not None else "",
             "TTFT p90": fmt.ms(o.ttft_p90_seconds),
             "TPOT p90": fmt.ms(o.tpot_p90_seconds),
+            "replicas": fmt.count(o.replicas),
             "GPUs": fmt.count(o.gpus),
             "fleet": fleet_cell(o),
             "utilization": fmt.percent(o.utilization),
@@ -187,7 +190,7 @@ def _sources(decision: Decision) -> None:
             {"option": o.name, "price": s.what, "source": s.source, "checked": s.checked, "age (days)": s.age_days}
             for o in decision.options for s in o.price_sources
         ])
-        st.dataframe(sources, hide_index=True, key="cmp_sources")
+        st.dataframe(sources, hide_index=True, placeholder="-", key="cmp_sources")
         for o in decision.options:
             for note in o.notes:
                 st.markdown(f"- **{md(o.name)}**: {md(note)}")
@@ -211,7 +214,7 @@ def render() -> None:
     _recommendation(view.decision)
     st.subheader("Ranked options")
     render_ranked(view.decision, _slo_cell,
-                  lambda: st.dataframe(_table(view), hide_index=True, column_config=TABLE_CONFIG, key="cmp_table"))
+                  lambda: st.dataframe(_table(view), hide_index=True, placeholder="-", column_config=TABLE_CONFIG, key="cmp_table"))
     if figures is not None:
         _charts(figures)
         render_fleet_and_months(figures, months_chart(view.decision))

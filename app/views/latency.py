@@ -13,8 +13,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app import formatting as fmt
 from app import state
 from app.colors import LIMIT_COLOR, SLO_COLOR, option_colors
+from app.compare_cache import cached_compare_view
 from app.widgets import show_error
 from costmodel.charts.latency import OptionLatency, interactivity_floor, option_latency, self_host_options
 from costmodel.errors import CostmodelError
@@ -149,7 +151,7 @@ def _summary(results: list[OptionLatency]) -> None:
         for r in results
     ])
     st.subheader("Capacity per replica")
-    st.dataframe(summary, hide_index=True, key="lat_summary",
+    st.dataframe(summary, hide_index=True, placeholder="-", key="lat_summary",
                  column_config={"capacity at SLO (req/s per replica)": st.column_config.NumberColumn(format="%.2f"),
                                 "saturation (req/s)": st.column_config.NumberColumn(format="%.2f")})
 
@@ -177,14 +179,23 @@ def _charts(scenario: Scenario, simulated: list[OptionLatency], colors: dict[str
 
 
 def _api_latencies(scenario: Scenario) -> None:
-    apis = [o for o in scenario.options if isinstance(o, ApiOption)]
-    if apis:
-        with st.expander("API options (latency as the provider delivers it)"):
-            st.dataframe(pd.DataFrame([
-                {"option": o.name, "TTFT p90 (s)": o.ttft_p90_seconds, "TPOT p90 (s)": o.tpot_p90_seconds,
-                 "source": "given in the scenario" if o.ttft_p90_seconds else "not measured: run costmodel probe-endpoint"}
-                for o in apis
-            ]), hide_index=True, key="lat_api_table")
+    """The API options' p90 TTFT and TPOT as the decision uses them (given, measured or published), in ms
+    beside the SLO's limits, with their source."""
+    if not any(isinstance(o, ApiOption) for o in scenario.options):
+        return
+    try:
+        decision = cached_compare_view(scenario.model_dump_json(), state.calibration_json(),
+                                       state.api_overrides_json()).decision
+    except CostmodelError:
+        return  # the Compare page shows the error
+    slo = scenario.slo
+    with st.expander("API options (latency as the provider delivers it)"):
+        st.dataframe(pd.DataFrame([
+            {"option": o.name, "TTFT p90": fmt.ms(o.ttft_p90_seconds), "SLO TTFT p90": fmt.ms(slo.ttft_p90_seconds),
+             "TPOT p90": fmt.ms(o.tpot_p90_seconds), "SLO TPOT p90": fmt.ms(slo.tpot_p90_seconds),
+             "verdict": o.slo_status, "source": o.latency_source}
+            for o in decision.options if o.kind == "api"
+        ]), hide_index=True, placeholder="-", key="lat_api_table")
 
 
 def render() -> None:

@@ -1,5 +1,6 @@
 """Memo page: preview and download the PDF design-review memo of the current scenario.
-One call: costmodel.memo.build_memo, cached by scenario, calibration and date.
+Built on request in four steps (decision, content, charts, PDF) with progress and a Cancel button; kept in
+the session for its scenario, calibration and date.
 
 Owns: the memo's bytes (build_memo_file: the PDF, its page count and blocks), the PNG previews of its
 pages rendered by poppler's `pdftoppm` (the page falls back to the memo's text when it is not installed),
@@ -19,6 +20,7 @@ import streamlit as st
 
 from app import state
 from app.cache_capacity import capacity_cache
+from app.compare_cache import cached_compare_view
 from app.scenario_io import file_stem
 from app.widgets import md, show_error
 from costmodel.decision.capacity import CapacityCache
@@ -75,14 +77,6 @@ def _page_number(path: Path) -> int:
 
 # --- cached calls -------------------------------------------------------------------------------------
 
-@st.cache_data(show_spinner="Building the PDF memo (charts, sensitivity)...", max_entries=8)
-def cached_memo(scenario_json: str, calibration_json: str | None, today_iso: str) -> MemoFile:
-    """build_memo_file, cached by scenario, calibration and date."""
-    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
-    return build_memo_file(Scenario.model_validate_json(scenario_json), calibration=calibration,
-                           today=dt.date.fromisoformat(today_iso), capacity_cache=capacity_cache())
-
-
 @st.cache_data(show_spinner="Rendering the preview...", max_entries=8)
 def cached_page_images(pdf: bytes) -> list[bytes]:
     """PNG previews of the memo's pages."""
@@ -119,24 +113,71 @@ def _text_preview(memo: MemoFile) -> None:
             st.code("\n".join(block.lines))
 
 
+MEMO_KEY = "memo_file"  # (cache key, MemoFile) of the memo built in this session
+
+
+def _build_in_steps(scenario: Scenario, calibration_json: str | None, today: dt.date) -> MemoFile:
+    """The memo in four steps with a progress bar; a click on Cancel (any widget) stops the run between steps.
+    The decision is the one Compare and Overview show (their shared cache; the memo uses the sheet's prices)."""
+    from costmodel.memo.blocks import Figure
+    from costmodel.memo.builder import render_pdf
+    from costmodel.memo.charts import render_charts
+    from costmodel.memo.content import memo_content
+
+    bar = st.progress(0.0, text="Evaluating the options...")
+    st.button("Cancel", key="memo_cancel", help="Stops the build after the current step.")
+    calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
+    decision = cached_compare_view(scenario.model_dump_json(), calibration_json, None).decision
+    bar.progress(0.2, text="Sensitivity, volume and latency curves...")
+    content = memo_content(scenario, decision, calibration=calibration, today=today, capacity_cache=capacity_cache())
+    bar.progress(0.55, text="Drawing the charts...")
+    keys = {block.key for block in content.blocks if isinstance(block, Figure)}
+    charts = render_charts(content.charts, keys) if content.charts is not None else {}
+    bar.progress(0.8, text="Laying out the PDF...")
+    pdf, pages = render_pdf(content, charts)
+    bar.progress(1.0, text=f"Built: {pages} pages.")
+    return MemoFile(pdf=pdf, pages=pages, recommendation=content.decision.recommendation, blocks=content.blocks)
+
+
+def _memo(scenario: Scenario, today: dt.date) -> MemoFile | None:
+    """The memo built for this scenario, calibration and date, or None until the user asks for it."""
+    key = (scenario.model_dump_json(), state.calibration_json(), today.isoformat())
+    built = st.session_state.get(MEMO_KEY)
+    if built is not None and built[0] == key:
+        return built[1]  # type: ignore[no-any-return]
+    if not st.button("Build the memo", key="memo_build", type="primary",
+                     help="Evaluates the scenario, its sensitivity and charts, then lays out the PDF (seconds)."):
+        st.caption("The memo is built on request: it re-runs the sensitivity and draws every chart.")
+        return None
+    memo = _build_in_steps(scenario, key[1], today)
+    st.session_state[MEMO_KEY] = (key, memo)
+    return memo
+
+
 def render() -> None:
     """The Memo page."""
     st.title("Memo")
     st.caption("The design-review memo: the decision and the two numbers that drive it, the options table, cost, "
                "traffic, interactivity and KV charts, sensitivity and the volume where the decision flips, risks, "
-               "sources with their dates, and the formulas. Same scenario and date, same PDF.")
+               "drawbacks, rollback and monitoring, sources with their dates, and the formulas. Same scenario and "
+               "date, same PDF.")
     scenario = state.current()
     cols = st.columns([1, 3])
-    today = cols[0].date_input("Memo date (price ages are counted to it)", value=dt.date.today(), key="memo_date")
+    today = scenario.evaluation_date()  # the one as-of date: the scenario's, else today, as on every page
+    cols[0].caption(f"Dated **{today.isoformat()}**: " + ("the scenario's as-of date" if scenario.as_of else
+                    "today (the scenario sets no as-of date)") + "; retirements and price ages count to it. "
+                    "Change it on the Scenario page.")
     if state.api_overrides():
         cols[1].warning("The memo prices API options from the price sheet; this session's API price overrides "
                         "(Prices page) are not in it.")
 
     try:
-        memo = cached_memo(scenario.model_dump_json(), state.calibration_json(), today.isoformat())
+        memo = _memo(scenario, today)
     except CostmodelError as exc:
         show_error("Memo", exc)
         st.stop()
+    if memo is None:
+        return
 
     st.download_button(f"Download the memo (PDF, {memo.pages} pages)", memo.pdf,
                        file_name=f"memo-{file_stem(scenario)}.pdf", mime="application/pdf", key="memo_download",

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app import cache, state
+from app import formatting as fmt
 from app.views import compare
 from app.widgets import md, show_error
 from costmodel.errors import CostmodelError
@@ -24,9 +25,14 @@ from costmodel.scenario import ApiOption, SelfHostOption, parse_scenario
 MESSAGE_KEY = "prices_message"
 
 
+def _as_of() -> dt.date:
+    """The one evaluation date: the scenario's as_of, else today (what Compare and the memo count to)."""
+    return state.current().evaluation_date()
+
+
 def _days(price_date: dt.date) -> int:
-    """Age of a price from its own date (price_as_of, else checked)."""
-    return (dt.date.today() - price_date).days
+    """Age of a price from its own date (price_as_of, else checked) to the scenario's as-of date."""
+    return (_as_of() - price_date).days
 
 
 def _filter(rows: list, providers: list[str], search: str) -> list:  # type: ignore[type-arg]
@@ -81,26 +87,28 @@ def _refresh() -> None:
 
 def _api_table(api_sheet: PriceSheet[ApiPriceRow]) -> None:
     """The API sheet, filtered by provider and a search text."""
-    st.caption(f"{_file_name(api_sheet.where)}: {len(api_sheet.rows)} rows, {api_sheet.age_text()}. USD per million tokens.")
+    st.caption(f"{_file_name(api_sheet.where)}: {len(api_sheet.rows)} rows, {api_sheet.age_text(today=_as_of())} "
+               f"(ages to {_as_of().isoformat()}, the scenario's as-of date). USD per million tokens.")
     cols = st.columns([2, 3])
     providers = cols[0].multiselect("Providers", sorted({r.provider for r in api_sheet.rows}), key="pr_api_providers")
     search = cols[1].text_input("Search provider/model", key="pr_api_search")
     rows = _filter(list(api_sheet.rows), providers, search)
     st.dataframe(pd.DataFrame([
-        {"id": r.id, "input": r.input_usd_per_mtok, "cached input": r.cache_read_usd_per_mtok,
-         "cache write": r.cache_write_usd_per_mtok, "output": r.output_usd_per_mtok,
-         "batch in": r.batch_input_usd_per_mtok, "batch out": r.batch_output_usd_per_mtok,
-         "long context from (tokens)": r.long_context_threshold_tokens, "open model": r.open_model_id,
-         "retired": r.is_retired(), "sources disagree": r.disagreement, "source": f"{r.source} {r.source_version}",
-         "provider page": r.source_url, "price as of": r.price_as_of, "checked": r.checked,
-         "age (days)": _days(r.price_date), "rate limit tier": r.rate_limit_tier}
+        {"id": r.id, "input": fmt.usd(r.input_usd_per_mtok), "cached input": fmt.usd(r.cache_read_usd_per_mtok),
+         "cache write": fmt.usd(r.cache_write_usd_per_mtok), "output": fmt.usd(r.output_usd_per_mtok),
+         "batch in": fmt.usd(r.batch_input_usd_per_mtok), "batch out": fmt.usd(r.batch_output_usd_per_mtok),
+         "long context from (tokens)": fmt.count(r.long_context_threshold_tokens),
+         "open model": fmt.text(r.open_model_id), "retired": r.is_retired(today=_as_of()),
+         "sources disagree": fmt.text(r.disagreement), "source": f"{r.source} {r.source_version}",
+         "provider page": r.source_url, "price as of": fmt.text(r.price_as_of), "checked": r.checked,
+         "age (days)": _days(r.price_date), "rate limit tier": fmt.text(r.rate_limit_tier)}
         for r in rows
-    ]), hide_index=True, key="pr_api_table")
+    ]), hide_index=True, placeholder="-", key="pr_api_table")
 
 
 def _gpu_table(gpu_sheet: PriceSheet[GpuPriceRow]) -> None:
     """The GPU-hour sheet, filtered by accelerator, offering and a search text."""
-    st.caption(f"{_file_name(gpu_sheet.where)}: {len(gpu_sheet.rows)} rows, {gpu_sheet.age_text()}. Owned rows derive an "
+    st.caption(f"{_file_name(gpu_sheet.where)}: {len(gpu_sheet.rows)} rows, {gpu_sheet.age_text(today=_as_of())}. Owned rows derive an "
                "hourly cost from capex over life + power x PUE + colocation.")
     cols = st.columns([2, 2, 3])
     accelerators = cols[0].multiselect("Accelerators", sorted({r.accelerator_id for r in gpu_sheet.rows}),
@@ -111,11 +119,12 @@ def _gpu_table(gpu_sheet: PriceSheet[GpuPriceRow]) -> None:
                 if (not accelerators or r.accelerator_id in accelerators) and (not offerings or r.offering in offerings)]
     st.dataframe(pd.DataFrame([
         {"id": r.id, "accelerator": r.accelerator_id, "provider": r.provider, "kind": r.provider_kind,
-         "offering": r.offering, "$/GPU-hour (all in)": r.all_in_usd_per_gpu_hour(), "commitment": r.commitment,
-         "instance": r.instance, "region": r.region, "source": r.source, "as of": r.price_as_of, "checked": r.checked,
-         "age (days)": _days(r.price_date), "notes": r.notes}
+         "offering": r.offering, "$/GPU-hour (all in)": r.all_in_usd_per_gpu_hour(),
+         "commitment": fmt.text(r.commitment), "instance": fmt.text(r.instance), "region": fmt.text(r.region),
+         "source": r.source, "as of": fmt.text(r.price_as_of), "checked": r.checked,
+         "age (days)": _days(r.price_date), "notes": fmt.text(r.notes)}
         for r in gpu_rows
-    ]), hide_index=True, key="pr_gpu_table",
+    ]), hide_index=True, placeholder="-", key="pr_gpu_table",
         column_config={"$/GPU-hour (all in)": st.column_config.NumberColumn(format="$%.3f")})
 
 
@@ -150,7 +159,7 @@ def _overrides() -> None:
             state.set_api_override(price_id, input_usd_per_mtok=new_in, output_usd_per_mtok=new_out)
             st.rerun()
     if overrides:
-        st.dataframe(pd.DataFrame([{"price id": k, **v} for k, v in overrides.items()]), hide_index=True,
+        st.dataframe(pd.DataFrame([{"price id": k, **v} for k, v in overrides.items()]), hide_index=True, placeholder="-",
                      key="pr_ovr_api_table")
         if st.button("Clear API overrides", key="pr_ovr_api_clear"):
             state.clear_api_overrides()
@@ -176,15 +185,14 @@ def render() -> None:
         kind, text = message
         (st.success if kind == "success" else st.error)(md(text))
 
-    api_tab, gpu_tab, override_tab, refresh_tab = st.tabs(
-        ["API prices", "GPU-hour prices", "Override for this scenario", "Refresh"])
+    api_tab, gpu_tab, override_tab = st.tabs(["API prices", "GPU-hour prices", "Override for this scenario"])
     with api_tab:
         _api_table(cache.api_sheet())
     with gpu_tab:
         _gpu_table(cache.gpu_sheet())
     with override_tab:
         _overrides()
-    with refresh_tab:
+    with st.expander("Refresh a price sheet from its source"):  # an action, not a view: not a tab
         _refresh_form()
     try:
         cache.api_sheet_for(state.api_overrides_json())

@@ -18,6 +18,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app import cache, probe_runner, state
+from app import formatting as fmt
 from app.colors import LIMIT_COLOR, PHASE_COLORS
 from app.endpoint_panel import render_endpoint_panel
 from app.widgets import show_error
@@ -67,9 +68,10 @@ def fit_figure(fit: CalibrationFit) -> go.Figure:
                                "<br>measured %{x:.2f} ms, predicted %{y:.2f} ms<br>"
                                f"{label}; %{{customdata[4]}}<extra></extra>"),
             ))
+    ticks, text = fmt.log_ticks(low, high)  # full labels: plotly's minor log labels read '2, 5'
     fig.update_layout(
-        xaxis={"type": "log", "title": "measured step time (ms)"},
-        yaxis={"type": "log", "title": "predicted step time (ms)"},
+        xaxis={"type": "log", "title": "measured step time (ms)", "tickvals": ticks, "ticktext": text},
+        yaxis={"type": "log", "title": "predicted step time (ms)", "tickvals": ticks, "ticktext": text},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=460,
     )
     return fig
@@ -108,6 +110,7 @@ def _run_or_upload() -> None:
         device = st.radio("Device", ["cpu", "cuda", "auto"], horizontal=True, key="pb_device")
         if st.button("Run quick probe", key="pb_run"):
             bar = st.progress(0.0, text="starting the probe...")
+            st.button("Cancel", key="pb_cancel", help="Stops the probe (its child process) at the next step.")
 
             def show(step: probe_runner.ProgressStep) -> None:
                 bar.progress(step.fraction, text=f"{step.done}/{step.total} ({step.elapsed_seconds:.0f} s): {step.label}")
@@ -158,7 +161,7 @@ def _measured_vs_predicted(probe: dict[str, str]) -> None:
          "measured (ms)": p.measured_seconds * 1e3, "roofline (ms)": p.roofline_seconds * 1e3,
          "calibrated (ms)": p.calibrated_seconds * 1e3, "error": p.abs_error * 100, "held out": p.holdout}
         for p in fit.points
-    ]), hide_index=True, key="pb_points",
+    ]), hide_index=True, placeholder="-", key="pb_points",
         column_config={"error": st.column_config.NumberColumn("error (%)", format="%.1f")})
     hardware_ids = cache.hardware_ids()
     default_hw = env.hardware_id if env.hardware_id in hardware_ids else hardware_ids[0]

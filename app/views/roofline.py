@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app import cache, glossary, state
+from app import formatting as fmt
 from app.colors import LIMIT_COLOR, PHASE_COLORS
 from app.widgets import show_error
 from costmodel.charts.roofline import (
@@ -86,7 +87,7 @@ def roofline_figure(curve: RooflineCurve, points: tuple[OpPoint, ...]) -> go.Fig
             x=[p.arithmetic_intensity for p in phase_points],
             y=[p.achieved_flops_per_s / TERA for p in phase_points],
             mode="markers+text", name=f"{phase} ops", text=[p.op for p in phase_points],
-            textposition="top center", textfont={"size": 10},
+            textposition=_label_positions(phase_points), textfont={"size": 10},
             marker={"size": 11, "color": PHASE_COLORS[phase], "symbol": PHASE_SYMBOLS[phase]},
             customdata=[[p.seconds * MS, p.flops / GIGA, p.bytes / GIGA * 1e3, p.bound] for p in phase_points],
             hovertemplate=(
@@ -103,9 +104,13 @@ def roofline_figure(curve: RooflineCurve, points: tuple[OpPoint, ...]) -> go.Fig
         mode="lines", name=f"ridge {curve.ridge_flops_per_byte:.0f} FLOP/B",
         line={"color": LIMIT_COLOR, "dash": "dot", "width": 1}, hoverinfo="skip",
     ))
+    xs = [*x, *(p.arithmetic_intensity for p in points)]
+    ys = [v / TERA for v in (*curve.attainable_flops_per_s, *(p.achieved_flops_per_s for p in points)) if v > 0]
+    xvals, xtext = fmt.log_ticks(min(xs), max(xs))
+    yvals, ytext = fmt.log_ticks(min(ys), max(ys))
     fig.update_layout(
-        xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)"},
-        yaxis={"type": "log", "title": "TFLOP/s per GPU"},
+        xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)", "tickvals": xvals, "ticktext": xtext},
+        yaxis={"type": "log", "title": "TFLOP/s per GPU", "tickvals": yvals, "ticktext": ytext},
         legend={"orientation": "h", "y": -0.2}, margin={"t": 30}, height=460,
     )
     return fig
@@ -137,7 +142,7 @@ def step_time_figure(sweep: tuple[BatchPoint, ...], *, batch: int) -> go.Figure:
             hovertemplate="chosen batch %{x}: %{y:.2f} ms per step<extra></extra>",
         ))
     fig.update_layout(
-        xaxis={"type": "log", "title": "batch (concurrent sequences)"},
+        xaxis=_batch_axis(batches),
         yaxis={"title": "decode step (ms)", "rangemode": "tozero"},
         yaxis2={"title": "tokens/s", "overlaying": "y", "side": "right", "rangemode": "tozero"},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=400,
@@ -168,7 +173,7 @@ def memory_figure(grid: MemoryGrid) -> go.Figure:
         line={"color": LIMIT_COLOR, "dash": "dash", "width": 1}, hoverinfo="skip",
     ))
     fig.update_layout(
-        xaxis={"type": "log", "title": "batch (concurrent sequences)"},
+        xaxis=_batch_axis(list(grid.batches)),
         # Linear and capped at twice the HBM: what matters is where each line crosses the limit.
         yaxis={"title": "memory per GPU (GB)", "range": [0, 2 * grid.hbm_bytes_per_gpu / GIGA]},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 30}, height=420,
@@ -250,6 +255,24 @@ def _charts(view: RooflineView, *, batch: int) -> None:
         st.plotly_chart(memory_figure(view.memory), key="rf_memory_chart")
 
 
+def _batch_axis(batches: list[int]) -> dict[str, object]:
+    """A log batch axis labelled at the batches drawn (plotly's minor log labels read '2, 5')."""
+    return {"type": "log", "title": "batch (concurrent sequences)", "tickvals": list(batches),
+            "ticktext": [f"{b:,}" for b in batches]}
+
+
+LABEL_POSITIONS = ("top center", "bottom center", "middle right", "middle left")
+
+
+def _label_positions(points: list) -> list[str]:  # type: ignore[type-arg]
+    """Op labels alternate around their markers in order of intensity, so neighbours do not overlap."""
+    order = sorted(range(len(points)), key=lambda i: (points[i].arithmetic_intensity, points[i].achieved_flops_per_s))
+    positions = [""] * len(points)
+    for rank, index in enumerate(order):
+        positions[index] = LABEL_POSITIONS[rank % len(LABEL_POSITIONS)]
+    return positions
+
+
 def _tables(view: RooflineView) -> None:
     st.subheader("Per-op table (per GPU)")
     ops = pd.DataFrame(
@@ -257,18 +280,16 @@ def _tables(view: RooflineView) -> None:
             {
                 "phase": p.phase,
                 "op": p.op,
-                "GFLOP": p.flops / 1e9,
-                "MB moved": p.bytes / 1e6,
-                "FLOP/byte": p.arithmetic_intensity,
-                "time (ms)": p.seconds * 1e3,
+                "GFLOP": fmt.figure(p.flops / 1e9),
+                "MB moved": fmt.figure(p.bytes / 1e6),
+                "FLOP/byte": fmt.figure(p.arithmetic_intensity),
+                "time (ms)": fmt.figure(p.seconds * 1e3),
                 "bound": p.bound,
             }
             for p in view.points
         ]
     )
-    st.dataframe(ops, hide_index=True, key="rf_ops_table",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("GFLOP", "MB moved", "time (ms)")}
-                 | {"FLOP/byte": st.column_config.NumberColumn(format="%.1f")})
+    st.dataframe(ops, hide_index=True, placeholder="-", key="rf_ops_table")
     sweep = pd.DataFrame(
         [
             {
@@ -283,7 +304,7 @@ def _tables(view: RooflineView) -> None:
         ]
     )
     with st.expander("Batch sweep table"):
-        st.dataframe(sweep, hide_index=True, key="rf_sweep_table")
+        st.dataframe(sweep, hide_index=True, placeholder="-", key="rf_sweep_table")
 
 
 def render() -> None:

@@ -7,9 +7,13 @@ app.scenario_form (workload and SLO) and app.scenario_options (the options table
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
+from pydantic import ValidationError
 
 from app import cache, state
+from app.option_details import option_details
 from app.scenario_form import workload_and_slo
 from app.scenario_io import (
     example_names,
@@ -20,9 +24,11 @@ from app.scenario_io import (
     scenario_yaml_bytes,
 )
 from app.scenario_options import add_pickers, options_editor
-from app.widgets import show_error
+from app.scenario_settings import settings_editor
+from app.widgets import md
 from costmodel.errors import CostmodelError
-from costmodel.scenario import Scenario, check_scenario_ids, parse_scenario
+from costmodel.scenario import Scenario, check_scenario_ids
+from costmodel.scenario.model import scenario_error_lines
 
 LOAD_ERROR_KEY = "load_error"
 
@@ -58,6 +64,30 @@ def _load_or_save(scenario: Scenario) -> None:
         cols[2].caption(f"Loaded from: {st.session_state.get(state.SOURCE_KEY, '?')}")
 
 
+# Which page section shows the error of a scenario field (its first path element); others go to the top.
+SECTION_OF = {"workload": "workload", "slo": "slo", "options": "options", "fleet": "settings",
+              "horizon_months": "settings", "quality": "settings", "substitutes": "settings",
+              "accept_unverified_latency": "settings", "owner": "settings", "goals": "settings",
+              "non_goals": "settings", "constraints": "settings", "search": "settings",
+              "": "options"}  # the scenario's own checks (unique names, hybrids' references) are about options
+
+
+def _validate(draft: dict[str, Any]) -> tuple[Scenario | None, list[tuple[str, str]]]:
+    """The draft as a Scenario with known ids, or (None, [(section, message), ...])."""
+    try:
+        edited = Scenario.model_validate(draft)
+    except ValidationError as exc:
+        return None, [(SECTION_OF.get(top, "top"), text) for top, text in scenario_error_lines(exc)]
+    try:
+        check_scenario_ids(
+            edited, api_price_ids=cache.api_price_ids(), gpu_offerings=cache.gpu_offering_accelerators(),
+            model_ids=cache.model_ids(), hardware_ids=cache.hardware_ids(),
+        )
+    except CostmodelError as exc:
+        return None, [("options", str(exc))]
+    return edited, []
+
+
 def render() -> None:
     """The Scenario page."""
     st.title("Scenario")
@@ -67,31 +97,32 @@ def render() -> None:
     errors = st.container()
     load_error = st.session_state.pop(LOAD_ERROR_KEY, None)
     if load_error:
-        errors.error(f"**Scenario file**: {load_error}")
+        errors.error(f"**Scenario file**: {md(load_error)}")
 
     _load_or_save(scenario)
 
-    draft = workload_and_slo(scenario)
-    # Fields the form does not edit yet are kept as loaded (fleet policy, horizon).
-    draft["fleet"] = scenario.fleet.model_dump(exclude_none=True)
-    draft["horizon_months"] = scenario.horizon_months
+    # The draft starts as the whole scenario: a field no widget changed stays exactly as loaded.
+    draft: dict[str, Any] = scenario.model_dump(mode="json", exclude_none=True)
+    slots: dict[str, Any] = {"top": errors}
+    draft |= workload_and_slo(scenario, slots=slots)
     st.subheader("Options to compare")
     draft["options"] = options_editor(scenario)
+    slots["options"] = st.container()
+    option_details(scenario)
     add_pickers(scenario)
+    settings_editor(scenario, draft)
+    slots["settings"] = st.container()
 
-    try:
-        edited = parse_scenario(draft, where="scenario")
-        check_scenario_ids(
-            edited, api_price_ids=cache.api_price_ids(), gpu_offerings=cache.gpu_offering_accelerators(),
-            model_ids=cache.model_ids(), hardware_ids=cache.hardware_ids(),
-        )
-    except CostmodelError as exc:
-        with errors:
-            show_error("Scenario not applied (the other pages still show the last valid one)", exc)
-    else:
-        if edited != scenario:
-            state.set_scenario(edited, source="edited", reload_widgets=False)
-        errors.success(f"**{edited.name}**: {len(edited.options)} options; the other pages use this scenario.")
+    edited, problems = _validate(draft)
+    if edited is None:
+        errors.warning("Scenario not applied (the other pages still show the last valid one): "
+                       + md("; ".join(text for _, text in problems)))
+        for section, text in problems:
+            slots[section].error(md(text))
+        return
+    if edited != scenario:
+        state.set_scenario(edited, source="edited", reload_widgets=False)
+    errors.success(f"**{md(edited.name)}**: {len(edited.options)} options; the other pages use this scenario.")
 
 
 if __name__ == "__main__":  # st.navigation runs this file as a script: render through the imported module

@@ -73,10 +73,14 @@ def front_figure(result: SearchResult) -> go.Figure:
               (result.frontier_ttft, "ttft_p90_seconds"))
     for col, (rows, metric) in enumerate(panels, start=1):
         fig.add_trace(go.Scatter(
-            x=[r.usd_per_mtok for r in rows], y=[getattr(r, metric) for r in rows], mode="lines+markers",
+            x=[r.usd_per_mtok for r in rows], y=[getattr(r, metric) for r in rows], mode="lines+markers+text",
             line={"shape": "hv", "color": FRONT_COLOR}, name="front", showlegend=col == 1,
-            text=[label(r) for r in rows], hovertemplate="%{text}<br>$%{x:.3f}/M tokens<br>%{y:.3g}<extra></extra>"),
+            text=[point_label(r) for r in rows], textposition="top right", textfont={"size": 10},
+            customdata=[label(r) for r in rows],
+            hovertemplate="%{customdata}<br>$%{x:.3f}/M tokens<br>%{y:.3g}<extra></extra>"),
             row=1, col=col)
+        fig.update_xaxes(range=axis_range([r.usd_per_mtok for r in rows]), row=1, col=col)
+        fig.update_yaxes(range=axis_range([getattr(r, metric) for r in rows]), row=1, col=col)
         if result.best:
             best = result.best[0]
             fig.add_trace(go.Scatter(x=[best.usd_per_mtok], y=[getattr(best, metric)], mode="markers",
@@ -88,6 +92,21 @@ def front_figure(result: SearchResult) -> go.Figure:
     fig.update_yaxes(title_text="TTFT p90 (s)", row=1, col=2)
     fig.update_layout(height=380, margin={"t": 40, "b": 40})
     return fig
+
+
+def axis_range(values: list[float]) -> list[float] | None:
+    """An axis from just below the data to just above it (never below 0: every quantity here is positive);
+    a single point gets +-20% of its value instead of plotly's default span around it."""
+    if not values:
+        return None
+    low, high = min(values), max(values)
+    pad = (high - low) * 0.12 if high > low else abs(high) * 0.2 or 1.0
+    return [max(0.0, low - pad), high + pad]
+
+
+def point_label(row: Configuration) -> str:
+    """'qwen2.5-7b 1x l4': a front point's short label (the hover has the whole configuration)."""
+    return f"{row.model} {row.gpus_per_replica}x {row.hardware}"
 
 
 def label(row: Configuration) -> str:

@@ -58,6 +58,8 @@ class MonthSeries:
     kind: str
     usd_by_month: tuple[float, ...]
     usd_horizon_total: float | None
+    usd_committed_after_horizon: float | None = None  # a reserved term's tail, still owed after the last month
+    commitment_term_months: int | None = None
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,9 @@ def fleet_chart(decision: Decision) -> FleetChart:
 def months_chart(decision: Decision) -> MonthsChart:
     """Each usable option's `usd_by_month`; "horizon not computed" when none has it."""
     series = tuple(
-        MonthSeries(name=o.name, kind=o.kind, usd_by_month=tuple(o.usd_by_month), usd_horizon_total=o.usd_horizon_total)
+        MonthSeries(name=o.name, kind=o.kind, usd_by_month=tuple(o.usd_by_month), usd_horizon_total=o.usd_horizon_total,
+                    usd_committed_after_horizon=o.usd_committed_after_horizon,
+                    commitment_term_months=o.commitment_term_months)
         for o in decision.usable_options if o.usd_by_month
     )
     return MonthsChart(

@@ -204,7 +204,7 @@ def with_horizon(result: OptionResult, horizon: OptionHorizon, *, ranking_basis:
     return replace(result, usd_by_month=usd, usd_horizon_total=sum(usd), notes=notes,
                    usd_committed_after_horizon=horizon.committed_after_horizon_usd,
                    usd_horizon_total_with_commitments=sum(usd) + horizon.committed_after_horizon_usd,
-                   ranking_basis=ranking_basis)
+                   ranking_basis=ranking_basis, commitment_term_months=horizon.term_months)
 
 
 def horizon_ranking_basis(scenario: Scenario) -> RankingBasis:

@@ -132,6 +132,7 @@ class OptionResult:
     # What the ranking compares (decision/rank.py `rank_options` reads `ranking_usd`): $/month, or, when the
     # scenario sets horizon_months, the horizon total with commitments.
     ranking_basis: RankingBasis = "usd_per_month"
+    commitment_term_months: int | None = None  # the reserved term in months (None: no commitment)
     # Measurement files the option uses (decision/attach.py), one line each; forced: one was written with
     # --force past its held-out check, and every face says so.
     calibrations: tuple[str, ...] = ()

@@ -35,7 +35,7 @@ from reportlab.platypus import PageBreak as RlPageBreak
 from reportlab.platypus import Table as RlTable
 
 from costmodel.memo.blocks import Block, Bullets, Code, Figure, Heading, PageBreak, Para, Table
-from costmodel.memo.cjk import register_cjk
+from costmodel.memo.cjk import needs_cjk, register_cjk
 from costmodel.memo.content import MemoContent
 from costmodel.memo.pdf_text import clean, markup, register_fonts
 
@@ -185,7 +185,28 @@ def _costmodel_version() -> str:
         return "(source tree)"
 
 
-def _canvas_class(content: MemoContent, pages: list[int]) -> type:
+def _runs(text: str) -> list[tuple[bool, str]]:
+    """`text` cut into runs of (needs a CJK font, characters)."""
+    runs: list[tuple[bool, str]] = []
+    for ch in text:
+        cjk = needs_cjk(ch)
+        if runs and runs[-1][0] == cjk:
+            runs[-1] = (cjk, runs[-1][1] + ch)
+        else:
+            runs.append((cjk, ch))
+    return runs
+
+
+def _draw_mixed(canvas: Any, x: float, y: float, text: str, *, cjk: str | None, size: float) -> None:
+    """drawString, with CJK runs in the registered CJK font (DejaVu has no CJK glyphs: boxes otherwise)."""
+    for is_cjk, run in _runs(text) if cjk else [(False, text)]:
+        font = cjk if is_cjk and cjk else "DejaVuSans"
+        canvas.setFont(font, size)
+        canvas.drawString(x, y, run)
+        x += pdfmetrics.stringWidth(run, font, size)
+
+
+def _canvas_class(content: MemoContent, pages: list[int], cjk: str | None = None) -> type:
     """A canvas that writes 'Page x of y' and the running header once the page count is known."""
     header = clean(f"{content.title} \u00b7 {content.date.isoformat()}", limit=HEADER_CHARS * 2)
     footer_name = clean(content.scenario_name, limit=HEADER_CHARS)
@@ -217,7 +238,8 @@ def _canvas_class(content: MemoContent, pages: list[int]) -> type:
             self.setFillColor(colors.HexColor("#666666"))
             if number > 1:
                 self.drawString(MARGIN, A4[1] - MARGIN + 6 * mm, header)
-            self.drawString(MARGIN, MARGIN - 9 * mm, footer_name)
+            _draw_mixed(self, MARGIN, MARGIN - 9 * mm, footer_name, cjk=cjk, size=7.5)
+            self.setFont("DejaVuSans", 7.5)
             self.drawRightString(A4[0] - MARGIN, MARGIN - 9 * mm, f"Page {number} of {total}")
             self.restoreState()
 
@@ -285,7 +307,7 @@ def render_pdf(content: MemoContent, charts: dict[str, PILImage.Image]) -> tuple
     saved = rl_config.useA85
     rl_config.useA85 = 0  # binary streams: ASCII85 in pure Python costs ~0.5 s and 25% more bytes
     try:
-        document.build(story, canvasmaker=_canvas_class(content, pages))
+        document.build(story, canvasmaker=_canvas_class(content, pages, cjk))
     finally:
         rl_config.useA85 = saved
     return buffer.getvalue(), pages[-1]

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import matplotlib
@@ -24,6 +25,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 from PIL import Image
 
+from costmodel.memo.cjk import cjk_font_path, needs_cjk
 from costmodel.memo.configurations import FIGURE_KEY as SEARCH_FIGURE_KEY
 from costmodel.memo.configurations import search_front_chart
 from costmodel.memo.content import ChartData
@@ -46,6 +48,8 @@ RC: dict[str, Any] = {
     "path.simplify": True,
 }
 LABEL_CHARS = 42
+# Extra rc settings of the charts being rendered (a CJK fallback font), per thread of the app's server.
+_FONT: ContextVar[tuple[str, ...]] = ContextVar("memo_chart_font", default=())  # font families; () = RC's
 LOW, HIGH = "#9bb7d4", "#1f5fa8"  # tornado: input scaled down, up
 
 
@@ -59,7 +63,9 @@ def label(text: str) -> str:
 def _figure(height_fraction: float, ncols: int = 1, *, left_inches: float = 0.62,
             bottom_inches: float = 0.42) -> Iterator[tuple[Any, Any]]:
     height = WIDTH_INCHES * height_fraction
-    with matplotlib.rc_context(RC), warnings.catch_warnings():  # type: ignore[arg-type]
+    families = _FONT.get()
+    rc = RC | ({"font.family": list(families)} if families else {})
+    with matplotlib.rc_context(rc), warnings.catch_warnings():  # type: ignore[arg-type]
         warnings.simplefilter("ignore")  # missing glyphs (e.g. CJK) render as boxes; not an error
         fig = Figure(figsize=(WIDTH_INCHES, height), dpi=DPI, facecolor="white")
         FigureCanvasAgg(fig)
@@ -167,7 +173,7 @@ def traffic_chart(data: ChartData) -> Image.Image:
                   label="demand (requests/s)")
         splits = mixed_splits(data)
         for name, by_hour, replicas in lines:
-            peak = f", {max(replicas)} replica(s) at peak" if replicas else ""
+            peak = (f", {max(replicas)} replica{'' if max(replicas) == 1 else 's'} at peak" if replicas else "")
             split = f" ({splits[name][0]})" if name in splits else ""
             ax.stairs(by_hour, np.arange(25) - 0.5, baseline=None, color=color.get(name, PALETTE[-1]), linewidth=1.5,
                       label=f"{label(name)}: up to {max(by_hour):.2f} req/s{peak}{split}")
@@ -315,6 +321,25 @@ CHARTS: dict[str, Callable[[ChartData], Image.Image]] = {
 }
 
 
+def _cjk_family(names: Iterable[str]) -> str | None:
+    """Noto Sans CJK registered with matplotlib when an option name needs it (and the font is installed)."""
+    if not any(needs_cjk(ch) for name in names for ch in name):
+        return None
+    path = cjk_font_path()
+    if path is None:
+        return None
+    from matplotlib import font_manager
+
+    font_manager.fontManager.addfont(str(path))
+    return str(font_manager.FontProperties(fname=str(path)).get_name())
+
+
 def render_charts(data: ChartData, keys: set[str]) -> dict[str, Image.Image]:
-    """Each requested chart as an RGB image at DPI."""
-    return {key: CHARTS[key](data) for key in sorted(keys)}
+    """Each requested chart as an RGB image at DPI; CJK option names fall back to Noto Sans CJK in legends."""
+    volume = getattr(data, "volume", None)  # a chart rendered alone (the search front) may carry only its own data
+    family = _cjk_family([getattr(data, "recommendation", ""), *(s.name for s in (volume.series if volume else ()))])
+    token = _FONT.set(("DejaVu Sans", family) if family else ())
+    try:
+        return {key: CHARTS[key](data) for key in sorted(keys)}
+    finally:
+        _FONT.reset(token)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 
 from costmodel.charts.fleet import FleetChart, MonthsChart, fleet_chart, months_chart
@@ -12,7 +13,7 @@ from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
 from costmodel.decision.volume import cost_model
 from costmodel.measurements.calibration import Calibration
-from costmodel.memo.blocks import Block, Bullets, Figure, Heading, Para, short
+from costmodel.memo.blocks import Block, Bullets, Figure, Heading, Para, money, short
 from costmodel.memo.configurations import search_blocks
 from costmodel.memo.curves import (
     InteractivityCurve,
@@ -26,6 +27,7 @@ from costmodel.memo.curves import (
 )
 from costmodel.memo.infeasible import infeasible_blocks
 from costmodel.memo.latency_section import latency_blocks
+from costmodel.memo.operate import drawbacks_blocks, monitoring_blocks, rollback_blocks
 from costmodel.memo.review import (
     context_blocks,
     goals_blocks,
@@ -53,6 +55,7 @@ from costmodel.scenario import Scenario
 from costmodel.search import SearchResult
 
 TITLE = "Design review: API or self-hosted LLM serving"
+NO_SPREAD_USD_PER_MONTH = 1.0  # a tornado whose every bar moves the advantage by less than this says nothing
 
 
 @dataclass(frozen=True)
@@ -166,24 +169,51 @@ def memo_content(
     if search_result is not None:
         blocks += search_blocks(search_result, top_k=search_top_k)
     blocks += [Heading("4. Cost, capacity and memory"), *_chart_blocks(charts), *totals_blocks(decision)]
-    blocks += [
-        Heading("5. Sensitivity"),
-        Figure("tornado", f"Figure 5. How {short(decision.recommendation or 'no option')}'s $/month advantage over its best alternative "
-               f"moves when one input changes by -{fraction:.0%} (light) or +{fraction:.0%} (dark). The vertical "
-               "line at 0 is where the decision flips.", height_fraction=0.36),
-        sensitivity_table(sens), *sensitivity_blocks(decision, scenario, sens),
-    ]
+    blocks += [Heading("5. Sensitivity"), *_tornado_blocks(decision, sens),
+               *sensitivity_blocks(decision, scenario, sens)]
     blocks += [Heading("6. Risks and common mistakes"),
-               _risk_bullets(decision, scenario, sens, kv=kv, curves=interactivity)]
+               _risk_bullets(decision, scenario, sens, kv=kv, curves=interactivity),
+               Heading(f"Drawbacks of {short(decision.chosen_name())}", level=2), *drawbacks_blocks(decision, sens)]
     blocks += [Heading("7. Assumptions and sources"), sources_table(decision), *provenance_blocks(decision, calibration),
                assumption_items(sens, decision)]
     blocks += [Heading("8. Reliability"), *reliability_blocks(decision)]
-    blocks += [Heading("9. Open questions"), open_questions(decision, sens)]
-    blocks += [Heading("10. Rollout plan"), rollout_plan(decision, scenario)]
-    blocks += [Heading("11. Sign-off"), signoff_table(scenario, date=today)]
+    blocks += _closing_sections(decision, scenario, sens, today=today)
     blocks += [Heading("Appendix A. Formulas"), *formula_blocks()]
     return MemoContent(title=TITLE, scenario_name=scenario.name, date=today, description=scenario.description.strip(),
                        blocks=tuple(blocks), charts=charts, decision=decision)
+
+
+def _tornado_blocks(decision: Decision, sens: Sensitivity) -> list[Block]:
+    """The tornado and its table, or one sentence when no input moves the advantage (a chart of zero-width
+    bars around $0 says nothing)."""
+    fraction = sens.fraction
+    base = sens.base.usd_per_month
+    swings = [abs(v - base) for b in sens.bars for v in (b.low.usd_per_month, b.high.usd_per_month)
+              if math.isfinite(v) and math.isfinite(base)]
+    if not swings or max(swings) < NO_SPREAD_USD_PER_MONTH:
+        return [Para(f"Sensitivity: no input changed by \u00b1{fraction:.0%} moves {short(decision.chosen_name())}'s "
+                     f"$/month advantage over its best alternative by a dollar a month"
+                     + (f" (it stays {money(base)}/month)" if math.isfinite(base) else "") + ", so there is no tornado "
+                     "to draw; the volume where the decision flips (below) is what would change it.")]
+    return [Figure("tornado", f"Figure 5. How {short(decision.chosen_name())}'s $/month advantage over its best "
+                   f"alternative moves when one input changes by -{fraction:.0%} (light) or +{fraction:.0%} (dark). "
+                   "The vertical line at 0 is where the decision flips.", height_fraction=0.36),
+            sensitivity_table(sens)]
+
+
+def _closing_sections(decision: Decision, scenario: Scenario, sens: Sensitivity, *, today: dt.date) -> list[Block]:
+    """Open questions (left out when the checks find none), rollout, rollback, monitoring and sign-off."""
+    blocks: list[Block] = []
+    number = 9
+    questions = open_questions(decision, sens)
+    if questions.items:
+        blocks += [Heading(f"{number}. Open questions"), questions]
+        number += 1
+    blocks += [Heading(f"{number}. Rollout plan"), rollout_plan(decision, scenario)]
+    blocks += [Heading(f"{number + 1}. Rollback"), *rollback_blocks(decision)]
+    blocks += [Heading(f"{number + 2}. Monitoring"), *monitoring_blocks(decision, scenario, sens)]
+    blocks += [Heading(f"{number + 3}. Sign-off"), signoff_table(scenario, date=today)]
+    return blocks
 
 
 def _risk_bullets(decision: Decision, scenario: Scenario, sens: Sensitivity, *, kv: tuple[KvPanel, ...],

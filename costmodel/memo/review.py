@@ -11,35 +11,34 @@ from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Sensitivity
 from costmodel.memo.blocks import Block, Bullets, Para, Table, pct, short, times, tokens
 from costmodel.memo.risks import STALE_PRICE_DAYS
+from costmodel.memo.text import slo_limits
 from costmodel.scenario import Scenario
 
 
 def context_blocks(decision: Decision, scenario: Scenario) -> list[Block]:
     """Why this decision is being made: the scenario's description, its size and its constraints."""
-    text = "(The description is above.)" if scenario.description.strip() else (
-        "The scenario gives no description (set `description`).")
     blocks: list[Block] = [Para(
-        f"{text} The workload: {tokens(decision.requests_per_month)} requests and "
+        f"The workload: {tokens(decision.requests_per_month)} requests and "
         f"{tokens(decision.tokens_per_month)} tokens a month, {len(scenario.options)} options compared, evaluated "
         f"as of {decision.as_of.isoformat() if decision.as_of else 'the run date'} over "
         f"{decision.horizon_months} months.")]
-    if scenario.constraints:
+    if scenario.constraints:  # none given: the section says what the ranking uses, no placeholder
         blocks.append(Para("Constraints the choice must respect:", style="small"))
         blocks.append(Bullets(tuple(scenario.constraints)))
     else:
-        blocks.append(Para("No constraints stated (set `constraints`, e.g. data residency or an approved vendor "
-                           "list); the comparison ranks on cost and the latency SLO only.", style="small"))
+        blocks.append(Para("The options are ranked on cost, the latency SLO"
+                           + (" and the quality floor." if scenario.quality is not None else "."), style="small"))
     return blocks
 
 
 def goals_blocks(scenario: Scenario) -> list[Block]:
     """The scenario's goals and non-goals; the SLO and lowest cost when none are given."""
     goals = tuple(scenario.goals) or (
-        "Meet the latency SLO at the stated volume.", "Lowest $/month among the options that meet it.")
-    heading = "Goals:" if scenario.goals else "Goals (none stated; the ones the ranking uses):"
-    blocks: list[Block] = [Para(heading, style="small"), Bullets(goals)]
-    non_goals = tuple(scenario.non_goals) or ("None stated (set `non_goals`).",)
-    blocks += [Para("Non-goals:", style="small"), Bullets(non_goals)]
+        f"Meet the latency SLO ({slo_limits(scenario)}) at the stated volume.",
+        "Lowest $/month among the options that meet it.")
+    blocks: list[Block] = [Para("Goals:", style="small"), Bullets(goals)]
+    if scenario.non_goals:  # left out when none are given
+        blocks += [Para("Non-goals:", style="small"), Bullets(tuple(scenario.non_goals))]
     return blocks
 
 
@@ -49,10 +48,12 @@ def _n_plus_one(option: OptionResult, decision: Decision) -> str | None:
         return None
     left = (option.replicas - 1) * option.capacity_requests_per_second / decision.peak_requests_per_second
     if option.kind == "hybrid":
-        return (f"{short(option.name)}: one of {option.replicas} base replica(s) down sends its share to the API "
+        which = "its one base replica" if option.replicas == 1 else f"one of {option.replicas} base replicas"
+        return (f"{short(option.name)}: {which} down sends its share to the API "
                 "(failover through the hybrid), at the API's per-request price.")
     verdict = "still covers the peak (N+1)" if left >= 1 else "does not cover the peak: add a spare replica for N+1"
-    return (f"{short(option.name)}: {option.replicas} replica(s) for the peak hour; with one down the rest serve "
+    count = f"{option.replicas} replica" if option.replicas == 1 else f"{option.replicas} replicas"
+    return (f"{short(option.name)}: {count} for the peak hour; with one down the rest serve "
             f"{pct(left)} of peak demand, which {verdict}.")
 
 
@@ -83,12 +84,13 @@ def open_questions(decision: Decision, sensitivity: Sensitivity) -> Bullets:
     if flip is not None:
         items.append(f"Is {times(flip.volume_scale)} today's volume ({tokens(flip.tokens_per_month)} tokens/month) "
                      "within the forecast? There the recommendation changes.")
-    return Bullets(tuple(items) or ("None found by the checks; add the reviewers' questions here.",))
+    return Bullets(tuple(items))  # empty: the memo leaves the section out
 
 
 def signoff_table(scenario: Scenario, *, date: dt.date) -> Table:
     """Decision owner and reviewers, with blank cells to fill in."""
-    owner = scenario.owner.strip() or "(not named: set `owner` in the scenario)"
+    owner = scenario.owner.strip()  # blank when not named: a cell to fill in, like the reviewers'
+
     rows = (("Decision owner", owner, "", ""), ("Reviewer", "", "", ""), ("Reviewer", "", "", ""))
     return Table(header=("Role", "Name", "Approve / reject", "Date"), rows=rows, widths=(0.2, 0.4, 0.22, 0.18),
                  align=("l", "l", "l", "l"), font_size=8.5,

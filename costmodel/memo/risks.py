@@ -74,7 +74,8 @@ def risk_items(decision: Decision, scenario: Scenario, sensitivity: Sensitivity,
 
 def _unique_sources(decision: Decision) -> list[PriceSource]:
     seen: dict[str, PriceSource] = {}
-    for option in decision.usable_options:
+    # Nothing feasible: the prices of every option compared (the memo still says what it priced, and when).
+    for option in decision.usable_options or decision.options:
         for source in option.price_sources:
             seen.setdefault(source.what, source)
     return list(seen.values())

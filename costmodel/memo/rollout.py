@@ -31,7 +31,8 @@ def rollout_plan(decision: Decision, scenario: Scenario) -> Bullets:
         steps.append(f"Stand up one replica of {short(chosen.name)}; probe it (`costmodel probe`, `costmodel "
                      f"calibrate`) and sweep its endpoint (`costmodel probe-endpoint`) to confirm "
                      f"{per_replica:.2f} requests/s per replica within the SLO ({slo_limits(scenario)}).")
-        steps.append(f"Pilot on a share of production traffic with {chosen.replicas} replica(s) "
+        count = f"{chosen.replicas} replica" if chosen.replicas == 1 else f"{chosen.replicas} replicas"
+        steps.append(f"Pilot on a share of production traffic with {count} "
                      f"({chosen.scaling or 'fixed'} fleet); keep the API path for failover until the pass criteria hold.")
     else:
         steps.append(f"Pilot {short(chosen.name)} on a share of production traffic; check its rate limits at the "

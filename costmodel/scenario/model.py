@@ -124,22 +124,30 @@ def _loc_text(loc: tuple[int | str, ...]) -> str:
     return text or "(scenario)"
 
 
-def describe_scenario_error(err: ValidationError, *, where: str) -> str:
-    """Each problem as 'file: field: what is wrong; how to fix it'."""
+def scenario_error_lines(err: ValidationError) -> list[tuple[str, str]]:
+    """(top-level field, 'field: what is wrong; how to fix it') for each problem, so a form can show each
+    message beside the widgets of its field."""
     lines = []
     for item in err.errors():
         loc = _loc_text(item["loc"])
+        top = str(item["loc"][0]) if item["loc"] else ""
         last = next((p for p in reversed(item["loc"]) if isinstance(p, str) and p not in _TAGS), "")
         msg = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] == "missing":
-            lines.append(f"{loc}: missing; {_HINTS.get(str(last), f'add `{last}`')}")
+            text = f"{loc}: missing; {_HINTS.get(str(last), f'add `{last}`')}"
         elif item["type"] == "extra_forbidden":
-            lines.append(f"{loc}: unknown field; check the spelling (docs/scenario.schema.json lists the fields)")
+            text = f"{loc}: unknown field; check the spelling (docs/scenario.schema.json lists the fields)"
         elif item["type"] in {"greater_than", "greater_than_equal", "less_than_equal", "less_than"}:
-            lines.append(f"{loc}: {msg} (got {item.get('input')!r}); fix the value")
+            text = f"{loc}: {msg} (got {item.get('input')!r}); fix the value"
         else:
-            lines.append(f"{loc}: {msg}")
-    return f"{where}: " + "; ".join(lines)
+            text = f"{loc}: {msg}"
+        lines.append((top, text))
+    return lines
+
+
+def describe_scenario_error(err: ValidationError, *, where: str) -> str:
+    """Each problem as 'file: field: what is wrong; how to fix it'."""
+    return f"{where}: " + "; ".join(text for _, text in scenario_error_lines(err))
 
 
 def parse_scenario(data: Any, *, where: str = "scenario") -> Scenario:
