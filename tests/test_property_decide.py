@@ -86,9 +86,12 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
 
 def _check(decision: Decision) -> None:
     names = {o.name for o in decision.options}
-    if decision.recommendation is None:  # every option excluded (issue 13): null, with the stated reason
-        assert decision.reasons and not decision.usable_options or all(
-            o.excluded_reason is not None for o in decision.options)
+    if decision.recommendation is None:  # every option excluded, or none known to meet the SLO: null, with why
+        assert decision.reasons
+        assert all(o.excluded_reason is not None or o.slo_status == "unverified" for o in decision.options)
+        if decision.usable_options:  # the cheapest usable one is named with the check that would settle it
+            assert decision.cheaper_unverified is not None
+            assert decision.cheaper_unverified.option == decision.usable_options[0].name
     else:
         assert decision.recommendation in names
         assert decision.option(decision.recommendation).excluded_reason is None
