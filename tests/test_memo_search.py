@@ -41,11 +41,12 @@ def test_section_has_counts_chart_and_the_front_table(result) -> None:  # type: 
     best = result.best[0]
     assert table.highlight_row is not None
     label = table.rows[table.highlight_row][0]
-    assert label == f"{best.model}, {best.gpus_per_replica}x {best.hardware} {best.weight_dtype}/{best.kv_dtype}"
+    assert label.split(" (same cost: ")[0] == (f"{best.model}, {best.gpus_per_replica}x {best.hardware} "
+                                               f"{best.weight_dtype}/{best.kv_dtype}")
     assert len(table.rows) == len({*result.frontier, best})
     assert all(len(row) == len(table.header) for row in table.rows)
     listed = {*result.frontier, best}  # each row names its configuration's engine profile and scaling
-    assert {row[:4] for row in table.rows} == {
+    assert {(row[0].split(" (same cost: ")[0], *row[1:4]) for row in table.rows} == {
         (f"{c.model}, {c.gpus_per_replica}x {c.hardware} {c.weight_dtype}/{c.kv_dtype}", c.offering, c.engine, c.scaling)
         for c in listed}
 

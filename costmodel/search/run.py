@@ -2,8 +2,9 @@
 
 Candidates are simulated in waves of `WAVE`, cheapest $/month lower bound first. Before each wave a candidate is
 pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month
-lower bound is >= the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row,
-search/rows.py; owned GPUs without host figures are not ranked), so it cannot enter the top K. With
+lower bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row,
+search/rows.py, so a tie is simulated to list it; owned GPUs without host figures are not ranked), so it cannot
+enter the top K. With
 `keep_front=True` a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower
 bound and gives >= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is
 exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
@@ -41,6 +42,7 @@ from costmodel.search.space import Candidate, QualityFilter, enumerate_candidate
 from costmodel.serving.analytic import Capacity
 
 WAVE = 8
+TIE_USD = 0.005  # half a cent: a bound within it of the K-th cost may be one of its same-cost variants (rows.py)
 Progress = Callable[[float, str], None]  # (fraction done 0..1, what is running), e.g. the app's progress bar
 
 
@@ -105,12 +107,12 @@ def _kth_cost(feasible: list[Configuration], *, top_k: int) -> float:
 
 
 def _pruned(item: Screened, feasible: list[Configuration], *, kth_usd_per_month: float, keep_front: bool) -> bool:
-    """Safe: the candidate cannot meet the SLO, or its $/month LOWER bound already reaches the K-th cheapest
-    simulated SLO-feasible cost (so it cannot enter the top K), and (keep_front) a simulated feasible one
+    """Safe: the candidate cannot meet the SLO, or its $/month LOWER bound already exceeds the K-th cheapest
+    simulated SLO-feasible cost (so it cannot enter the top K, nor be a same-cost variant of a row in it), and (keep_front) a simulated feasible one
     is at least as cheap and at least as fast as its bounds allow."""
     if not item.viable:
         return True
-    if item.usd_per_month_lower < kth_usd_per_month:
+    if item.usd_per_month_lower <= kth_usd_per_month + TIE_USD:  # a tie may be a same-cost variant of the K-th row
         return False
     if not keep_front:
         return True
