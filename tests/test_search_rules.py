@@ -184,3 +184,12 @@ def test_a_front_of_one_point_says_why() -> None:
     assert why is not None and "best tokens/s per user of the 2" in why and "12 configurations were pruned" in why
     assert front_reason([only, dearer_slower], [only, dearer_slower], metric="ttft_p90_seconds", pruned=0) is None
     assert "no simulated configuration" in (front_reason([], [], metric="ttft_p90_seconds", pruned=0) or "")
+
+
+def test_an_added_configuration_joins_the_substitutes_group_of_its_model() -> None:
+    data = _scenario(_host("a", "llama-3.1-8b", ops_usd_per_month=700), {"kind": "api", "name": "mini",
+                     "price_id": "openai/gpt-4.1-mini"}, substitutes=[["mini"], ["a"]])
+    added = with_configuration(parse_scenario(data), _row(model="llama-3.1-8b"), name="search-1")
+    assert added.substitutes == [["mini"], ["a", "search-1"]]
+    option = added.option("search-1")
+    assert option.ops_usd_per_month == 700  # type: ignore[union-attr]  # the scenario's ops, not $0

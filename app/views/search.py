@@ -194,8 +194,8 @@ def render() -> None:
     if result.scope is not None:
         st.caption(md(result.scope.sentence()))
     if result.unranked_without_host:
-        st.caption(md(f"{result.unranked_without_host:,} owned configurations meeting the SLO are not ranked: their "
-                      "host server has no sourced figures."))
+        st.caption(md(f"{result.unranked_without_host:,} owned configurations were left out: their host server "
+                      "has no sourced figures."))
     if not result.best:
         st.error("No searched configuration meets the SLO: widen the models or accelerators, or relax the SLO.")
         return

@@ -46,8 +46,8 @@ def render_search(result: SearchResult) -> str:
     if result.scope is not None:
         lines.append(result.scope.sentence())
     if result.unranked_without_host:
-        lines.append(f"{result.unranked_without_host:,} owned configurations meeting the SLO are not ranked: their "
-                     "host server has no sourced figures (set host_capex_usd_per_gpu and host_power_kw_per_gpu on a "
+        lines.append(f"{result.unranked_without_host:,} owned configurations are left out (counted as pruned): "
+                     "their host server has no sourced figures (set host_capex_usd_per_gpu and host_power_kw_per_gpu on a "
                      "self-host option of that accelerator)")
     lines.append("")
     header = f"  {'model':20s} {'hardware':10s} {'TP':>3s} {'w/kv':10s} {'offering':30s} {'scaling':9s} " \

@@ -80,7 +80,7 @@ def search_blocks(result: SearchResult, *, top_k: int) -> list[Block]:
     if result.scope is not None:
         blocks.append(Para(result.scope.sentence()))
     if result.unranked_without_host:
-        blocks.append(Para(f"{result.unranked_without_host:,} owned configurations meeting the SLO are not ranked: "
+        blocks.append(Para(f"{result.unranked_without_host:,} owned configurations were left out (among the pruned): "
                            "their host server has no sourced figures, so their cost would leave it out."))
     if not result.best:
         blocks.append(Para("No searched configuration meets the SLO, so there is no front to show."))

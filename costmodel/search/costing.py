@@ -51,6 +51,11 @@ def searched_option(scenario: Scenario, candidate: Candidate, *, name: str) -> S
                                                           hardware=candidate.hardware))
 
 
+def ops_source(scenario: Scenario, candidate: Candidate) -> str:
+    """Where the candidate's ops figures come from, for people."""
+    return option_terms(scenario, model=candidate.model, hardware=candidate.hardware).ops_source
+
+
 def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capacity, str], *,
                   gpu_sheet: PriceSheet[GpuPriceRow], today: dt.date, scope: SearchScope | None = None) -> Configuration:
     """The decision's cost and verdict of one candidate at its simulated capacity."""
@@ -69,5 +74,5 @@ def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capa
         batch=capacity[0].batch if capacity[0].feasible else None,
         quality_score=scope.quality_scores.get(c.model) if scope is not None else None,
         gpu_usd_per_month=result.breakdown.gpu_usd_per_month - host, host_usd_per_month=host,
-        ops_usd_per_month=result.breakdown.ops_usd_per_month, host_counted=host_counted(option, gpu_sheet),
+        ops_usd_per_month=result.breakdown.ops_usd_per_month, ops_source=ops_source(scenario, c), host_counted=host_counted(option, gpu_sheet),
         excluded_kind=result.excluded_kind)

@@ -65,6 +65,7 @@ class Configuration:
     gpu_usd_per_month: float = 0.0  # GPU-hours (owned: GPU capex, power, colocation), host excluded
     host_usd_per_month: float = 0.0  # owned: the host server's share
     ops_usd_per_month: float = 0.0  # fixed + per-GPU ops
+    ops_source: str = ""  # where the ops figures come from (search/scope.py `option_terms`)
     host_counted: bool = True  # False: an owned GPU whose host server has no sourced figures (never ranked)
     excluded_kind: str | None = None  # the decision's exclusion, when the configuration has one
     variants: tuple[Variant, ...] = ()  # same-cost configurations collapsed into this row (itself included)
@@ -87,7 +88,7 @@ class Configuration:
             "model", "hardware", "gpus_per_replica", "weight_dtype", "kv_dtype", "offering", "engine", "scaling",
             "usd_per_month", "usd_per_mtok", "tokens_per_second_per_user", "ttft_p90_seconds", "meets_slo",
             "slo_status", "capacity_requests_per_second", "replicas", "gpus", "batch", "quality_score",
-            "ops_usd_per_month", "gpu_usd_per_month", "host_usd_per_month", "host_counted")}
+            "ops_usd_per_month", "ops_source", "gpu_usd_per_month", "host_usd_per_month", "host_counted")}
         row["cost_breakdown"] = {"gpu_usd_per_month": self.gpu_usd_per_month,
                                  "host_usd_per_month": self.host_usd_per_month,
                                  "ops_usd_per_month": self.ops_usd_per_month}

@@ -3,9 +3,8 @@
 Candidates are simulated in waves of `WAVE`, cheapest $/month lower bound first. Before each wave a candidate is
 pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month
 lower bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row,
-search/rows.py, so a tie is simulated to list it; owned GPUs without host figures are not ranked), so it cannot
-enter the top K. With
-`keep_front=True` a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower
+search/rows.py, so a tie is simulated to list it), so it cannot enter the top K. Owned GPUs without host
+figures are never ranked, so never simulated (counted in `unranked_without_host`). With `keep_front=True` a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower
 bound and gives >= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is
 exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
 the simulated configurations.
@@ -33,7 +32,7 @@ from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import Scenario
-from costmodel.search.costing import configuration, searched_option
+from costmodel.search.costing import configuration, host_counted, searched_option
 from costmodel.search.executors import LocalExecutor, RayExecutor
 from costmodel.search.rows import Configuration, collapse, collapse_key, front_reason, pareto_front
 from costmodel.search.scope import SearchScope, grouped_with, search_scope
@@ -63,7 +62,7 @@ class SearchResult:
     frontier_tokens_per_second_per_user_reason: str | None = None  # why that front has <= 1 point (None: more)
     frontier_ttft_reason: str | None = None
     rows_meeting_slo: int = 0  # simulated rows (same-cost variants collapsed) meeting the SLO and ranked
-    unranked_without_host: int = 0  # simulated owned configurations meeting the SLO but with no host figures
+    unranked_without_host: int = 0  # owned configurations left out unsimulated: their host has no figures
 
     def contract(self) -> dict[str, object]:
         """`search --json`: best is the cheapest row (null when none meets the SLO); top_k the K rows;
@@ -152,7 +151,7 @@ def _capacities(scenario: Scenario, candidates: list[Candidate], *, runner: Loca
 
 
 def _finish(simulated: list[Configuration], *, top_k: int, enumerated: int, started: float, hits: int,
-            scope: SearchScope) -> SearchResult:
+            scope: SearchScope, without_host: int) -> SearchResult:
     """Top K over collapsed rows, the two fronts (each row listing its same-cost variants) and their reasons."""
     ranked = _ranked(simulated)
     rows = collapse(ranked)
@@ -173,7 +172,19 @@ def _finish(simulated: list[Configuration], *, top_k: int, enumerated: int, star
                                                                 pruned=pruned),
         frontier_ttft_reason=front_reason(list(ttft), rows, metric="ttft_p90_seconds", pruned=pruned),
         rows_meeting_slo=len(rows),
-        unranked_without_host=sum(1 for r in simulated if r.meets_slo and not r.host_counted))
+        unranked_without_host=without_host)
+
+
+def _with_host(scenario: Scenario, candidates: tuple[Candidate, ...], *,
+               sheet: PriceSheet[GpuPriceRow]) -> tuple[Candidate, ...]:
+    """The candidates whose cost counts their host (an owned GPU without host figures is never ranked, so it is
+    not simulated either)."""
+    verdicts: dict[tuple[str, str], bool] = {}
+    for c in candidates:
+        key = (c.hardware, c.offering)  # host figures: the offering's row and the scenario's overrides on the hardware
+        if key not in verdicts:
+            verdicts[key] = host_counted(searched_option(scenario, c, name="search"), sheet)
+    return tuple(c for c in candidates if verdicts[(c.hardware, c.offering)])
 
 
 def _scope(scenario: Scenario, *, api_sheet: PriceSheet[ApiPriceRow] | None, quality_sheet: QualitySheet | None,
@@ -203,7 +214,8 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     scope = _scope(scenario, api_sheet=api_sheet, quality_sheet=quality_sheet, today=today)
     enumerated = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality, model_ids=scope.models)
     specs = {m: load_model(m) for m in {c.model for c in enumerated}}
-    screened = screen_candidates(scenario, usable_candidates(scenario, enumerated, model_specs=specs),
+    hosted = _with_host(scenario, enumerated, sheet=sheet)
+    screened = screen_candidates(scenario, usable_candidates(scenario, hosted, model_specs=specs),
                                  gpu_sheet=sheet, calibration=calibration, model_specs=specs)
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
                                             repr(s.candidate)))
@@ -229,7 +241,8 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
                                        gpu_sheet=sheet, today=today, scope=scope) for s in wave)
         if progress is not None:
             progress(1.0 - len(queue) / total, f"simulated {len(simulated):,} configurations")
-    return _finish(simulated, top_k=top_k, enumerated=len(enumerated), started=started, hits=hits, scope=scope)
+    return _finish(simulated, top_k=top_k, enumerated=len(enumerated), started=started, hits=hits, scope=scope,
+                   without_host=len(enumerated) - len(hosted))
 
 
 def option_name(rank: int, configuration: Configuration) -> str:
