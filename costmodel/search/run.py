@@ -158,7 +158,10 @@ def _finish(simulated: list[Configuration], *, top_k: int, enumerated: int, star
     variants = {collapse_key(r): r.variants for r in rows}
 
     def listed(front: list[Configuration]) -> tuple[Configuration, ...]:
-        return tuple(replace(r, variants=variants[collapse_key(r)]) for r in front)
+        """Front rows with their same-cost variants, the row's own first (a front may pick another variant
+        of a collapsed row: the lowest TTFT rather than the most tokens/s per user)."""
+        return tuple(replace(r, variants=(r.variant(), *(v for v in variants[collapse_key(r)] if v != r.variant())))
+                     for r in front)
 
     speed = listed(pareto_front(ranked, better_is_higher=True, metric="tokens_per_second_per_user"))
     ttft = listed(pareto_front(ranked, better_is_higher=False, metric="ttft_p90_seconds"))
