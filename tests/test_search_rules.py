@@ -193,3 +193,14 @@ def test_an_added_configuration_joins_the_substitutes_group_of_its_model() -> No
     assert added.substitutes == [["mini"], ["a", "search-1"]]
     option = added.option("search-1")
     assert option.ops_usd_per_month == 700  # type: ignore[union-attr]  # the scenario's ops, not $0
+
+
+def test_many_variants_are_summarised_for_people_and_listed_in_the_json() -> None:
+    from costmodel.search.rows import variants_summary
+    rows = collapse([_row(weight_dtype=w, kv_dtype=kv, engine=e) for w in ("bf16", "fp8") for kv in ("bf16", "fp8")
+                     for e in ("generic", "vllm")])
+    assert len(rows) == 1 and len(rows[0].variants) == 8
+    assert variants_summary(rows[0]) == ("7 more variants (weights bf16/fp8, KV bf16/fp8, engines generic/vllm, "
+                                         "scaling fixed)")
+    assert len(rows[0].contract()["variants"]) == 8  # type: ignore[arg-type]
+    assert variants_summary(collapse([_row(), _row(engine="vllm")])[0]) == "bf16/bf16 vllm"

@@ -23,6 +23,7 @@ from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import load_gpu_prices
 from costmodel.scenario import Scenario, SearchSettings
 from costmodel.search import Configuration, SearchResult, option_name, search, with_configuration
+from costmodel.search.rows import variants_summary
 from costmodel.search.space import EXCLUDED_MODELS
 
 RESULT_KEY = "search_last"
@@ -103,8 +104,8 @@ def label(row: Configuration) -> str:
 
 def variants_note(row: Configuration) -> str:
     """' (same cost: bf16/fp8 vllm, ...)' for the variants collapsed into the row, '' when none."""
-    others = [v.label() for v in row.variants[1:]]
-    return f" (same cost: {', '.join(others)})" if others else ""
+    others = variants_summary(row)
+    return f" (same cost: {others})" if others else ""
 
 
 def listed_rows(result: SearchResult) -> list[Configuration]:

@@ -9,6 +9,7 @@ from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
 from costmodel.search import Configuration, SearchResult, make_executor, search
+from costmodel.search.rows import variants_summary
 from costmodel.units import fmt_money
 
 
@@ -34,8 +35,8 @@ def _row_line(c: Configuration) -> str:
             f"{c.weight_dtype + '/' + c.kv_dtype:10s} {c.offering[:30]:30s} {c.scaling[:9]:9s} {c.replicas:>4d} "
             f"{fmt_money(c.usd_per_month):>10s} {fmt_money(c.ops_usd_per_month):>9s} {c.usd_per_mtok:>8.3f} "
             f"{c.tokens_per_second_per_user:>10.1f} {ttft:>7s}")
-    others = [v.label() for v in c.variants[1:]]
-    return line + (f"\n      same cost: {', '.join(others)}" if others else "")
+    others = variants_summary(c)
+    return line + (f"\n      same cost: {others}" if others else "")
 
 
 def render_search(result: SearchResult) -> str:

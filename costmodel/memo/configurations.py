@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from costmodel.memo.blocks import Block, Figure, Heading, Para, Table, latency, money, per_mtok
 from costmodel.search import Configuration, SearchResult
+from costmodel.search.rows import variants_summary
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -30,7 +31,7 @@ def configuration_label(row: Configuration) -> str:
 
 def variants_label(row: Configuration) -> str:
     """The same-cost variants collapsed into the row, beyond the one shown ('' when none)."""
-    return ", ".join(v.label() for v in row.variants[1:])
+    return variants_summary(row)
 
 
 def scope_blocks(result: SearchResult | None) -> list[Block]:

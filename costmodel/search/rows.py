@@ -110,6 +110,23 @@ def _preference(row: Configuration) -> tuple[float, float, int, str]:
     return (-row.tokens_per_second_per_user, ttft, SCALING_SIMPLICITY.get(row.scaling, 3), repr(row))
 
 
+MAX_LISTED_VARIANTS = 3  # beyond this, `variants_summary` names the distinct values instead of each variant
+
+
+def variants_summary(row: Configuration) -> str:
+    """The same-cost variants beyond the row's own, for people ('' when none): each one when few, else the
+    distinct weight and KV formats, engines and scalings among them (`search --json` lists every one)."""
+    others = row.variants[1:]
+    if len(others) <= MAX_LISTED_VARIANTS:
+        return ", ".join(v.label() for v in others)
+
+    def distinct(field: str) -> str:
+        return "/".join(dict.fromkeys(getattr(v, field) for v in row.variants))
+
+    return (f"{len(others)} more variants (weights {distinct('weight_dtype')}, KV {distinct('kv_dtype')}, "
+            f"engines {distinct('engine')}, scaling {distinct('scaling')})")
+
+
 def collapse(rows: list[Configuration]) -> list[Configuration]:
     """One row per collapse key, cheapest first: its fastest variant, listing every variant of the key."""
     groups: dict[CollapseKey, list[Configuration]] = {}
@@ -131,7 +148,7 @@ def pareto_front(rows: list[Configuration], *, better_is_higher: bool, metric: s
 
     front: list[Configuration] = []
     best_so_far = math.inf
-    for row in sorted(rows, key=lambda r: (r.usd_per_mtok, value(r))):
+    for row in sorted(rows, key=lambda r: (r.usd_per_mtok, value(r), *_preference(r))):  # ties: the simpler
         if value(row) < best_so_far:
             front.append(row)
             best_so_far = value(row)
