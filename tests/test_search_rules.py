@@ -152,7 +152,7 @@ def test_an_owned_row_without_host_figures_is_not_ranked() -> None:
     owned = PriceSheet(kind="gpu", where=sheet.where, rows=(sheet.get("owned/l4/owned"),))
     data = _scenario(_host("own", "qwen2.5-0.5b"), search={"engines": ["generic"]})
     result = search(parse_scenario(data), top_k=1, gpu_sheet=owned)  # the host sheet has no L4 server
-    assert not result.best and result.unranked_without_host > 0
+    assert not result.best and result.candidates_without_host > 0
 
 
 def _row(**changes: object) -> Configuration:

@@ -194,8 +194,8 @@ def render() -> None:
                    f"{result.seconds:.1f} s."))
     if result.scope is not None:
         st.caption(md(result.scope.sentence()))
-    if result.unranked_without_host:
-        st.caption(md(f"{result.unranked_without_host:,} owned configurations were left out: their host server "
+    if result.candidates_without_host:
+        st.caption(md(f"{result.candidates_without_host:,} owned configurations were left out: their host server "
                       "has no sourced figures."))
     if not result.best:
         st.error("No searched configuration meets the SLO: widen the models or accelerators, or relax the SLO.")

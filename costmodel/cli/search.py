@@ -46,8 +46,8 @@ def render_search(result: SearchResult) -> str:
              "(the fronts are over the simulated configurations)"]
     if result.scope is not None:
         lines.append(result.scope.sentence())
-    if result.unranked_without_host:
-        lines.append(f"{result.unranked_without_host:,} owned configurations are left out (counted as pruned): "
+    if result.candidates_without_host:
+        lines.append(f"{result.candidates_without_host:,} owned configurations are left out (counted as pruned): "
                      "their host server has no sourced figures (set host_capex_usd_per_gpu and host_power_kw_per_gpu on a "
                      "self-host option of that accelerator)")
     lines.append("")

@@ -80,8 +80,8 @@ def search_blocks(result: SearchResult, *, top_k: int) -> list[Block]:
     blocks: list[Block] = [Heading("Configurations considered"), Para(counts)]
     if result.scope is not None:
         blocks.append(Para(result.scope.sentence()))
-    if result.unranked_without_host:
-        blocks.append(Para(f"{result.unranked_without_host:,} owned configurations were left out (among the pruned): "
+    if result.candidates_without_host:
+        blocks.append(Para(f"{result.candidates_without_host:,} owned configurations were left out (among the pruned): "
                            "their host server has no sourced figures, so their cost would leave it out."))
     if not result.best:
         blocks.append(Para("No searched configuration meets the SLO, so there is no front to show."))

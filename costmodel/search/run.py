@@ -4,8 +4,8 @@ Candidates are simulated in waves of `WAVE`, cheapest $/month lower bound first.
 pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month
 lower bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row,
 search/rows.py, so a tie is simulated to list it), so it cannot enter the top K. Owned GPUs without host
-figures are never ranked, so never simulated (counted in `unranked_without_host`). With `keep_front=True` a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower
-bound and gives >= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is
+figures are never ranked, so never simulated (counted in `candidates_without_host`). With `keep_front=True`
+a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower bound and gives >= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is
 exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
 the simulated configurations.
 Offerings and scalings of one replica configuration and engine share one simulation (they only price it).
@@ -62,7 +62,7 @@ class SearchResult:
     frontier_tokens_per_second_per_user_reason: str | None = None  # why that front has <= 1 point (None: more)
     frontier_ttft_reason: str | None = None
     rows_meeting_slo: int = 0  # simulated rows (same-cost variants collapsed) meeting the SLO and ranked
-    unranked_without_host: int = 0  # owned configurations left out unsimulated: their host has no figures
+    candidates_without_host: int = 0  # owned configurations left out unsimulated: their host has no figures
 
     def contract(self) -> dict[str, object]:
         """`search --json`: best is the cheapest row (null when none meets the SLO); top_k the K rows;
@@ -76,7 +76,7 @@ class SearchResult:
                 "top_k": [c.contract() for c in self.best],
                 "frontier_tokens_per_second_per_user_reason": self.frontier_tokens_per_second_per_user_reason,
                 "frontier_ttft_reason": self.frontier_ttft_reason, "rows_meeting_slo": self.rows_meeting_slo,
-                "unranked_without_host": self.unranked_without_host,
+                "candidates_without_host": self.candidates_without_host,
                 **(self.scope.contract() if self.scope is not None else {})}
 
 
@@ -175,7 +175,7 @@ def _finish(simulated: list[Configuration], *, top_k: int, enumerated: int, star
                                                                 pruned=pruned),
         frontier_ttft_reason=front_reason(list(ttft), rows, metric="ttft_p90_seconds", pruned=pruned),
         rows_meeting_slo=len(rows),
-        unranked_without_host=without_host)
+        candidates_without_host=without_host)
 
 
 def _with_host(scenario: Scenario, candidates: tuple[Candidate, ...], *,

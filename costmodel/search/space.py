@@ -86,11 +86,6 @@ class Candidate:
                               engine=self.engine, scaling=scaling, **extra)  # type: ignore[arg-type]
 
 
-def search_warmup_minutes(scenario: Scenario) -> float:
-    """Warm-up per started replica of an autoscaled configuration: `search.warmup_minutes`, else 60."""
-    return scenario.search.warmup_minutes if scenario.search else DEFAULT_SEARCH_WARMUP_MINUTES
-
-
 def scalings(offering_kind: str, *, on_demand_burst: bool = False) -> tuple[str, ...]:
     """Scaling modes an offering of this kind can run: autoscale on on-demand; mixed on reserved or owned when
     the accelerator has an on-demand row for the burst (`on_demand_burst`)."""
