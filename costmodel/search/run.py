@@ -5,8 +5,8 @@ pruned when the bounds (true bounds, see `search.screen`) show it cannot meet th
 lower bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row,
 search/rows.py, so a tie is simulated to list it), so it cannot enter the top K. Owned GPUs without host
 figures are never ranked, so never simulated (counted in `candidates_without_host`). With `keep_front=True`
-a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower bound and gives >= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is
-exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
+a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower bound and gives
+>= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
 the simulated configurations.
 Offerings and scalings of one replica configuration and engine share one simulation (they only price it).
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
