@@ -1,13 +1,13 @@
 """Step 3 of the search: simulate the survivors of the screen (branch and bound) and report the front.
 
 Candidates are simulated in waves of `WAVE`, cheapest $/month lower bound first. Before each wave a candidate is
-pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month
-lower bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row,
-search/rows.py, so a tie is simulated to list it), so it cannot enter the top K. Owned GPUs without host
-figures are never ranked, so never simulated (counted in `candidates_without_host`). With `keep_front=True`
-a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower bound and gives
->= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
-the simulated configurations.
+pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month lower
+bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row, search/rows.py,
+so a tie is simulated to list it), so it cannot enter the top K. Owned GPUs without host figures are never ranked,
+so never simulated (counted in `candidates_without_host`). With `keep_front=True` a candidate is also kept unless a
+simulated SLO-feasible configuration costs <= its lower bound and gives >= its tokens/s per user upper bound (then
+the $/M tokens vs tokens/s per user front is exact too; the tokens/s bound is loose, so this simulates far more).
+Without it the front is the front of the simulated configurations.
 Offerings and scalings of one replica configuration and engine share one simulation (they only price it).
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
 returns the same result. Capacities come from the decision's own `self_host_capacity` and costs and verdicts from
