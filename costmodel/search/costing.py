@@ -68,7 +68,7 @@ def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capa
         model=c.model, hardware=c.hardware, gpus_per_replica=c.gpus_per_replica, weight_dtype=c.weight_dtype,
         kv_dtype=c.kv_dtype, offering=c.offering, engine=c.engine, scaling=c.scaling,
         usd_per_month=result.usd_per_month, usd_per_mtok=result.usd_per_mtok,
-        tokens_per_second_per_user=1.0 / tpot if result.meets_slo and tpot else 0.0,
+        tokens_per_second_per_user=1.0 / tpot if tpot and result.slo_status != "misses" else 0.0,
         ttft_p90_seconds=result.ttft_p90_seconds, meets_slo=result.meets_slo, slo_status=result.slo_status,
         replicas=result.replicas, gpus=result.gpus, capacity_requests_per_second=result.capacity_requests_per_second,
         batch=capacity[0].batch if capacity[0].feasible else None,

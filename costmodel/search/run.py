@@ -93,10 +93,11 @@ def simulate_capacity(job: _Job) -> tuple[Capacity, str]:
     return self_host_capacity(job.scenario, option, calibration=job.calibration, cache=CapacityCache())
 
 
-def _ranked(rows: list[Configuration]) -> list[Configuration]:
-    """Rows that may be ranked: the decision's verdict meets the SLO, a finite cost, host counted if owned."""
-    return [r for r in rows if r.meets_slo and r.host_counted and r.excluded_kind is None
-            and math.isfinite(r.usd_per_month)]
+def _ranked(rows: list[Configuration], *, accept_unverified: bool = False) -> list[Configuration]:
+    """Rows that may be ranked: the decision's verdict meets the SLO (or is unverified, when the scenario
+    accepts unverified latency, as `decision.rank.rank_options` does), a finite cost, host counted if owned."""
+    return [r for r in rows if (r.meets_slo or (accept_unverified and r.slo_status == "unverified"))
+            and r.host_counted and r.excluded_kind is None and math.isfinite(r.usd_per_month)]
 
 
 def _kth_cost(feasible: list[Configuration], *, top_k: int) -> float:
@@ -151,9 +152,9 @@ def _capacities(scenario: Scenario, candidates: list[Candidate], *, runner: Loca
 
 
 def _finish(simulated: list[Configuration], *, top_k: int, enumerated: int, started: float, hits: int,
-            scope: SearchScope, without_host: int) -> SearchResult:
+            scope: SearchScope, without_host: int, accept_unverified: bool) -> SearchResult:
     """Top K over collapsed rows, the two fronts (each row listing its same-cost variants) and their reasons."""
-    ranked = _ranked(simulated)
+    ranked = _ranked(simulated, accept_unverified=accept_unverified)
     rows = collapse(ranked)
     variants = {collapse_key(r): r.variants for r in rows}
 
@@ -230,7 +231,7 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica and engine
     hits = 0
     while queue:
-        feasible = _ranked(simulated)
+        feasible = _ranked(simulated, accept_unverified=scenario.accept_unverified_latency)
         kth = _kth_cost(feasible, top_k=top_k)
         if prune:
             queue = [s for s in queue if not _pruned(s, feasible, kth_usd_per_month=kth, keep_front=keep_front)]
@@ -245,7 +246,7 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
         if progress is not None:
             progress(1.0 - len(queue) / total, f"simulated {len(simulated):,} configurations")
     return _finish(simulated, top_k=top_k, enumerated=len(enumerated), started=started, hits=hits, scope=scope,
-                   without_host=len(enumerated) - len(hosted))
+                   without_host=len(enumerated) - len(hosted), accept_unverified=scenario.accept_unverified_latency)
 
 
 def option_name(rank: int, configuration: Configuration) -> str:
