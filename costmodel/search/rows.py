@@ -171,6 +171,6 @@ def front_reason(front: list[Configuration], ranked: list[Configuration], *, met
         why = (f"the cheapest configuration also has the best {what} of the {rows} simulated rows that meet the "
                "SLO, so it beats every other on both axes")
     if pruned:
-        why += (f"; {pruned:,} configurations were pruned unsimulated because their $/month lower bound could "
-                "not enter the top K, and any of them could be faster but dearer")
+        why += (f"; {pruned:,} configurations were pruned unsimulated by the roofline bounds (they could not meet "
+                "the SLO or enter the top K), and one of those could be faster but dearer")
     return why

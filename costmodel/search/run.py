@@ -168,13 +168,14 @@ def _finish(simulated: list[Configuration], *, top_k: int, enumerated: int, star
     ttft = listed(pareto_front(ranked, better_is_higher=False, metric="ttft_p90_seconds"))
     frontier = sorted(set(speed + ttft), key=lambda r: (r.usd_per_mtok, repr(r)))
     pruned = enumerated - len(simulated)
+    by_bounds = pruned - without_host  # the rest were left out for their host (`_with_host`)
     return SearchResult(
         candidates_enumerated=enumerated, candidates_pruned=pruned, candidates_simulated=len(simulated),
         seconds=time.perf_counter() - started, best=tuple(rows[:top_k]), frontier=tuple(frontier),
         frontier_tokens_per_second_per_user=speed, frontier_ttft=ttft, cache_hits=hits, scope=scope,
         frontier_tokens_per_second_per_user_reason=front_reason(list(speed), rows, metric="tokens_per_second_per_user",
-                                                                pruned=pruned),
-        frontier_ttft_reason=front_reason(list(ttft), rows, metric="ttft_p90_seconds", pruned=pruned),
+                                                                pruned=by_bounds),
+        frontier_ttft_reason=front_reason(list(ttft), rows, metric="ttft_p90_seconds", pruned=by_bounds),
         rows_meeting_slo=len(rows),
         candidates_without_host=without_host)
 
