@@ -1,4 +1,4 @@
-"""The default deployment search for examples/chat-assistant.yaml (whole catalog): counts, time, and
+"""The default deployment search for examples/chat-assistant.yaml (its own models, with its ops): counts, time, and
 configurations/s screened and simulated, then the same search on a local Ray (when `.[cluster]` is installed)
 and its overhead over the local executor (printed, never asserted; issue 15's target is < 60 s)."""
 

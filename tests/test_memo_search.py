@@ -41,11 +41,12 @@ def test_section_has_counts_chart_and_the_front_table(result) -> None:  # type: 
     best = result.best[0]
     assert table.highlight_row is not None
     label = table.rows[table.highlight_row][0]
-    assert label == f"{best.model}, {best.gpus_per_replica}x {best.hardware} {best.weight_dtype}/{best.kv_dtype}"
+    assert label.split(" (same cost: ")[0] == (f"{best.model}, {best.gpus_per_replica}x {best.hardware} "
+                                               f"{best.weight_dtype}/{best.kv_dtype}")
     assert len(table.rows) == len({*result.frontier, best})
     assert all(len(row) == len(table.header) for row in table.rows)
     listed = {*result.frontier, best}  # each row names its configuration's engine profile and scaling
-    assert {row[:4] for row in table.rows} == {
+    assert {(row[0].split(" (same cost: ")[0], *row[1:4]) for row in table.rows} == {
         (f"{c.model}, {c.gpus_per_replica}x {c.hardware} {c.weight_dtype}/{c.kv_dtype}", c.offering, c.engine, c.scaling)
         for c in listed}
 
@@ -108,3 +109,18 @@ def test_front_table_names_each_configurations_engine_and_scaling() -> None:
     assert sum(table.widths) == pytest.approx(1.0)
     best_line = next(b.text for b in search_blocks(result, top_k=1) if getattr(b, "lead", "") == "Best found.")
     assert "(engine vllm, autoscale)" in best_line
+
+
+def test_page_one_says_when_searched_models_are_treated_as_substitutes() -> None:
+    from costmodel.memo.configurations import scope_blocks
+    from costmodel.search.scope import SearchScope
+
+    def result(treated: bool) -> SearchResult:
+        scope = SearchScope(models=("qwen2.5-0.5b", "llama-3.1-8b"), basis="all" if treated else "scenario",
+                            floor=None, benchmark="lmarena-text", quality_scores={}, treated_as_substitutes=treated)
+        return SearchResult(candidates_enumerated=1, candidates_pruned=0, candidates_simulated=1, seconds=1.0,
+                            best=(_configuration(),), frontier=(), scope=scope)
+
+    blocks = scope_blocks(result(True))
+    assert len(blocks) == 1 and "treated as substitutes" in blocks[0].text  # type: ignore[attr-defined]
+    assert scope_blocks(result(False)) == [] and scope_blocks(None) == []

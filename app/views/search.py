@@ -23,13 +23,16 @@ from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import load_gpu_prices
 from costmodel.scenario import Scenario, SearchSettings
 from costmodel.search import Configuration, SearchResult, option_name, search, with_configuration
+from costmodel.search.rows import variants_summary
 from costmodel.search.space import EXCLUDED_MODELS
 
 RESULT_KEY = "search_last"
 FRONT_COLOR, BEST_COLOR = "#1f77b4", "#ff7f0e"
-# The table of configurations found: engine profile and scaling (fixed / autoscale) as the search enumerates them.
-ROW_TITLES = ("configuration", "engine", "scaling", "$/month", "$/M tokens", "tok/s per user", "TTFT p90", "")
-ROW_WIDTHS = [3.4, 1.0, 1.0, 1.1, 1.1, 1.1, 1.1, 1.3]
+# The table of configurations found: engine profile and scaling (fixed / autoscale / mixed) as the search
+# enumerates them, the replicas paid at the peak and the scenario's operations cost inside $/month.
+ROW_TITLES = ("configuration", "engine", "scaling", "$/month", "$/M tokens", "tok/s per user", "TTFT p90", "replicas",
+              "of it ops", "")
+ROW_WIDTHS = [3.4, 1.0, 1.0, 1.1, 1.1, 1.1, 1.1, 0.9, 1.0, 1.3]
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,14 @@ def search_basis(scenario: Scenario) -> str:
     return scenario.model_dump_json(exclude={"options", "name", "description"})
 
 
-def scoped(scenario: Scenario, *, model_ids: list[str], hardware_ids: list[str]) -> Scenario:
-    """The scenario with its `search:` limits set from the page (an empty list searches the whole catalog)."""
-    ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
-    settings = SearchSettings(models=model_ids or None, hardware=hardware_ids or None, ops_usd_per_month=ops)
+def scoped(scenario: Scenario, *, model_ids: list[str], hardware_ids: list[str],
+           whole_catalog: bool = False) -> Scenario:
+    """The scenario with its `search:` limits set from the page (no models: the scenario's own, or those past its
+    quality floor; `whole_catalog`: every catalog model, treated as substitutes); its other search settings
+    (ops, engines, warm-up) are kept."""
+    current = scenario.search or SearchSettings()
+    models_value = "all" if whole_catalog else (model_ids or None)
+    settings = current.model_copy(update={"models": models_value, "hardware": hardware_ids or None})
     return scenario.model_copy(update={"search": settings})
 
 
@@ -114,6 +121,12 @@ def label(row: Configuration) -> str:
     return f"{row.model}, {row.gpus_per_replica}x {row.hardware} {row.weight_dtype}/{row.kv_dtype} ({row.offering})"
 
 
+def variants_note(row: Configuration) -> str:
+    """' (same cost: bf16/fp8 vllm, ...)' for the variants collapsed into the row, '' when none."""
+    others = variants_summary(row)
+    return f" (same cost: {others})" if others else ""
+
+
 def listed_rows(result: SearchResult) -> list[Configuration]:
     """The cheapest K, then the front configurations not among them."""
     return list(dict.fromkeys([*result.best, *result.frontier]))
@@ -143,8 +156,12 @@ def _rows(result: SearchResult) -> None:
         cells[4].markdown(md(f"${row.usd_per_mtok:,.3f}"))
         cells[5].markdown(f"{row.tokens_per_second_per_user:,.0f}")
         cells[6].markdown("n/a" if row.ttft_p90_seconds is None else f"{row.ttft_p90_seconds * 1e3:,.0f} ms")
+        cells[7].markdown(f"{row.replicas:,}")
+        cells[8].markdown(md(f"${row.ops_usd_per_month:,.0f}"))
+        if row.variants[1:]:
+            cells[0].caption(md(variants_note(row).strip()))
         added = name in names
-        cells[7].button("added" if added else "add to scenario", key=f"search_add_{rank}", disabled=added,
+        cells[9].button("added" if added else "add to scenario", key=f"search_add_{rank}", disabled=added,
                         on_click=_add, args=(row, name), help=f"adds the self-host option '{name}'")
 
 
@@ -153,23 +170,29 @@ def render() -> None:
     st.title("Search")
     st.caption("Which model, GPU, GPU count and precision serve this scenario cheapest within its SLO? The search "
                "enumerates every configuration (model x accelerator with a price offering x tensor-parallel size x "
-               "weight/KV dtype x offering), screens them all with the roofline (memory fit, a $/month lower bound, "
-               "a TPOT lower bound), simulates only those that could still be among the cheapest, and shows the "
-               "Pareto fronts of the simulated ones. Add any configuration to the scenario in one click.")
+               "weight/KV dtype x offering x engine x scaling), screens them all with the roofline (memory fit, a "
+               "$/month lower bound, a TPOT lower bound), simulates only those that could still be among the "
+               "cheapest, and shows the Pareto fronts of the simulated ones. It plays by the decision's rules: the "
+               "scenario's own models (or those past its quality floor), and the scenario's operations and host "
+               "costs on every configuration. Add any configuration to the scenario in one click.")
     scenario = state.current()
     limits = scenario.search
     cols = st.columns([3, 3, 1])
+    listed = limits.models if limits and isinstance(limits.models, list) else []
     model_ids = cols[0].multiselect(
-        "Models (none: the whole catalog)", [m for m in sorted(models()) if m not in EXCLUDED_MODELS],
-        default=list(limits.models) if limits and limits.models else [], key="search_models")
+        "Models (none: the scenario's own, or those past its quality floor)",
+        [m for m in sorted(models()) if m not in EXCLUDED_MODELS], default=listed, key="search_models")
     offered = sorted({row.accelerator_id for row in load_gpu_prices().rows} & set(accelerators()))
     hardware_ids = cols[1].multiselect(
         "Accelerators (none: every one with a GPU price)", offered,
         default=[h for h in (limits.hardware or []) if h in offered] if limits else [], key="search_hardware")
     top_k = int(cols[2].number_input("Top K", min_value=1, max_value=20, value=5, step=1, key="search_top_k"))
+    whole = st.checkbox("Search the whole catalog (its models are then treated as substitutes of the scenario's)",
+                        value=bool(limits and limits.models == "all"), key="search_whole_catalog")
     if st.button("Run the search", type="primary", key="search_run"):
         try:
-            result = run_search(scoped(scenario, model_ids=model_ids, hardware_ids=hardware_ids), top_k=top_k)
+            result = run_search(scoped(scenario, model_ids=model_ids, hardware_ids=hardware_ids, whole_catalog=whole),
+                                top_k=top_k)
             st.session_state[RESULT_KEY] = LastSearch(basis=search_basis(scenario), result=result, top_k=top_k)
         except CostmodelError as exc:
             show_error("Search", exc)
@@ -188,10 +211,18 @@ def render() -> None:
     st.markdown(md(f"{result.candidates_enumerated:,} configurations enumerated, {result.candidates_pruned:,} "
                    f"pruned by the roofline bounds, {result.candidates_simulated:,} simulated in "
                    f"{result.seconds:.1f} s."))
+    if result.scope is not None:
+        st.caption(md(result.scope.sentence()))
+    if result.candidates_without_host:
+        st.caption(md(f"{result.candidates_without_host:,} owned configurations were left out: their host server "
+                      "has no sourced figures."))
     if not result.best:
         st.error("No searched configuration meets the SLO: widen the models or accelerators, or relax the SLO.")
         return
     st.plotly_chart(front_figure(result), key="search_front_chart")
+    for why in dict.fromkeys(w for w in (result.frontier_tokens_per_second_per_user_reason,
+                                         result.frontier_ttft_reason) if w):
+        st.caption(md(f"A front has one point: {why}."))
     st.subheader("Configurations found")
     _rows(result)
 

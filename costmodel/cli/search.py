@@ -8,7 +8,8 @@ from pathlib import Path
 from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
-from costmodel.search import SearchResult, make_executor, search
+from costmodel.search import Configuration, SearchResult, make_executor, search
+from costmodel.search.rows import variants_summary
 from costmodel.units import fmt_money
 
 
@@ -28,25 +29,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(handler=run_search)
 
 
+def _row_line(c: Configuration) -> str:
+    ttft = f"{c.ttft_p90_seconds * 1e3:.0f}ms" if c.ttft_p90_seconds is not None else "n/a"
+    line = (f"  {c.model[:20]:20s} {c.hardware[:10]:10s} {c.gpus_per_replica:>3d} "
+            f"{c.weight_dtype + '/' + c.kv_dtype:10s} {c.offering[:30]:30s} {c.scaling[:9]:9s} {c.replicas:>4d} "
+            f"{fmt_money(c.usd_per_month):>10s} {fmt_money(c.ops_usd_per_month):>9s} {c.usd_per_mtok:>8.3f} "
+            f"{c.tokens_per_second_per_user:>10.1f} {ttft:>7s}")
+    others = variants_summary(c)
+    return line + (f"\n      same cost: {others}" if others else "")
+
+
 def render_search(result: SearchResult) -> str:
     """Human-readable search summary."""
     lines = [f"{result.candidates_enumerated:,} configurations enumerated, {result.candidates_pruned:,} pruned, "
              f"{result.candidates_simulated:,} simulated in {result.seconds:.1f} s "
-             "(the fronts are over the simulated configurations)", ""]
-    header = f"  {'model':20s} {'hardware':10s} {'TP':>3s} {'w/kv':10s} {'offering':34s} {'$/month':>10s} " \
-             f"{'$/M tok':>8s} {'tok/s/user':>10s} {'TTFT90':>7s}"
-    sections = (("Cheapest meeting the SLO:", result.best),
-                ("Pareto front, $/M tokens vs tokens/s per user:", result.frontier_tokens_per_second_per_user),
-                ("Pareto front, $/M tokens vs TTFT p90:", result.frontier_ttft))
-    for title, rows in sections:
+             "(the fronts are over the simulated configurations)"]
+    if result.scope is not None:
+        lines.append(result.scope.sentence())
+    if result.candidates_without_host:
+        lines.append(f"{result.candidates_without_host:,} owned configurations are left out (counted as pruned): "
+                     "their host server has no sourced figures (set host_capex_usd_per_gpu and host_power_kw_per_gpu on a "
+                     "self-host option of that accelerator)")
+    lines.append("")
+    header = f"  {'model':20s} {'hardware':10s} {'TP':>3s} {'w/kv':10s} {'offering':30s} {'scaling':9s} " \
+             f"{'reps':>4s} {'$/month':>10s} {'ops':>9s} {'$/M tok':>8s} {'tok/s/user':>10s} {'TTFT90':>7s}"
+    sections = (("Cheapest meeting the SLO:", result.best, None),
+                ("Pareto front, $/M tokens vs tokens/s per user:", result.frontier_tokens_per_second_per_user,
+                 result.frontier_tokens_per_second_per_user_reason),
+                ("Pareto front, $/M tokens vs TTFT p90:", result.frontier_ttft, result.frontier_ttft_reason))
+    for title, rows, why in sections:
         lines += [title, header]
-        for c in rows:
-            ttft = f"{c.ttft_p90_seconds * 1e3:.0f}ms" if c.ttft_p90_seconds is not None else "n/a"
-            lines.append(f"  {c.model[:20]:20s} {c.hardware[:10]:10s} {c.gpus_per_replica:>3d} "
-                         f"{c.weight_dtype + '/' + c.kv_dtype:10s} {c.offering[:34]:34s} {fmt_money(c.usd_per_month):>10s} "
-                         f"{c.usd_per_mtok:>8.3f} {c.tokens_per_second_per_user:>10.1f} {ttft:>7s}")
+        lines += [_row_line(c) for c in rows]
         if not rows:
             lines.append("  (none meets the SLO)")
+        elif why:
+            lines.append(f"  One point: {why}.")
         lines.append("")
     return "\n".join(lines).rstrip()
 

@@ -2,6 +2,8 @@
 its counts, and the Pareto fronts of $/M tokens vs tokens/s per user and vs TTFT p90 (a chart and a table).
 
 Present only when the memo is built with a search (`memo --search K`, or a scenario with a `search:` section).
+Which models were searched (the scenario's own, those past the quality floor, or `search.models`) is said here
+and, when models beyond the scenario's own are treated as substitutes, on page 1 (`scope_blocks`).
 The blocks are pure data; `search_front_chart` imports matplotlib through `costmodel.memo.charts` when drawn.
 """
 
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from costmodel.memo.blocks import Block, Figure, Heading, Para, Table, latency, money, per_mtok
 from costmodel.search import Configuration, SearchResult
+from costmodel.search.rows import variants_summary
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -26,6 +29,19 @@ def configuration_label(row: Configuration) -> str:
     return f"{row.model}, {row.gpus_per_replica}x {row.hardware} {row.weight_dtype}/{row.kv_dtype}"
 
 
+def variants_label(row: Configuration) -> str:
+    """The same-cost variants collapsed into the row, beyond the one shown ('' when none)."""
+    return variants_summary(row)
+
+
+def scope_blocks(result: SearchResult | None) -> list[Block]:
+    """Page 1: when the search treats models beyond the scenario's own as substitutes, say so."""
+    if result is None or result.scope is None or not result.scope.treated_as_substitutes:
+        return []
+    return [Para(result.scope.sentence() + " The searched configurations added to the options (names starting with "
+                 "'search-') compete on cost and latency alone.", lead="Searched models.", style="callout")]
+
+
 def _front_rows(result: SearchResult) -> list[Configuration]:
     best = result.best[:1]
     rows = list(dict.fromkeys([*best, *result.frontier]))
@@ -36,17 +52,20 @@ def front_table(result: SearchResult) -> Table:
     """The cheapest configuration and the front, cheapest $/M tokens first (the cheapest highlighted)."""
     rows = _front_rows(result)
     best = result.best[0] if result.best else None
-    cells = tuple((configuration_label(r), r.offering, r.engine, r.scaling, money(r.usd_per_month),
+    cells = tuple((configuration_label(r) + (f" (same cost: {variants_label(r)})" if variants_label(r) else ""),
+                   r.offering, r.engine, r.scaling, str(r.replicas), money(r.usd_per_month), money(r.ops_usd_per_month),
                    per_mtok(r.usd_per_mtok), f"{r.tokens_per_second_per_user:.0f}",
                    latency(r.ttft_p90_seconds) if r.ttft_p90_seconds is not None else "n/a") for r in rows)
-    return Table(header=("configuration", "offering", "engine", "scaling", "$/month", "$/M tokens", "tok/s per user",
-                         "TTFT p90"),
-                 rows=cells, widths=(0.24, 0.2, 0.1, 0.1, 0.1, 0.09, 0.08, 0.09),
-                 align=("l", "l", "l", "l", "r", "r", "r", "r"),
+    return Table(header=("configuration", "offering", "engine", "scaling", "replicas", "$/month", "of it ops",
+                         "$/M tokens", "tok/s per user", "TTFT p90"),
+                 rows=cells, widths=(0.22, 0.17, 0.08, 0.08, 0.06, 0.09, 0.08, 0.07, 0.07, 0.08),
+                 align=("l", "l", "l", "l", "r", "r", "r", "r", "r", "r"),
                  highlight_row=rows.index(best) if best in rows else None,
-                 caption="Configurations on the Pareto fronts (highlighted: the cheapest meeting the SLO). Engine: "
-                         "the serving-engine profile simulated; scaling: fixed (the same replicas every hour) or "
-                         "autoscale (replicas follow the hourly demand; on-demand offerings only).")
+                 caption="Configurations on the Pareto fronts (highlighted: the cheapest meeting the SLO), each with "
+                         "the scenario's operations cost. Engine: the serving-engine profile simulated; scaling: fixed "
+                         "(the same replicas every hour), autoscale (replicas follow the hourly demand; on-demand "
+                         "offerings) or mixed (a fixed reserved or owned base plus an on-demand burst). Same cost: "
+                         "the dtype, engine or scaling variants that cost the same to the cent, collapsed into the row.")
 
 
 def search_blocks(result: SearchResult, *, top_k: int) -> list[Block]:
@@ -59,6 +78,11 @@ def search_blocks(result: SearchResult, *, top_k: int) -> list[Block]:
               f"over the simulated configurations; the {top_k} cheapest meeting the SLO are added to the options "
               "compared (names starting with 'search-').")
     blocks: list[Block] = [Heading("Configurations considered"), Para(counts)]
+    if result.scope is not None:
+        blocks.append(Para(result.scope.sentence()))
+    if result.candidates_without_host:
+        blocks.append(Para(f"{result.candidates_without_host:,} owned configurations were left out (among the pruned): "
+                           "their host server has no sourced figures, so their cost would leave it out."))
     if not result.best:
         blocks.append(Para("No searched configuration meets the SLO, so there is no front to show."))
         return blocks
@@ -71,6 +95,8 @@ def search_blocks(result: SearchResult, *, top_k: int) -> list[Block]:
                          "lower is better). Points on a line are not beaten on both axes by any simulated "
                          "configuration; the star is the cheapest.", height_fraction=0.4))
     blocks.append(front_table(result))
+    reasons = {why for why in (result.frontier_tokens_per_second_per_user_reason, result.frontier_ttft_reason) if why}
+    blocks += [Para(f"A front has one point: {why}.", style="small") for why in sorted(reasons)]
     return blocks
 
 

@@ -14,7 +14,7 @@ from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensit
 from costmodel.decision.volume import cost_model
 from costmodel.measurements.calibration import Calibration
 from costmodel.memo.blocks import Block, Bullets, Figure, Heading, Para, money, short
-from costmodel.memo.configurations import search_blocks
+from costmodel.memo.configurations import scope_blocks, search_blocks
 from costmodel.memo.curves import (
     InteractivityCurve,
     KvPanel,
@@ -162,7 +162,7 @@ def memo_content(
     )
     blocks: list[Block] = [Heading("Context"), *context_blocks(decision, scenario),
                            Heading("Goals and non-goals"), *goals_blocks(scenario)]
-    blocks += [Heading("1. Decision"), *decision_blocks(decision, scenario, model, sens)]
+    blocks += [Heading("1. Decision"), *decision_blocks(decision, scenario, model, sens), *scope_blocks(search_result)]
     blocks += [Heading("2. Workload and SLO"), workload_table(decision, scenario)]
     blocks += [Heading("3. Options compared"), options_table(decision), option_notes(decision)]
     blocks += latency_blocks(decision, scenario)

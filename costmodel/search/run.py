@@ -1,16 +1,17 @@
 """Step 3 of the search: simulate the survivors of the screen (branch and bound) and report the front.
 
 Candidates are simulated in waves of `WAVE`, cheapest $/month lower bound first. Before each wave a candidate is
-pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month
-lower bound is >= the K-th cheapest SLO-feasible cost simulated so far (it cannot enter the top K). With
-`keep_front=True` a candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower
-bound and gives >= its tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is
-exact too; the tokens/s bound is loose, so this simulates far more). Without it the front is the front of
-the simulated configurations.
+pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month lower
+bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row, search/rows.py,
+so a tie is simulated to list it), so it cannot enter the top K. Owned GPUs without host figures are never ranked,
+so never simulated (counted in `candidates_without_host`). With `keep_front=True` a candidate is also kept unless a
+simulated SLO-feasible configuration costs <= its lower bound and gives >= its tokens/s per user upper bound (then
+the $/M tokens vs tokens/s per user front is exact too; the tokens/s bound is loose, so this simulates far more).
+Without it the front is the front of the simulated configurations.
 Offerings and scalings of one replica configuration and engine share one simulation (they only price it).
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
-returns the same result. Capacities come from the decision's own `self_host_capacity` and costs from its
-`self_host_result`, so a searched configuration costs what `compare` says it costs.
+returns the same result. Capacities come from the decision's own `self_host_capacity` and costs and verdicts from
+its `self_host_result` (search/costing.py), on the models the decision's rules let compete (search/scope.py).
 """
 
 from __future__ import annotations
@@ -19,62 +20,29 @@ import datetime as dt
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from costmodel.catalog import ModelSpec, load_model
+from costmodel.catalog.quality import QualitySheet, load_quality_scores
 from costmodel.decision.attach import option_efficiency
 from costmodel.decision.capacity import CapacityCache, capacity_cache_key, self_host_capacity
-from costmodel.decision.options import self_host_result
 from costmodel.decision.validity import self_host_exclusion
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
-from costmodel.pricing import GpuPriceRow, PriceSheet, load_gpu_prices
+from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
+from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import Scenario
+from costmodel.search.costing import configuration, host_counted, searched_option
 from costmodel.search.executors import LocalExecutor, RayExecutor
+from costmodel.search.rows import Configuration, collapse, collapse_key, front_reason, pareto_front
+from costmodel.search.scope import SearchScope, grouped_with, search_scope
 from costmodel.search.screen import ReplicaKey, Screened, screen_candidates
-from costmodel.search.space import (
-    Candidate,
-    QualityFilter,
-    enumerate_candidates,
-    scenario_quality_filter,
-    search_warmup_minutes,
-)
+from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates
 from costmodel.serving.analytic import Capacity
 
 WAVE = 8
+TIE_USD = 0.005  # half a cent: a bound within it of the K-th cost may be one of its same-cost variants (rows.py)
 Progress = Callable[[float, str], None]  # (fraction done 0..1, what is running), e.g. the app's progress bar
-
-
-@dataclass(frozen=True, kw_only=True)
-class Configuration:
-    """One simulated configuration: the `search --json` frontier/best row."""
-
-    model: str
-    hardware: str
-    gpus_per_replica: int
-    weight_dtype: str
-    kv_dtype: str
-    offering: str
-    engine: str
-    scaling: str
-    usd_per_month: float
-    usd_per_mtok: float
-    tokens_per_second_per_user: float  # 1 / TPOT p90 at the operating point (0 when it misses the SLO)
-    ttft_p90_seconds: float | None
-    meets_slo: bool
-    replicas: int = 0
-
-    def candidate(self) -> Candidate:
-        """The configuration as a search candidate (to add it to a scenario)."""
-        return Candidate(model=self.model, hardware=self.hardware, gpus_per_replica=self.gpus_per_replica,
-                         weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype, offering=self.offering,
-                         engine=self.engine, scaling=self.scaling)
-
-    def contract(self) -> dict[str, object]:
-        """The JSON row (exact keys of the contract)."""
-        return {key: getattr(self, key) for key in (
-            "model", "hardware", "gpus_per_replica", "weight_dtype", "kv_dtype", "offering", "engine", "scaling",
-            "usd_per_month", "usd_per_mtok", "tokens_per_second_per_user", "ttft_p90_seconds", "meets_slo")}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +58,11 @@ class SearchResult:
     frontier_tokens_per_second_per_user: tuple[Configuration, ...] = ()  # $/M tok vs tokens/s per user
     frontier_ttft: tuple[Configuration, ...] = ()  # $/M tok vs TTFT p90
     cache_hits: int = 0  # replica configurations whose capacity came from the capacity cache
+    scope: SearchScope | None = None  # the models searched and why (search/scope.py)
+    frontier_tokens_per_second_per_user_reason: str | None = None  # why that front has <= 1 point (None: more)
+    frontier_ttft_reason: str | None = None
+    rows_meeting_slo: int = 0  # simulated rows (same-cost variants collapsed) meeting the SLO and ranked
+    candidates_without_host: int = 0  # owned configurations left out unsimulated: their host has no figures
 
     def contract(self) -> dict[str, object]:
         """`search --json`: best is the cheapest row (null when none meets the SLO); top_k the K rows;
@@ -100,7 +73,11 @@ class SearchResult:
                 "frontier_tokens_per_second_per_user": [c.contract() for c in self.frontier_tokens_per_second_per_user],
                 "frontier_ttft": [c.contract() for c in self.frontier_ttft],
                 "best": self.best[0].contract() if self.best else None,
-                "top_k": [c.contract() for c in self.best]}
+                "top_k": [c.contract() for c in self.best],
+                "frontier_tokens_per_second_per_user_reason": self.frontier_tokens_per_second_per_user_reason,
+                "frontier_ttft_reason": self.frontier_ttft_reason, "rows_meeting_slo": self.rows_meeting_slo,
+                "candidates_without_host": self.candidates_without_host,
+                **(self.scope.contract() if self.scope is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -116,50 +93,26 @@ def simulate_capacity(job: _Job) -> tuple[Capacity, str]:
     return self_host_capacity(job.scenario, option, calibration=job.calibration, cache=CapacityCache())
 
 
-def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capacity, str], *,
-                  gpu_sheet: PriceSheet[GpuPriceRow], today: dt.date) -> Configuration:
-    """The decision's cost of one candidate at its simulated capacity."""
-    ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
-    option = candidate.option(name="search", ops_usd_per_month=ops, warmup_minutes=search_warmup_minutes(scenario))
-    result = self_host_result(option, scenario, gpu_sheet, capacity, reference=None, today=today)
-    tpot = result.tpot_p90_seconds
-    c = candidate
-    return Configuration(model=c.model, hardware=c.hardware, gpus_per_replica=c.gpus_per_replica,
-                         weight_dtype=c.weight_dtype, kv_dtype=c.kv_dtype, offering=c.offering, engine=c.engine,
-                         scaling=c.scaling, usd_per_month=result.usd_per_month, usd_per_mtok=result.usd_per_mtok,
-                         tokens_per_second_per_user=1.0 / tpot if result.meets_slo and tpot else 0.0,
-                         ttft_p90_seconds=result.ttft_p90_seconds, meets_slo=result.meets_slo,
-                         replicas=result.replicas)
-
-
-def pareto_front(rows: list[Configuration], *, better_is_higher: bool, metric: str) -> list[Configuration]:
-    """Rows no other row beats on both $/M tokens (lower) and `metric` (higher or lower is better)."""
-    def value(row: Configuration) -> float:
-        raw = getattr(row, metric)
-        x = math.inf if raw is None else float(raw)
-        return -x if better_is_higher else x
-
-    front: list[Configuration] = []
-    best_so_far = math.inf
-    for row in sorted(rows, key=lambda r: (r.usd_per_mtok, value(r))):
-        if value(row) < best_so_far:
-            front.append(row)
-            best_so_far = value(row)
-    return front
+def _ranked(rows: list[Configuration], *, accept_unverified: bool = False) -> list[Configuration]:
+    """Rows that may be ranked: the decision's verdict meets the SLO (or is unverified, when the scenario
+    accepts unverified latency, as `decision.rank.rank_options` does), a finite cost, host counted if owned."""
+    return [r for r in rows if (r.meets_slo or (accept_unverified and r.slo_status == "unverified"))
+            and r.host_counted and r.excluded_kind is None and math.isfinite(r.usd_per_month)]
 
 
 def _kth_cost(feasible: list[Configuration], *, top_k: int) -> float:
-    costs = sorted(r.usd_per_month for r in feasible)
+    """The K-th cheapest cost among the rows' distinct collapse keys (same-cost variants count once)."""
+    costs = sorted({collapse_key(r): r.usd_per_month for r in feasible}.values())
     return costs[top_k - 1] if len(costs) >= top_k else math.inf
 
 
 def _pruned(item: Screened, feasible: list[Configuration], *, kth_usd_per_month: float, keep_front: bool) -> bool:
-    """Safe: the candidate cannot meet the SLO, or its $/month LOWER bound already reaches the K-th cheapest
-    simulated SLO-feasible cost (so it cannot enter the top K), and (keep_front) a simulated feasible one
+    """Safe: the candidate cannot meet the SLO, or its $/month LOWER bound already exceeds the K-th cheapest
+    simulated SLO-feasible cost (so it cannot enter the top K, nor be a same-cost variant of a row in it), and (keep_front) a simulated feasible one
     is at least as cheap and at least as fast as its bounds allow."""
     if not item.viable:
         return True
-    if item.usd_per_month_lower < kth_usd_per_month:
+    if item.usd_per_month_lower <= kth_usd_per_month + TIE_USD:  # a tie may be a same-cost variant of the K-th row
         return False
     if not keep_front:
         return True
@@ -198,13 +151,62 @@ def _capacities(scenario: Scenario, candidates: list[Candidate], *, runner: Loca
     return [found[k] for k in keys], len(candidates) - len(missing)
 
 
+def _finish(simulated: list[Configuration], *, top_k: int, enumerated: int, started: float, hits: int,
+            scope: SearchScope, without_host: int, accept_unverified: bool) -> SearchResult:
+    """Top K over collapsed rows, the two fronts (each row listing its same-cost variants) and their reasons."""
+    ranked = _ranked(simulated, accept_unverified=accept_unverified)
+    rows = collapse(ranked)
+    variants = {collapse_key(r): r.variants for r in rows}
+
+    def listed(front: list[Configuration]) -> tuple[Configuration, ...]:
+        """Front rows with their same-cost variants, the row's own first (a front may pick another variant
+        of a collapsed row: the lowest TTFT rather than the most tokens/s per user)."""
+        return tuple(replace(r, variants=(r.variant(), *(v for v in variants[collapse_key(r)] if v != r.variant())))
+                     for r in front)
+
+    speed = listed(pareto_front(ranked, better_is_higher=True, metric="tokens_per_second_per_user"))
+    ttft = listed(pareto_front(ranked, better_is_higher=False, metric="ttft_p90_seconds"))
+    frontier = sorted(set(speed + ttft), key=lambda r: (r.usd_per_mtok, repr(r)))
+    pruned = enumerated - len(simulated)
+    by_bounds = pruned - without_host  # the rest were left out for their host (`_with_host`)
+    return SearchResult(
+        candidates_enumerated=enumerated, candidates_pruned=pruned, candidates_simulated=len(simulated),
+        seconds=time.perf_counter() - started, best=tuple(rows[:top_k]), frontier=tuple(frontier),
+        frontier_tokens_per_second_per_user=speed, frontier_ttft=ttft, cache_hits=hits, scope=scope,
+        frontier_tokens_per_second_per_user_reason=front_reason(list(speed), rows, metric="tokens_per_second_per_user",
+                                                                pruned=by_bounds),
+        frontier_ttft_reason=front_reason(list(ttft), rows, metric="ttft_p90_seconds", pruned=by_bounds),
+        rows_meeting_slo=len(rows),
+        candidates_without_host=without_host)
+
+
+def _with_host(scenario: Scenario, candidates: tuple[Candidate, ...], *,
+               sheet: PriceSheet[GpuPriceRow]) -> tuple[Candidate, ...]:
+    """The candidates whose cost counts their host (an owned GPU without host figures is never ranked, so it is
+    not simulated either)."""
+    verdicts: dict[tuple[str, str], bool] = {}
+    for c in candidates:
+        key = (c.hardware, c.offering)  # host figures: the offering's row and the scenario's overrides on the hardware
+        if key not in verdicts:
+            verdicts[key] = host_counted(searched_option(scenario, c, name="search"), sheet)
+    return tuple(c for c in candidates if verdicts[(c.hardware, c.offering)])
+
+
+def _scope(scenario: Scenario, *, api_sheet: PriceSheet[ApiPriceRow] | None, quality_sheet: QualitySheet | None,
+           today: dt.date) -> SearchScope:
+    api = api_sheet or load_api_prices()
+    sheet = quality_sheet or load_quality_scores(open_model_ids=open_model_ids(api))
+    return search_scope(scenario, api_sheet=api, quality=sheet, as_of=today)
+
+
 def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
            calibration: Calibration | None = None, today: dt.date | None = None,
            executor: LocalExecutor | RayExecutor | None = None, quality: QualityFilter | None = None,
            prune: bool = True, keep_front: bool = False, cache: CapacityCache | None = None,
-           progress: Progress | None = None) -> SearchResult:
-    """Enumerate (models passing `quality`, default the scenario's `quality:` floor), screen, simulate the
-    survivors; `prune=False` simulates every usable candidate (brute force),
+           progress: Progress | None = None, api_sheet: PriceSheet[ApiPriceRow] | None = None,
+           quality_sheet: QualitySheet | None = None) -> SearchResult:
+    """Enumerate (the models of search/scope.py, cut further by the `quality` hook when given), screen,
+    simulate the survivors; `prune=False` simulates every usable candidate (brute force),
     `keep_front=True` keeps every candidate that could join the tokens/s-per-user front (module docstring).
     `cache` (shared with `decide`) holds capacities already simulated, so a repeated search or the decision
     over its top K simulates nothing twice. `progress(fraction, text)` is called after the screen and after
@@ -214,10 +216,11 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     started = time.perf_counter()
     sheet = gpu_sheet or load_gpu_prices()
     today = scenario.evaluation_date(override=today)
-    quality = quality if quality is not None else scenario_quality_filter(scenario)
-    enumerated = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality)
+    scope = _scope(scenario, api_sheet=api_sheet, quality_sheet=quality_sheet, today=today)
+    enumerated = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality, model_ids=scope.models)
     specs = {m: load_model(m) for m in {c.model for c in enumerated}}
-    screened = screen_candidates(scenario, usable_candidates(scenario, enumerated, model_specs=specs),
+    hosted = _with_host(scenario, enumerated, sheet=sheet)
+    screened = screen_candidates(scenario, usable_candidates(scenario, hosted, model_specs=specs),
                                  gpu_sheet=sheet, calibration=calibration, model_specs=specs)
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
                                             repr(s.candidate)))
@@ -229,7 +232,7 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica and engine
     hits = 0
     while queue:
-        feasible = [r for r in simulated if r.meets_slo]
+        feasible = _ranked(simulated, accept_unverified=scenario.accept_unverified_latency)
         kth = _kth_cost(feasible, top_k=top_k)
         if prune:
             queue = [s for s in queue if not _pruned(s, feasible, kth_usd_per_month=kth, keep_front=keep_front)]
@@ -240,38 +243,36 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
         hits += wave_hits
         capacities.update(zip((c.capacity_key for c in new), values, strict=True))
         simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.capacity_key],
-                                       gpu_sheet=sheet, today=today) for s in wave)
+                                       gpu_sheet=sheet, today=today, scope=scope) for s in wave)
         if progress is not None:
             progress(1.0 - len(queue) / total, f"simulated {len(simulated):,} configurations")
-    feasible = [r for r in simulated if r.meets_slo and math.isfinite(r.usd_per_month)]
-    best = sorted(feasible, key=lambda r: (r.usd_per_month, -r.tokens_per_second_per_user, repr(r)))[:top_k]
-    speed = pareto_front(feasible, better_is_higher=True, metric="tokens_per_second_per_user")
-    ttft = pareto_front(feasible, better_is_higher=False, metric="ttft_p90_seconds")
-    frontier = sorted(set(speed + ttft), key=lambda r: (r.usd_per_mtok, repr(r)))
-    return SearchResult(candidates_enumerated=len(enumerated), candidates_pruned=len(enumerated) - len(simulated),
-                        candidates_simulated=len(simulated), seconds=time.perf_counter() - started,
-                        best=tuple(best), frontier=tuple(frontier), frontier_tokens_per_second_per_user=tuple(speed),
-                        frontier_ttft=tuple(ttft), cache_hits=hits)
+    return _finish(simulated, top_k=top_k, enumerated=len(enumerated), started=started, hits=hits, scope=scope,
+                   without_host=len(enumerated) - len(hosted), accept_unverified=scenario.accept_unverified_latency)
 
 
 def option_name(rank: int, configuration: Configuration) -> str:
     """'search-1-<model>-<hardware>-tp<N>' (dtypes appended so two precisions of one replica stay distinct; the
-    engine and 'autoscale' appended when not generic / fixed)."""
+    engine and the scaling ('autoscale', 'mixed') appended when not generic / fixed)."""
     c = configuration
     name = f"search-{rank}-{c.model}-{c.hardware}-tp{c.gpus_per_replica}-{c.weight_dtype}-{c.kv_dtype}"
     name += f"-{c.engine}" if c.engine != "generic" else ""
-    return name + ("-autoscale" if c.scaling != "fixed" else "")
+    return name + (f"-{c.scaling}" if c.scaling != "fixed" else "")
 
 
-def with_configuration(scenario: Scenario, configuration: Configuration, *, name: str) -> Scenario:
+def with_configuration(scenario: Scenario, configuration: Configuration, *, name: str,
+                       api_sheet: PriceSheet[ApiPriceRow] | None = None) -> Scenario:
     """The scenario with one searched configuration added as a self-host option called `name` (the app's
-    "add to scenario"); raises CostmodelError when an option already has that name."""
+    "add to scenario"), carrying the scenario's ops and host terms (search/scope.py) and, with `substitutes:`
+    groups, joining the group of the option serving its model; raises CostmodelError when an option already
+    has that name."""
     if any(o.name == name for o in scenario.options):
         raise CostmodelError(f"options: an option named '{name}' is already in the scenario; rename or remove it first")
-    ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
-    added = configuration.candidate().option(name=name, ops_usd_per_month=ops,
-                                             warmup_minutes=search_warmup_minutes(scenario))
-    return scenario.model_copy(update={"options": [*scenario.options, added]})
+    added = searched_option(scenario, configuration.candidate(), name=name)
+    update: dict[str, object] = {"options": [*scenario.options, added]}
+    group = grouped_with(scenario, model=configuration.model, api_sheet=api_sheet or load_api_prices())
+    if group is not None and scenario.substitutes is not None:
+        update["substitutes"] = [[*g, name] if i == group else list(g) for i, g in enumerate(scenario.substitutes)]
+    return scenario.model_copy(update=update)
 
 
 def with_searched_options(scenario: Scenario, result: SearchResult, *, top_k: int) -> Scenario:

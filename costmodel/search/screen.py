@@ -15,10 +15,14 @@ and all-reduce overlap applied to the efficiencies as `serving.replica.build_rep
 - a decode-step LOWER bound t_min = step(batch 1, 1 new token, context 0): every decode step of any batch
   and context takes at least this, so TPOT p90 >= t_min and tokens/s per user <= 1 / t_min. If t_min
   exceeds the TPOT limit no load meets the SLO.
-From these a $/month LOWER bound: fixed, replicas >= max(1, ceil(peak / capacity upper bound)), at the
-offering's price (`size_self_host`'s own sizing rule); autoscale, sum over the day's hours of
-ceil(demand_h / capacity upper bound) replica-hours x N x D days x price (`decision.fleet.autoscaled_day`
-without its floor, headroom and warm-up, which only add).
+From these a $/month LOWER bound, at the offering's price plus the candidate's per-GPU ops per GPU-hour
+(ops_usd_per_gpu_month / 730.5 h), plus its fixed ops (search/scope.py `option_terms`): fixed, replicas >=
+max(min_replicas, ceil(peak / capacity upper bound)) (`size_self_host`'s own sizing rule, the fleet policy's
+floor); autoscale, sum over the day's hours of max(min_replicas, ceil(demand_h / capacity upper bound))
+replica-hours x N x D days (`decision.fleet.autoscaled_day` without its headroom and warm-up, which only add);
+mixed, the same replica-hours at the lower of the base and the burst's on-demand price (`decision.mixed`: every
+hour pays at least its need, each replica-hour at the base's or the burst's price). Owned offerings' host share
+is left out of the bound (it only adds).
 `screen_candidates` evaluates these with the vectorized roofline (`roofline.step_arrays` and
 `memory.memory_arrays` over one array per model of every replica configuration), the same formulas
 `screen_replica` runs one configuration at a time (kept as the scalar reference, tested equal).
@@ -38,6 +42,7 @@ from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
 from costmodel.decision.attach import option_efficiency
 from costmodel.decision.economics import diurnal_profile
+from costmodel.decision.fleet import fleet_policy
 from costmodel.dtypes import BYTES_PER_ELEMENT, lm_head_weight_dtype, precision_kwargs
 from costmodel.measurements.calibration import Calibration
 from costmodel.memory import memory_arrays, plan_replica_memory
@@ -45,6 +50,7 @@ from costmodel.ops import uniform_work
 from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.roofline import Efficiency, step_arrays
 from costmodel.scenario import Scenario
+from costmodel.search.scope import OptionTerms, option_terms
 from costmodel.search.space import Candidate
 from costmodel.serving.profile import EngineSettings, engine_settings
 from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH
@@ -218,27 +224,41 @@ def hourly_demand_requests_per_second(scenario: Scenario) -> tuple[float, ...]:
 
 
 def autoscaled_replica_hours_lower(*, capacity_upper_requests_per_second: float,
-                                   hourly_requests_per_second: tuple[float, ...]) -> int:
-    """Replica-hours a day an autoscaled fleet pays at least: sum_h ceil(demand_h / capacity upper bound)."""
+                                   hourly_requests_per_second: tuple[float, ...], min_replicas: int = 0) -> int:
+    """Replica-hours a day an autoscaled (or mixed) fleet pays at least:
+    sum_h max(min_replicas, ceil(demand_h / capacity upper bound))."""
     cap = capacity_upper_requests_per_second
-    return sum(max(0, math.ceil(d / cap - 1e-12)) for d in hourly_requests_per_second)
+    return sum(max(min_replicas, math.ceil(d / cap - 1e-12)) for d in hourly_requests_per_second)
 
 
 def lower_usd_per_month(candidate: Candidate, replica: ReplicaScreen, *, usd_per_gpu_hour: float,
                         ops_usd_per_month: float, peak_requests_per_second: float,
-                        hourly_requests_per_second: tuple[float, ...], replica_hours: int | None = None) -> float:
-    """$/month lower bound of the candidate at its capacity upper bound, fixed or autoscaled (module docstring);
-    `replica_hours`: `autoscaled_replica_hours_lower` already computed for this replica."""
+                        hourly_requests_per_second: tuple[float, ...], replica_hours: int | None = None,
+                        min_replicas: int = 1) -> float:
+    """$/month lower bound of the candidate at its capacity upper bound, fixed or hour by hour (module
+    docstring); `usd_per_gpu_hour`: the lowest price any of its GPU-hours pays (mixed: base or burst, per-GPU
+    ops included); `replica_hours`: `autoscaled_replica_hours_lower` already computed for this replica."""
     cap = replica.capacity_upper_requests_per_second
-    if candidate.scaling == "autoscale":
+    if candidate.scaling in ("autoscale", "mixed"):
         if replica_hours is None:
             replica_hours = autoscaled_replica_hours_lower(capacity_upper_requests_per_second=cap,
-                                                           hourly_requests_per_second=hourly_requests_per_second)
+                                                           hourly_requests_per_second=hourly_requests_per_second,
+                                                           min_replicas=min_replicas)
         return (replica_hours * candidate.gpus_per_replica * usd_per_gpu_hour * DAYS_PER_MONTH
                 + ops_usd_per_month)
-    replicas = max(1, math.ceil(peak_requests_per_second / cap - 1e-12))
+    replicas = max(min_replicas, math.ceil(peak_requests_per_second / cap - 1e-12))
     return _month_usd(replicas=replicas, gpus=candidate.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour,
                       ops_usd_per_month=ops_usd_per_month)
+
+
+def _lowest_usd_per_gpu_hour(candidate: Candidate, *, prices: dict[str, float], on_demand: dict[str, float],
+                             terms: OptionTerms) -> float:
+    """The lowest price one of the candidate's GPU-hours pays: its offering's (mixed: or the burst's cheapest
+    on-demand row's), plus its per-GPU ops spread over the GPU-hours of a month."""
+    price = prices[candidate.offering]
+    if candidate.scaling == "mixed":
+        price = min(price, on_demand.get(candidate.hardware, price))
+    return price + terms.ops_usd_per_gpu_month / HOURS_PER_MONTH
 
 
 def screen_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *, gpu_sheet: PriceSheet[GpuPriceRow],
@@ -246,23 +266,33 @@ def screen_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *, 
                       model_specs: Mapping[str, ModelSpec] | None = None) -> tuple[Screened, ...]:
     """Bounds for every candidate (the vectorized roofline once per replica configuration)."""
     peak = scenario.workload.peak_requests_per_second()
-    ops = scenario.search.ops_usd_per_month if scenario.search else 0.0
     tpot_limit = scenario.slo.tpot_p90_seconds
     replicas = screen_replicas(scenario, candidates, calibration=calibration, model_specs=model_specs)
     prices = {o: gpu_sheet.get(o).all_in_usd_per_gpu_hour() for o in {c.offering for c in candidates}}
+    on_demand: dict[str, float] = {}
+    for row in gpu_sheet.rows:
+        if row.offering == "on-demand":
+            price = row.all_in_usd_per_gpu_hour()
+            on_demand[row.accelerator_id] = min(price, on_demand.get(row.accelerator_id, price))
+    terms = {key: option_terms(scenario, model=key[0], hardware=key[1]) for key in {(c.model, c.hardware)
+                                                                                    for c in candidates}}
+    floor = fleet_policy(candidates[0].option(name="screen"), scenario).min_replicas if candidates else 1
     hourly = hourly_demand_requests_per_second(scenario)
     hours = {key: autoscaled_replica_hours_lower(capacity_upper_requests_per_second=r.capacity_upper_requests_per_second,
-                                                 hourly_requests_per_second=hourly) for key, r in replicas.items()}
+                                                 hourly_requests_per_second=hourly, min_replicas=floor)
+             for key, r in replicas.items()}
     out = []
     for candidate in candidates:
         key = candidate.capacity_key
         replica = replicas[key]
-        price = prices[candidate.offering]
+        own = terms[(candidate.model, candidate.hardware)]
+        price = _lowest_usd_per_gpu_hour(candidate, prices=prices, on_demand=on_demand, terms=own)
         out.append(Screened(
-            candidate=candidate, replica=replica, usd_per_gpu_hour=price,
-            usd_per_month_lower=lower_usd_per_month(candidate, replica, usd_per_gpu_hour=price, ops_usd_per_month=ops,
+            candidate=candidate, replica=replica, usd_per_gpu_hour=prices[candidate.offering],
+            usd_per_month_lower=lower_usd_per_month(candidate, replica, usd_per_gpu_hour=price,
+                                                    ops_usd_per_month=own.ops_usd_per_month,
                                                     peak_requests_per_second=peak, hourly_requests_per_second=hourly,
-                                                    replica_hours=hours[key]),
+                                                    replica_hours=hours[key], min_replicas=floor),
             tokens_per_second_per_user_upper=1.0 / replica.decode_step_lower_seconds,
             tpot_limit_seconds=tpot_limit,
         ))

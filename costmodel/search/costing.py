@@ -1,0 +1,78 @@
+"""The decision's cost and verdict of one searched configuration at its simulated capacity.
+
+A candidate becomes a scenario option carrying the scenario's terms (search/scope.py: ops, host overrides,
+warm-up) and is costed by the decision's own `self_host_result`, so a searched configuration costs what
+`compare` says it costs, and its verdict is the decision's (`meets_slo` / `slo_status`, never recomputed here).
+The breakdown splits the result's GPU line into the GPU-hours and, for owned GPUs, the host server's share
+(`host_price` per GPU-hour x the owned GPU-hours: the fixed fleet, or a mixed fleet's base).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from costmodel.decision.options import host_price, self_host_result
+from costmodel.decision.results import OptionResult
+from costmodel.pricing import GpuPriceRow, PriceSheet
+from costmodel.pricing.hosts import host_row, host_share
+from costmodel.scenario import Scenario, SelfHostOption
+from costmodel.search.rows import Configuration
+from costmodel.search.scope import SearchScope, option_terms
+from costmodel.search.space import Candidate
+from costmodel.serving.analytic import Capacity
+from costmodel.units import HOURS_PER_MONTH
+
+
+def host_counted(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow]) -> bool:
+    """False for an owned GPU whose host server has no figures (sheet or option): its cost leaves the host out,
+    so it is never ranked (the issue's rule for owned rows)."""
+    if option.usd_per_gpu_hour is not None or option.offering is None:
+        return True
+    row = sheet.get(option.offering)
+    if row.offering != "owned":
+        return True
+    return host_share(row, host=host_row(row.accelerator_id), capex_usd_per_gpu=option.host_capex_usd_per_gpu,
+                      power_kw_per_gpu=option.host_power_kw_per_gpu) is not None
+
+
+def host_usd_per_month(option: SelfHostOption, result: OptionResult, sheet: PriceSheet[GpuPriceRow], *,
+                       today: dt.date) -> float:
+    """The host server's share of the result's GPU line: host $/GPU-hour x the owned GPU-hours paid."""
+    per_gpu_hour, _, _ = host_price(option, sheet, today=today)
+    if per_gpu_hour == 0 or not result.gpus_per_replica:
+        return 0.0
+    owned_replicas = result.base_replicas if result.scaling == "mixed" else result.replicas
+    return per_gpu_hour * (owned_replicas or 0) * result.gpus_per_replica * HOURS_PER_MONTH
+
+
+def searched_option(scenario: Scenario, candidate: Candidate, *, name: str) -> SelfHostOption:
+    """The candidate as the option `compare` would evaluate: the scenario's terms for its model and hardware."""
+    return candidate.option(name=name, terms=option_terms(scenario, model=candidate.model,
+                                                          hardware=candidate.hardware))
+
+
+def ops_source(scenario: Scenario, candidate: Candidate) -> str:
+    """Where the candidate's ops figures come from, for people."""
+    return option_terms(scenario, model=candidate.model, hardware=candidate.hardware).ops_source
+
+
+def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capacity, str], *,
+                  gpu_sheet: PriceSheet[GpuPriceRow], today: dt.date, scope: SearchScope | None = None) -> Configuration:
+    """The decision's cost and verdict of one candidate at its simulated capacity."""
+    option = searched_option(scenario, candidate, name="search")
+    result = self_host_result(option, scenario, gpu_sheet, capacity, reference=None, today=today)
+    tpot = result.tpot_p90_seconds
+    host = host_usd_per_month(option, result, gpu_sheet, today=today)
+    c = candidate
+    return Configuration(
+        model=c.model, hardware=c.hardware, gpus_per_replica=c.gpus_per_replica, weight_dtype=c.weight_dtype,
+        kv_dtype=c.kv_dtype, offering=c.offering, engine=c.engine, scaling=c.scaling,
+        usd_per_month=result.usd_per_month, usd_per_mtok=result.usd_per_mtok,
+        tokens_per_second_per_user=1.0 / tpot if tpot and result.slo_status != "misses" else 0.0,
+        ttft_p90_seconds=result.ttft_p90_seconds, meets_slo=result.meets_slo, slo_status=result.slo_status,
+        replicas=result.replicas, gpus=result.gpus, capacity_requests_per_second=result.capacity_requests_per_second,
+        batch=capacity[0].batch if capacity[0].feasible else None,
+        quality_score=scope.quality_scores.get(c.model) if scope is not None else None,
+        gpu_usd_per_month=result.breakdown.gpu_usd_per_month - host, host_usd_per_month=host,
+        ops_usd_per_month=result.breakdown.ops_usd_per_month, ops_source=ops_source(scenario, c), host_counted=host_counted(option, gpu_sheet),
+        excluded_kind=result.excluded_kind)
