@@ -24,7 +24,8 @@ API_USD_PER_REQUEST = (1000 * 0.10 + 200 * 0.10) / 1e6
 
 def scenario(options, *, requests_per_day=20_000, horizon=None):
     data = {
-        "name": "commitments", "accept_unverified_latency": True, "fleet": {"min_replicas": 1},
+        "name": "commitments", "accept_unverified_latency": True,
+        "fleet": {"min_replicas": 1, "spare_replicas": 0},  # one replica: the arithmetic below is about terms and hosts
         "workload": {"requests_per_day": requests_per_day, "prompt_tokens": {"kind": "fixed", "tokens": 1000},
                      "output_tokens": {"kind": "fixed", "tokens": 200}, "peak_to_mean_ratio": 2.0},
         "slo": {"ttft_p90_seconds": 1.0, "tpot_p90_seconds": 0.05},

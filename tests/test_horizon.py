@@ -65,7 +65,8 @@ def test_five_percent_growth_resizes_month_by_month():
     mu = capacity(H100)
     # Peak at month 0 = 2.5 replicas' worth at the default 80% target: peak = rpd / 86,400 x 2.0.
     rpd = 2.5 * 0.8 * mu * 86_400 / 2.0
-    decision = decided(scenario(requests_per_day=rpd, options=[API, H100], growth=0.05))
+    # No spare replica here (spare_replicas 0): the test follows the headroom term month by month.
+    decision = decided(scenario(requests_per_day=rpd, options=[API, H100], growth=0.05, fleet={"spare_replicas": 0}))
     h100 = decision.option("h100")
     # replicas_m = max(2, ceil(2.5 x 1.05^m)): 3 in months 0-3 (2.5 .. 2.89), 4 in 4-9 (3.04 .. 3.88), 5 in 10-11.
     replicas = [max(2, math.ceil(2.5 * 1.05**m)) for m in range(12)]
@@ -90,7 +91,7 @@ def test_ranking_changes_in_the_month_the_api_overtakes_one_replica():
     rpd = 1461.0 / 1.05**3.5 / (API_USD_PER_REQUEST * DAYS_PER_MONTH)  # 340,640 requests/day
     assert rpd / 86_400 * 2.0 * 1.05**11 < 0.8 * capacity(one_replica)  # still one replica in month 11
     decision = decided(scenario(requests_per_day=rpd, options=[API, one_replica], growth=0.05,
-                                fleet={"min_replicas": 1}))
+                                fleet={"min_replicas": 1, "spare_replicas": 0}))
     # horizon_months is set, so the ranking compares the 12-month totals (with commitments; none here):
     # API sum_m 1,461 / 1.05^3.5 x 1.05^m = 1,461 x (1.05^12 - 1) / 0.05 / 1.05^3.5 = $19,607 against
     # 12 x $1,461 = $17,532 for the replica: the replica ranks first though the API is cheaper in month 0.
@@ -99,7 +100,7 @@ def test_ranking_changes_in_the_month_the_api_overtakes_one_replica():
     assert decision.option("api").usd_horizon_total_with_commitments == pytest.approx(api_total)
     assert decision.option("h100").usd_horizon_total_with_commitments == pytest.approx(12 * 1461.0)
     assert decision.recommendation == "h100"
-    unset = scenario(requests_per_day=rpd, options=[API, one_replica], growth=0.05, fleet={"min_replicas": 1})
+    unset = scenario(requests_per_day=rpd, options=[API, one_replica], growth=0.05, fleet={"min_replicas": 1, "spare_replicas": 0})
     unset.pop("horizon_months")  # left at its default: ranked by month 0's $/month
     default = decided(unset)
     assert default.ranking_basis == "usd_per_month" and default.recommendation == "api"
@@ -110,7 +111,7 @@ def test_ranking_changes_in_the_month_the_api_overtakes_one_replica():
     assert api.usd_by_month[3] == pytest.approx(1461.0 / 1.05**0.5) and api.usd_by_month[3] < h100.usd_by_month[3]
     assert api.usd_by_month[4] == pytest.approx(1461.0 * 1.05**0.5) and api.usd_by_month[4] > h100.usd_by_month[4]
     assert any("ranking changes in month 4 (2027-04)" in reason for reason in decision.reasons)
-    flat = decided(scenario(requests_per_day=rpd, options=[API, one_replica], fleet={"min_replicas": 1}))
+    flat = decided(scenario(requests_per_day=rpd, options=[API, one_replica], fleet={"min_replicas": 1, "spare_replicas": 0}))
     assert flat.ranking_change_month is None
 
 
@@ -200,33 +201,46 @@ def test_break_even_pair_is_on_one_fleet_and_every_row_names_its_api():
     h100 = decision.option("h100")
     mu = h100.capacity_requests_per_second
     assert mu
-    # Month-0 fleet: peak 100,000 / 86,400 x 2 = 2.31 requests/s needs max(2, ceil(2.31 / (0.8 x mu))) = 2 replicas,
-    # F = 2 x 2.0 x 730.5 + 1,000 = $3,922/month. Against cerebras at $0.10/M: V* = 3,922 x 1e6 / 0.10 = 39.22B.
+    # Month-0 fleet: peak 100,000 / 86,400 x 2 = 2.31 requests/s needs max(2, ceil(2.31 / (0.8 mu)),
+    # ceil(2.31 / mu) + 1) = 2 replicas, F = 2 x 2.0 x 730.5 + 1,000 = $3,922/month.
     assert h100.replicas == 2 and h100.usd_per_month == pytest.approx(3922.0)
-    capacity_tokens = 2 * mu * (1000 + 200) * 2_629_800  # C = n x X x S
-    assert h100.break_even_tokens_per_month == pytest.approx(3922.0 * 1e6 / 0.10)
-    assert h100.break_even_utilization == pytest.approx(3922.0 * 1e6 / 0.10 / capacity_tokens)
-    assert h100.break_even_tokens_per_month == pytest.approx(h100.break_even_utilization * capacity_tokens)
-    # The autoscaled fleet: C = sum_h R_h x 30.4375 d x 3,600 s x X, F its own $/month.
+
+    def replicas(volume: float) -> int:  # the fleet re-sized for `volume` tokens/month (1,200 tokens a request)
+        peak = volume / 1200 / 2_629_800 * 2.0
+        return max(2, math.ceil(peak / (0.8 * mu) - 1e-12), math.ceil(peak / mu - 1e-12) + 1)
+
+    def fleet_usd(volume: float) -> float:
+        return replicas(volume) * 2.0 * HOURS_PER_MONTH + 1000.0
+
+    def api_usd(volume: float) -> float:  # cerebras at $0.10/M, blended
+        return 0.10 * volume / 1e6
+
+    # V*: where the re-sized fleet's cost crosses the API's (the memo's chart), above today's 3.65B.
+    volume = h100.break_even_tokens_per_month
+    assert volume is not None and volume > decision.tokens_per_month
+    assert fleet_usd(volume * (1 + 1e-6)) <= api_usd(volume * (1 + 1e-6))
+    assert fleet_usd(volume * (1 - 1e-6)) > api_usd(volume * (1 - 1e-6))
+    # u* = V* / C(V*), C = n(V*) x mu x 1,200 tokens x S: the fleet at the break-even volume.
+    assert h100.break_even_utilization == pytest.approx(volume / (replicas(volume) * mu * 1200 * 2_629_800),
+                                                        rel=1e-6)
     auto = decision.option("h100-auto")
-    assert auto.replicas_by_hour is not None and auto.break_even_utilization and auto.break_even_tokens_per_month
-    auto_capacity = sum(auto.replicas_by_hour) * DAYS_PER_MONTH * 3_600 * mu * 1200
-    assert auto.break_even_tokens_per_month == pytest.approx(auto.usd_per_month * 1e6 / 0.10)
-    assert auto.break_even_tokens_per_month == pytest.approx(auto.break_even_utilization * auto_capacity)
+    assert auto.replicas_by_hour is not None and auto.break_even_against == "api"
     for name in ("h100", "h100-auto", "70b-on-l40s", "hy"):
         assert decision.option(name).break_even_against == "api", name
     assert decision.option("70b-on-l40s").break_even_utilization is None  # no capacity: no pair
 
 
 def test_api_reasons_cite_only_a_break_even_the_fleet_can_carry():
-    # At $20/GPU-h two replicas cost F = 2 x 20 x 730.5 + 1,000 = $30,220: V* = 302.2B tokens/month against the
-    # API's $0.10/M, more than twice what 2 replicas carry (2 x mu x 1,200 x 2,629,800 = 135B): u* > 1.
+    # At $20/GPU-h each added replica costs 20 x 730.5 = $14,610 a month for at most 0.8 mu x 1,200 tokens x
+    # S / 2 more tokens (peak-to-mean 2): more per token than the API's $0.10/M, so the re-sized fleet's cost
+    # line never crosses the API's at any volume in range: no break-even, and the reasons say so.
     dear = {**H100, "usd_per_gpu_hour": 20.0}
     decision = decided(scenario(requests_per_day=100_000, options=[API, dear]))
     h100 = decision.option("h100")
+    mu = h100.capacity_requests_per_second
+    assert mu and 20.0 * HOURS_PER_MONTH / (0.8 * mu * 1200 * 2_629_800 / 2) * 1e6 > 0.10
     assert decision.recommendation == "api"
     assert h100.usd_per_month == pytest.approx(30_220.0)
-    assert h100.break_even_tokens_per_month == pytest.approx(302.2e9)
-    assert h100.break_even_utilization is not None and h100.break_even_utilization > 1
-    assert not any("would break even at" in r for r in decision.reasons)
-    assert any("No self-host fleet priced here breaks even" in r for r in decision.reasons)
+    assert h100.break_even_tokens_per_month is None and h100.break_even_utilization is None
+    assert not any("would break even" in r for r in decision.reasons)
+    assert any("No self-host option here breaks even with this API" in r for r in decision.reasons)

@@ -96,14 +96,23 @@ def _apply_volume(field: str) -> None:
 
 
 def _slo_cell(o: OptionResult) -> str:
-    """The tri-state verdict as such: meets / misses / unverified, throttled noted; an excluded option says
-    why in words (below the quality floor, not a substitute, retired, misses the SLO, throttled, ...)."""
+    """The verdict as such: meets (measured) / likely meets (a band within the limits) / unverified / misses,
+    with its source, throttled noted; an excluded option says why in words (below the quality floor, ...)."""
     if o.excluded_reason:
         return "excluded: " + exclusion_label(o.excluded_kind)
-    verdict = {"meets": "meets", "misses": "misses", "unverified": "unverified"}[o.slo_status]
-    if o.slo_status == "unverified" and o.latency_source == "published":
+    verdict = o.slo_status.replace("_", " ")
+    if o.latency_source == "published":
         verdict += " (published, not your traffic)"
+    elif o.latency_source == "simulated":
+        verdict += " (simulated)"
     return verdict + (", throttled" if o.throttled else "")
+
+
+def _band_cell(low: float | None, high: float | None) -> str:
+    """'229-427 ms' (the p90 band), '' without one."""
+    if low is None or high is None:
+        return ""
+    return f"{fmt.ms(low)}-{fmt.ms(high)}"
 
 
 def _table(view: CompareView) -> pd.DataFrame:
@@ -121,7 +130,9 @@ def _table(view: CompareView) -> pd.DataFrame:
             "latency owner": o.latency_owner or "",
             "quality score": fmt.count(o.quality_score) if o.quality_score is not None else "",
             "TTFT p90": fmt.ms(o.ttft_p90_seconds),
+            "TTFT p90 band": _band_cell(o.ttft_p90_seconds_low, o.ttft_p90_seconds_high),
             "TPOT p90": fmt.ms(o.tpot_p90_seconds),
+            "TPOT p90 band": _band_cell(o.tpot_p90_seconds_low, o.tpot_p90_seconds_high),
             "replicas": fmt.count(o.replicas),
             "GPUs": fmt.count(o.gpus),
             "fleet": fleet_cell(o),
