@@ -61,7 +61,6 @@ def test_renders_the_ranked_decision(name: str) -> None:
 def test_volume_change_changes_table_recommendation_and_link() -> None:
     at = _compare()
     before = at.dataframe[0].value
-    # Issue 13: the unmeasured deepinfra API no longer counts as meeting the SLO, so the simulated L40S wins.
     base = decide(load_example("chat-assistant.yaml"))
     assert f"**{base.recommendation}**" in at.success[0].value
     at.number_input(key="cmp_requests_per_day").set_value(2_000_000.0).run()
@@ -70,8 +69,9 @@ def test_volume_change_changes_table_recommendation_and_link() -> None:
     scaled = load_example("chat-assistant.yaml")
     scaled = scaled.model_copy(update={"workload": scaled.workload.model_copy(update={"requests_per_day": 2e6})})
     decision = decide(scaled)
-    # At 10x the volume one L40S replica of Llama 3.1 8B undercuts every API (decide says so).
-    assert decision.recommendation == "llama-3.1-8b-l40s"
+    # At 10x the volume the Llama 3.3 70B H100 fleet undercuts claude-haiku, the cheapest API with latency
+    # evidence past the quality floor (decide says so; the 8B model is below the floor).
+    assert decision.recommendation == "llama-3.3-70b-h100-tp4" != base.recommendation
     assert f"**{decision.recommendation}**" in at.success[0].value
     assert list(after["option"]) == [o.name for o in decision.options]
     assert list(after["$/month"]) != list(before["$/month"])  # the table follows the new volume
@@ -92,13 +92,14 @@ def test_bad_volume_is_an_inline_error() -> None:
 
 
 def test_volume_chart_marks_break_even_and_uses_one_color_per_option() -> None:
-    at = _compare()
+    at = _compare("rag-service.yaml")
     fig = _figure(at, "cmp_volume_chart")
     marks = next(t for t in fig["data"] if t.get("name") == "break-even")
-    assert "llama-3.1-8b-l40s = llama-3.3-70b-deepinfra" in marks["text"]
-    # Break-even at 23.9B tokens/month (decide's break_even_tokens_per_month), shown in billions.
-    expected = decide(load_example("chat-assistant.yaml")).option("llama-3.1-8b-l40s").break_even_tokens_per_month
-    assert _array(marks["x"])[0] == pytest.approx(expected / 1e9)
+    assert "llama-3.1-70b-h100-tp4 = llama-3.1-70b-fireworks" in marks["text"]
+    # The one break-even (decide's break_even_tokens_per_month, where the re-sized fleet's cost line crosses the
+    # API's), shown in billions on the chart.
+    expected = decide(load_example("rag-service.yaml")).option("llama-3.1-70b-h100-tp4").break_even_tokens_per_month
+    assert expected is not None and _array(marks["x"])[0] == pytest.approx(expected / 1e9)
     volume_colors = {t["name"].split(" (")[0]: t["line"]["color"] for t in fig["data"] if " (" in t.get("name", "")}
     util = _figure(at, "cmp_utilization_chart")
     for trace in util["data"]:

@@ -67,14 +67,18 @@ def slo_phrase(result: OptionResult, scenario: Scenario) -> str:
 
 
 def _band_words(result: OptionResult) -> str:
-    """' (simulated; bands 0.10-0.19 s and 32-46 ms)' where the option has a band."""
-    low, high = result.ttft_p90_seconds_low, result.ttft_p90_seconds_high
-    tlow, thigh = result.tpot_p90_seconds_low, result.tpot_p90_seconds_high
-    if None in (low, high, tlow, thigh) or (low == high and tlow == thigh):
+    """' (simulated; p90 bands 0.10-0.19 s and 32-46 ms)' where the option has a band ('726 ms' for a point)."""
+    def one(low: float | None, high: float | None) -> str | None:
+        if low is None or high is None:
+            return None
+        return latency(low) if low == high else f"{latency(low)}-{latency(high)}"
+
+    ttft = one(result.ttft_p90_seconds_low, result.ttft_p90_seconds_high)
+    tpot = one(result.tpot_p90_seconds_low, result.tpot_p90_seconds_high)
+    if ttft is None or tpot is None or (result.ttft_p90_seconds_low == result.ttft_p90_seconds_high
+                                        and result.tpot_p90_seconds_low == result.tpot_p90_seconds_high):
         return f" ({result.latency_source})"
-    assert low is not None and high is not None and tlow is not None and thigh is not None
-    return (f" ({result.latency_source}; p90 bands {latency(low)}-{latency(high)} and "
-            f"{latency(tlow)}-{latency(thigh)})")
+    return f" ({result.latency_source}; p90 bands {ttft} and {tpot})"
 
 
 def _first_number(decision: Decision, base: Advantage) -> str:
@@ -246,11 +250,11 @@ def options_table(decision: Decision) -> Table:
         header=("#", "Option", "Kind", "$/month", "$/M tok", "SLO: p90 TTFT / TPOT", "GPUs", "Util.", "Break-even"),
         rows=rows, widths=(0.03, 0.21, 0.10, 0.09, 0.08, 0.16, 0.065, 0.06, 0.205),
         align=("r", "l", "l", "r", "r", "l", "r", "r", "l"), highlight_row=highlight,
-        caption=("Ranked as the decision ranks them: options that meet the SLO without throttling first (unverified "
-                 "latency after verified unless the scenario accepts it), then by $/month; excluded options last; a "
-                 "hybrid with 0 base replicas is its API's plan and gets no rank of its own (-). $/M tok is blended over prompt + output tokens. Util. = mean demand / provisioned "
-                 "capacity at the SLO. u* = break-even utilization against the reference API (> 100%: never); "
-                 "the volume is where self-host $/month equals that API's."),
+        caption=("Ranked as the decision ranks them: usable options by $/month (the recommendation is the cheapest "
+                 "whose latency meets or likely meets the SLO), excluded options last; a hybrid with 0 base replicas "
+                 "is its API's plan and gets no rank of its own (-). $/M tok is blended over prompt + output tokens. "
+                 "Util. = mean demand / provisioned capacity at the SLO. u* = utilization of the fleet sized for the "
+                 "break-even volume, where the option's cost line crosses its reference API's."),
     )
 
 
