@@ -206,8 +206,9 @@ ROOF_TP = ROOF.ttft_p90_seconds or 0.0  # the roofline's TTFT is t_p, the prefil
 # engine profile, the SLO tightened by that profile's documented error): the saturation rate and the number
 # of simulations the decision drops.
 RATE_TOLERANCE = decision_module.RATE_TOLERANCE
-_SELF_OPTION = SCENARIO.option("h100-8b")
-assert isinstance(_SELF_OPTION, SelfHostOption)
+_OPTION = SCENARIO.option("h100-8b")
+assert isinstance(_OPTION, SelfHostOption)
+_SELF_OPTION: SelfHostOption = _OPTION  # typed once, so the functions below see a SelfHostOption
 _HARDWARE, _EFFICIENCY = option_efficiency(_SELF_OPTION, None)
 ENGINE = _SELF_OPTION.engine  # no `engine` in the YAML: the vllm profile
 _TTFT_ERROR, _TPOT_ERROR = simulated_error(ENGINE, "ttft"), simulated_error(ENGINE, "tpot")
