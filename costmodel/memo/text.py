@@ -141,8 +141,7 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
     chosen = decision.chosen()
     blocks: list[Block] = []
     if decision.cheaper_unverified is not None:
-        blocks.append(Para(verify_first_sentence(decision.cheaper_unverified).removeprefix("Verify first: "),
-                           lead="Verify first.", style="callout"))
+        blocks.append(Para(verify_first_sentence(decision.cheaper_unverified), style="callout"))
     if not decision.recommendation_meets_slo and chosen.slo_status == "unverified" and not chosen.throttled:
         blocks.append(Para(
             f"The scenario accepts unverified latency: {chosen.name} is recommended though its latency is "
@@ -177,7 +176,8 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
     if decision.reasons:
         blocks.append(Para("As computed by the decision (the same sentences `costmodel compare` prints):", style="small"))
         names = [o.name for o in decision.options]
-        blocks.append(Bullets(tuple(cut_names(r, names) for r in decision.reasons)))
+        # The verify-first sentence already leads the page (above), word for word.
+        blocks.append(Bullets(tuple(cut_names(r, names) for r in decision.reasons if not r.startswith("Verify first:"))))
     return blocks
 
 
