@@ -43,7 +43,28 @@ _HOMES = {
     "costmodel.memory": ("MemoryPlan", "plan_memory"),
     "costmodel.roofline": ("Efficiency", "StepResult", "step"),
 }
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
+__all__ = [
+    "AcceleratorSpec",
+    "Calibration",
+    "CostmodelError",
+    "Efficiency",
+    "Estimate",
+    "GridResult",
+    "MemoryPlan",
+    "ModelSpec",
+    "StepResult",
+    "accelerators",
+    "derive_shape",
+    "estimate",
+    "evaluate_grid",
+    "load_accelerator",
+    "load_calibration",
+    "load_model",
+    "models",
+    "plan_memory",
+    "step",
+]
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals(), exported=__all__)
 
 
 class _Package(types.ModuleType):

@@ -8,11 +8,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def lazy_exports(package: str, homes: Mapping[str, tuple[str, ...]],
-                 namespace: dict[str, Any]) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
-    """(`__all__`, `__getattr__`, `__dir__`) for `package`, whose names live in the modules `homes` maps to
-    them; a name is imported from its module on first access and then kept in the package's `namespace`."""
+def lazy_exports(package: str, homes: Mapping[str, tuple[str, ...]], namespace: dict[str, Any], *,
+                 exported: list[str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """(`__getattr__`, `__dir__`) for `package`, whose names live in the modules `homes` maps to them; a name
+    is imported from its module on first access and then kept in the package's `namespace`. `exported` is the
+    package's literal `__all__` (literal so linters see the re-exports); it must list exactly those names."""
     home_of = {name: module for module, names in homes.items() for name in names}
+    if sorted(home_of) != sorted(exported):
+        raise ImportError(f"{package}: __all__ and the lazy exports differ: {sorted(set(home_of) ^ set(exported))}")
 
     def __getattr__(name: str) -> Any:
         module = home_of.get(name)
@@ -25,4 +28,4 @@ def lazy_exports(package: str, homes: Mapping[str, tuple[str, ...]],
     def __dir__() -> list[str]:
         return sorted(set(namespace) | set(home_of))
 
-    return sorted(home_of), __getattr__, __dir__
+    return __getattr__, __dir__

@@ -79,7 +79,10 @@ def hardware_from_args(args: argparse.Namespace) -> AcceleratorSpec | str:
     path = getattr(args, "collectives", None)
     if path is None:
         return str(args.hardware)
-    from costmodel.measurements.collectives_result import apply_collectives, load_collectives  # only with the flag
+    from costmodel.measurements.collectives_result import (  # only with the flag
+        apply_collectives,
+        load_collectives,
+    )
 
     return apply_collectives(loader.load_accelerator(args.hardware), load_collectives(path))
 

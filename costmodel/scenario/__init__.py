@@ -47,4 +47,30 @@ _HOMES = {
     "costmodel.units": ("DAYS_PER_MONTH", "SECONDS_PER_MONTH"),
 }
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
+__all__ = [
+    "DAYS_PER_MONTH",
+    "SECONDS_PER_MONTH",
+    "ApiOption",
+    "EmpiricalTokens",
+    "FixedTokens",
+    "FleetPolicy",
+    "HybridOption",
+    "LognormalTokens",
+    "Option",
+    "Scenario",
+    "SearchSettings",
+    "SelfHostOption",
+    "Slo",
+    "SloLimit",
+    "TokenDistribution",
+    "UniformTokens",
+    "Workload",
+    "check_scenario_ids",
+    "load_scenario",
+    "parse_scenario",
+    "scenario_id_problems",
+    "scenario_json_schema",
+    "scenario_json_schema_text",
+    "write_scenario_json_schema",
+]
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals(), exported=__all__)
