@@ -1,7 +1,11 @@
 # Two commands on a fresh clone: `make run` (install + start the app) and `make test` (install + all checks).
+# `make run` installs what the app needs only (the library, streamlit + plotly, the memo's PDF stack: wheels,
+# about a minute on an empty cache); `make test` adds the probes (torch), the dev tools, Ray and, best effort,
+# the real-server test's llama-cpp-python, which compiles from its sdist.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 # llama-cpp-python (the `realserver` extra) builds from source: CPU only, no tools, examples, tests or
@@ -13,9 +17,13 @@ REALSERVER_BUILD_SECONDS ?= 2400
 
 .PHONY: run test lint typecheck pytest bench install clean
 
-$(STAMP): pyproject.toml
+$(APP_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[app,memo]'
+	touch $(APP_STAMP)
+
+$(STAMP): $(APP_STAMP)
 	$(BIN)/python -m pip install -q -e '.[probes,app,memo,dev,cluster]'
 	@# The real-server test's extra builds llama-cpp-python from its sdist (no wheel on the index): best effort,
 	@# bounded, so a slow or failing build never fails the install; tests/test_endpoint_real_server.py then skips
@@ -26,7 +34,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-run: $(STAMP)
+run: $(APP_STAMP)
 	$(BIN)/streamlit run app/main.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 lint: $(STAMP)
