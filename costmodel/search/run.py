@@ -9,7 +9,8 @@ exact too; the tokens/s bound is loose, so this simulates far more). Without it 
 the simulated configurations.
 Offerings and scalings of one replica configuration and engine share one simulation (they only price it).
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
-returns the same result. Capacities come from the decision's own `self_host_capacity` and costs from its
+returns the same result; with more than one worker the screen runs as parallel jobs and the next candidates'
+simulations start while a wave runs (search.parallel), which changes no result. Capacities come from the decision's own `self_host_capacity` and costs from its
 `self_host_result`, so a searched configuration costs what `compare` says it costs.
 """
 
@@ -22,16 +23,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from costmodel.catalog import ModelSpec, load_model
-from costmodel.decision.attach import option_efficiency
-from costmodel.decision.capacity import CapacityCache, capacity_cache_key, self_host_capacity
+from costmodel.decision.capacity import CapacityCache
 from costmodel.decision.options import self_host_result
-from costmodel.decision.validity import self_host_exclusion
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import GpuPriceRow, PriceSheet, load_gpu_prices
 from costmodel.scenario import Scenario
 from costmodel.search.executors import LocalExecutor, RayExecutor
-from costmodel.search.screen import ReplicaKey, Screened, screen_candidates
+from costmodel.search.parallel import Simulations, screen_in_parallel
+from costmodel.search.parallel import usable_candidates as _usable
+from costmodel.search.screen import ReplicaKey, Screened
 from costmodel.search.space import (
     Candidate,
     QualityFilter,
@@ -103,19 +104,6 @@ class SearchResult:
                 "top_k": [c.contract() for c in self.best]}
 
 
-@dataclass(frozen=True)
-class _Job:
-    scenario: Scenario
-    candidate: Candidate
-    calibration: Calibration | None
-
-
-def simulate_capacity(job: _Job) -> tuple[Capacity, str]:
-    """Capacity per replica at the SLO from the decision's simulator (the offering does not change it)."""
-    option = job.candidate.option(name="search")
-    return self_host_capacity(job.scenario, option, calibration=job.calibration, cache=CapacityCache())
-
-
 def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capacity, str], *,
                   gpu_sheet: PriceSheet[GpuPriceRow], today: dt.date) -> Configuration:
     """The decision's cost of one candidate at its simulated capacity."""
@@ -171,31 +159,7 @@ def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
                       model_specs: dict[str, ModelSpec] | None = None) -> tuple[Candidate, ...]:
     """Candidates the decision would evaluate (no exclusion: TP and dtypes valid, lengths servable)."""
     specs = model_specs if model_specs is not None else {m: load_model(m) for m in {c.model for c in candidates}}
-    verdicts: dict[tuple[str, str, int, str, str], bool] = {}
-    for c in candidates:
-        if c.replica_key not in verdicts:  # the exclusions read the replica, not the engine or the price
-            verdicts[c.replica_key] = self_host_exclusion(c.option(name="search"), scenario,
-                                                          model_spec=specs[c.model]) is None
-    return tuple(c for c in candidates if verdicts[c.replica_key])
-
-
-def _capacities(scenario: Scenario, candidates: list[Candidate], *, runner: LocalExecutor | RayExecutor,
-                calibration: Calibration | None, cache: CapacityCache | None) -> tuple[list[tuple[Capacity, str]], int]:
-    """Capacity of each candidate's replica: from `cache` when it holds it, else simulated by `runner` (and
-    stored in `cache`); also the number of cache hits."""
-    keys = []
-    for c in candidates:
-        option = c.option(name="search")
-        hardware, eff = option_efficiency(option, calibration)
-        keys.append(capacity_cache_key(scenario, option, hardware=hardware, efficiency=eff))
-    found = {k: hit for k in keys if cache is not None and (hit := cache.get(k)) is not None}
-    missing = [(c, k) for c, k in zip(candidates, keys, strict=True) if k not in found]
-    simulated = runner.map(simulate_capacity, [_Job(scenario, c, calibration) for c, _ in missing])
-    for (_, key), value in zip(missing, simulated, strict=True):
-        found[key] = value
-        if cache is not None:
-            cache.put(key, value)
-    return [found[k] for k in keys], len(candidates) - len(missing)
+    return _usable(scenario, candidates, model_specs=specs)
 
 
 def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
@@ -217,11 +181,12 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     quality = quality if quality is not None else scenario_quality_filter(scenario)
     enumerated = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality)
     specs = {m: load_model(m) for m in {c.model for c in enumerated}}
-    screened = screen_candidates(scenario, usable_candidates(scenario, enumerated, model_specs=specs),
-                                 gpu_sheet=sheet, calibration=calibration, model_specs=specs)
+    runner = executor or LocalExecutor()
+    screened = screen_in_parallel(scenario, enumerated, gpu_sheet=sheet, calibration=calibration, model_specs=specs,
+                                  runner=runner)
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
                                             repr(s.candidate)))
-    runner = executor or LocalExecutor()
+    simulations = Simulations(scenario, runner=runner, calibration=calibration, cache=cache)
     total = max(len(queue), 1)
     if progress is not None:
         progress(0.0, f"screened {len(enumerated):,} configurations; simulating the cheapest")
@@ -236,13 +201,15 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
         wave, queue = queue[:WAVE], queue[WAVE:]
         new = list({s.candidate.capacity_key: s.candidate for s in wave
                     if s.candidate.capacity_key not in capacities}.values())
-        values, wave_hits = _capacities(scenario, new, runner=runner, calibration=calibration, cache=cache)
+        simulations.start_ahead((s.candidate for s in queue), known=capacities)
+        values, wave_hits = simulations.capacities(new)
         hits += wave_hits
         capacities.update(zip((c.capacity_key for c in new), values, strict=True))
         simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.capacity_key],
                                        gpu_sheet=sheet, today=today) for s in wave)
         if progress is not None:
             progress(1.0 - len(queue) / total, f"simulated {len(simulated):,} configurations")
+    simulations.discard()
     feasible = [r for r in simulated if r.meets_slo and math.isfinite(r.usd_per_month)]
     best = sorted(feasible, key=lambda r: (r.usd_per_month, -r.tokens_per_second_per_user, repr(r)))[:top_k]
     speed = pareto_front(feasible, better_is_higher=True, metric="tokens_per_second_per_user")
