@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from costmodel.cli import progress
 from costmodel.cli.output import bounded_float, bounded_int, emit, parse_date
+from costmodel.cli.progress import add_quiet_flag
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
 from costmodel.search import SearchResult, make_executor, search
 from costmodel.search.executors import RAY_INIT_TIMEOUT_SECONDS
 from costmodel.units import fmt_money
+
+SEARCH_BAR_STEPS = 1000  # the bar's resolution: search() reports the share of its queue settled
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching hardware")
     parser.add_argument("--date", type=parse_date, default=None, help="evaluation date YYYY-MM-DD")
     parser.add_argument("--json", action="store_true", help="one JSON object")
+    add_quiet_flag(parser)
     parser.set_defaults(handler=run_search)
 
 
@@ -63,7 +68,9 @@ def run_search(args: argparse.Namespace) -> int:
     executor = make_executor(args.executor, workers=args.workers, address=args.address,
                              init_timeout_seconds=args.ray_init_timeout)
     try:
-        result = search(scenario, top_k=args.top, calibration=calibration, today=args.date, executor=executor)
+        with progress.bar(args, total=SEARCH_BAR_STEPS, desc="search") as shown:
+            result = search(scenario, top_k=args.top, calibration=calibration, today=args.date, executor=executor,
+                            progress=shown.fraction)
     finally:
         executor.close()
     emit(result.contract(), as_json=args.json, text=render_search(result))
