@@ -123,7 +123,7 @@ def test_a_hanging_ray_init_ends_with_a_message_after_its_time() -> None:
     fake = FakeRay()
     try:
         with pytest.raises(CostmodelError, match=r"ray.init did not reach a local Ray within 0.2 s"):
-            init_ray(fake, address=None, workers=2, timeout_seconds=0.2)
+            init_ray(fake, address=None, workers=2, timeout_seconds=0.2, release=threading.Event())
     finally:
         fake.release.set()
     assert fake.kwargs["num_cpus"] == 2
@@ -134,7 +134,21 @@ def test_joining_a_cluster_passes_no_cpu_count_and_a_failure_is_named(monkeypatc
     fake = FakeRay(error=ConnectionError("Failed to connect to Ray cluster at 10.0.0.5:6379"))
     with pytest.raises(CostmodelError, match=r"could not start or join the Ray cluster at '10.0.0.5:6379'.*"
                                              r"ConnectionError: Failed to connect"):
-        init_ray(fake, address="10.0.0.5:6379", workers=None, timeout_seconds=5.0)
+        init_ray(fake, address="10.0.0.5:6379", workers=None, timeout_seconds=5.0, release=threading.Event())
     assert "num_cpus" not in fake.kwargs and fake.kwargs["address"] == "10.0.0.5:6379"
 
 
+
+
+def test_the_thread_that_started_ray_lives_until_released() -> None:
+    # Ray gives a local Ray's processes the parent-death signal of the thread that started them.
+    fake = FakeRay()
+    fake.release.set()  # init returns at once
+    release = threading.Event()
+    before = set(threading.enumerate())
+    init_ray(fake, address=None, workers=1, timeout_seconds=5.0, release=release)
+    (starter,) = [t for t in set(threading.enumerate()) - before if t.name == "costmodel-ray-init"]
+    assert starter.is_alive()
+    release.set()
+    starter.join(timeout=5.0)
+    assert not starter.is_alive()

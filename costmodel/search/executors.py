@@ -179,13 +179,17 @@ def _token_auth_to_join() -> None:
     maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
 
-def init_ray(ray: Any, *, address: str | None, workers: int | None, timeout_seconds: float) -> None:
+def init_ray(ray: Any, *, address: str | None, workers: int | None, timeout_seconds: float,
+             release: threading.Event) -> None:
     """`ray.init` joining `address` (None: a new local Ray of `workers` CPUs, all when None), given up after
-    `timeout_seconds`. It runs in a daemon thread while this one waits in Python (signals stay deliverable)."""
+    `timeout_seconds`. It runs in a daemon thread while this one waits in Python (signals stay deliverable).
+    The thread then waits for `release` (set it after `ray.shutdown`): Ray starts a local Ray's processes
+    with the parent-death signal, which fires when the thread that started them ends, not the process."""
     kwargs: dict[str, Any] = {"address": address} if address else {"num_cpus": workers}
     if address:
         _token_auth_to_join()
     outcome: dict[str, BaseException | None] = {}
+    started = threading.Event()
 
     def start() -> None:
         try:
@@ -193,18 +197,20 @@ def init_ray(ray: Any, *, address: str | None, workers: int | None, timeout_seco
             outcome["error"] = None
         except BaseException as exc:  # handed to the waiting thread, which reports it
             outcome["error"] = exc
+        started.set()
+        release.wait()  # keep the parent of the local Ray's processes alive until the executor closes
 
-    thread = threading.Thread(target=start, name="costmodel-ray-init", daemon=True)
-    thread.start()
+    threading.Thread(target=start, name="costmodel-ray-init", daemon=True).start()
     deadline = time.monotonic() + timeout_seconds
-    while thread.is_alive() and time.monotonic() < deadline:
-        thread.join(timeout=0.2)
-    if "error" not in outcome:
+    while not started.is_set() and time.monotonic() < deadline:
+        started.wait(timeout=0.2)
+    if not started.is_set():
         hint = ("check that `ray status` answers on its head" if address else
                 "a loaded machine may need longer (--ray-init-timeout)")
         raise CostmodelError(f"ray.init did not reach {_where(address)} within {timeout_seconds:g} s: {hint}, "
                              "or run with --executor local")
     if outcome["error"] is not None:
+        release.set()
         raise CostmodelError(f"ray.init could not start or join {_where(address)}: "
                              f"{type(outcome['error']).__name__}: {outcome['error']}") from None
 
@@ -228,8 +234,10 @@ class RayExecutor:
         self._ray: Any = ray
         self._remote: dict[Callable[..., Any], Any] = {}  # one Ray remote function per fn (exported once)
         self._started = not ray.is_initialized()
+        self._release = threading.Event()  # ends the thread that started Ray, after shutdown
         if self._started:
-            init_ray(ray, address=address, workers=workers, timeout_seconds=init_timeout_seconds)
+            init_ray(ray, address=address, workers=workers, timeout_seconds=init_timeout_seconds,
+                     release=self._release)
         cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
         self._parallelism = max(1, workers if workers is not None else cluster_cpus)
 
@@ -266,6 +274,7 @@ class RayExecutor:
         """Shut down the Ray this executor started (a cluster it joined keeps running)."""
         if self._started:
             self._ray.shutdown()
+        self._release.set()
 
 
 def make_executor(kind: ExecutorKind, *, workers: int | None = None, address: str | None = None,
