@@ -19,11 +19,11 @@ REALSERVER_BUILD_SECONDS ?= 2400
 
 $(APP_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[app,memo]'
 	touch $(APP_STAMP)
 
 $(STAMP): $(APP_STAMP)
+	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[probes,app,memo,dev,cluster]'
 	@# The real-server test's extra builds llama-cpp-python from its sdist (no wheel on the index): best effort,
 	@# bounded, so a slow or failing build never fails the install; tests/test_endpoint_real_server.py then skips
