@@ -19,7 +19,9 @@ REALSERVER_BUILD_SECONDS ?= 2400
 
 $(APP_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e '.[app,memo]'
+	@# --no-compile: pip would byte-compile every file of every package (plotly alone has thousands), which took
+	@# longer than unpacking them; Python compiles the modules the app imports on first import instead.
+	$(BIN)/python -m pip install -q --no-compile -e '.[app,memo]'
 	touch $(APP_STAMP)
 
 $(STAMP): $(APP_STAMP)
