@@ -10,8 +10,9 @@ the simulated configurations.
 Offerings and scalings of one replica configuration and engine share one simulation (they only price it).
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
 returns the same result; with more than one worker the screen runs as parallel jobs and the next candidates'
-simulations start while a wave runs (search.parallel), which changes no result. Capacities come from the decision's own `self_host_capacity` and costs from its
-`self_host_result`, so a searched configuration costs what `compare` says it costs.
+simulations start while a wave runs (search.parallel), which changes no result. Capacities come from the
+decision's own `self_host_capacity` and costs from its `self_host_result`, so a searched configuration costs
+what `compare` says it costs.
 """
 
 from __future__ import annotations
