@@ -1,7 +1,11 @@
 # Two commands on a fresh clone: `make run` (install + start the app) and `make test` (install + all checks).
+# `make run` installs what the app needs only (the library, streamlit + plotly, the memo's PDF stack: wheels,
+# about a minute on an empty cache); `make test` adds the probes (torch), the dev tools, Ray and, best effort,
+# the real-server test's llama-cpp-python, which compiles from its sdist.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 # llama-cpp-python (the `realserver` extra) builds from source: CPU only, no tools, examples, tests or
@@ -13,8 +17,14 @@ REALSERVER_BUILD_SECONDS ?= 2400
 
 .PHONY: run test lint typecheck pytest bench install clean
 
-$(STAMP): pyproject.toml
+$(APP_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@# --no-compile: pip would byte-compile every file of every package (plotly alone has thousands), which took
+	@# longer than unpacking them; Python compiles the modules the app imports on first import instead.
+	$(BIN)/python -m pip install -q --no-compile -e '.[app,memo]'
+	touch $(APP_STAMP)
+
+$(STAMP): $(APP_STAMP)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[probes,app,memo,dev,cluster]'
 	@# The real-server test's extra builds llama-cpp-python from its sdist (no wheel on the index): best effort,
@@ -26,7 +36,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-run: $(STAMP)
+run: $(APP_STAMP)
 	$(BIN)/streamlit run app/main.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 lint: $(STAMP)

@@ -1,24 +1,23 @@
-"""`costmodel memo` wall time per bundled example and one large scenario (target < 5 s each, start-up
-included), with CPU time beside it (on a shared machine the wall time mostly measures the load)."""
+"""`costmodel memo` per bundled example and one large scenario (target < 3 s CPU each, the whole process), and
+`memo --search 3` per example (target < 10 s CPU). CPU user+sys of the child, medians, since the machine is
+shared. Printed, never asserted."""
 
 from __future__ import annotations
 
-import json
 import math
-import resource
-import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.cputime import AS_OF, ROOT, budget_line, median_cpu_seconds
+
 RUNS = 3
-TARGET_SECONDS = 5.0
-LARGE_TOKENS_PER_DAY = 2e9  # issue 16: "13.3 s to build for a 2B tokens/day scenario"
+SEARCH_RUNS = 1
+TARGET_CPU_SECONDS = 3.0
+SEARCH_TARGET_CPU_SECONDS = 10.0
+SEARCH_K = 3
+LARGE_TOKENS_PER_DAY = 2e9  # a large scenario: 2B tokens/day
 
 
 def _large_scenario(folder: Path) -> Path:
@@ -33,29 +32,17 @@ def _large_scenario(folder: Path) -> Path:
     return path
 
 
-def _one(scenario: Path, out: Path) -> tuple[float, float, int]:
-    """(wall s, CPU s of the child, pages) of one `costmodel memo` run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "costmodel", "memo", str(scenario), "--out", str(out), "--json", "--date", "2026-12-01"],
-        check=True, capture_output=True, text=True, cwd=ROOT,
-    )
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, int(json.loads(proc.stdout)["pages"])
-
-
 def run() -> list[str]:
-    """Printed figures: median over RUNS runs per example."""
+    """Printed figures."""
     lines = []
     with tempfile.TemporaryDirectory() as folder:
-        for scenario in [*sorted((ROOT / "examples").glob("*.yaml")), _large_scenario(Path(folder))]:
-            results = [_one(scenario, Path(folder) / f"{scenario.stem}.pdf") for _ in range(RUNS)]
-            wall = statistics.median(r[0] for r in results)
-            cpu = statistics.median(r[1] for r in results)
-            verdict = "ok" if wall < TARGET_SECONDS else f"OVER the {TARGET_SECONDS:.0f} s target"
-            lines.append(f"costmodel memo {scenario.name}: {results[0][2]} pages, {wall:.2f} s wall "
-                         f"({cpu:.2f} s CPU), median of {RUNS}: {verdict}")
+        examples = sorted((ROOT / "examples").glob("*.yaml"))
+        for scenario in [*examples, _large_scenario(Path(folder))]:
+            args = ["memo", str(scenario), "--out", str(Path(folder) / f"{scenario.stem}.pdf"), "--json", "--date", AS_OF]
+            lines.append(budget_line(f"costmodel memo {scenario.name}", seconds=median_cpu_seconds(args, runs=RUNS),
+                                     target_seconds=TARGET_CPU_SECONDS, runs=RUNS))
+            if scenario in examples:
+                lines.append(budget_line(f"costmodel memo {scenario.name} --search {SEARCH_K}",
+                                         seconds=median_cpu_seconds([*args, "--search", str(SEARCH_K)], runs=SEARCH_RUNS),
+                                         target_seconds=SEARCH_TARGET_CPU_SECONDS, runs=SEARCH_RUNS))
     return lines

@@ -10,7 +10,7 @@ ahead. The held-out level checks exactly that queueing, which the fit never saw 
 
 The server is started with `--interrupt_requests False`: by default it cuts the running stream short
 (`data: [DONE]` after a few tokens) whenever another request arrives, which is a different server.
-Skipped only when llama_cpp or gguf is not installed (`pip install -e '.[realserver]'`; `make install`
+Skipped only when llama_cpp or gguf is not installed (`pip install -e '.[realserver]'`; `make test`
 does it).
 """
 

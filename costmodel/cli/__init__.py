@@ -3,6 +3,11 @@
 Subcommands living in other modules register themselves through a `register(subparsers)` function
 listed in SUBCOMMAND_MODULES; probe commands import `probes` lazily inside their handlers. What is
 printed goes through `costmodel.cli.output` (the only place that writes to stdout/stderr).
+
+Start-up imports only the module of the subcommand being run: `SUBCOMMANDS` names each subcommand, its
+module and its one-line help, so `costmodel --help` lists them all without importing any, and `costmodel
+estimate ...` never imports the decision, the search or the simulator (tests/test_cli_lazy.py checks the
+table against the modules' own registrations).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import argparse
 import importlib
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from costmodel.cli.output import emit, error_line, json_safe, parse_date, show_warning
@@ -19,17 +24,25 @@ from costmodel.errors import CostmodelError
 
 __all__ = ["build_parser", "emit", "json_safe", "main", "parse_date"]
 
-SUBCOMMAND_MODULES = (
-    "costmodel.cli.catalog",
-    "costmodel.cli.prices",
-    "costmodel.cli.simulate",
-    "costmodel.cli.compare",
-    "costmodel.cli.search",
-    "costmodel.cli.probe",
-    "costmodel.cli.endpoint",
-    "costmodel.cli.endpoint_calibrate",
-    "costmodel.cli.memo",
+# (subcommand, the module whose register() adds it, its --help line), in the order `--help` lists them.
+SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("estimate", "costmodel.cli.catalog", "prefill/decode latency and memory of one configuration"),
+    ("models", "costmodel.cli.catalog", "the model catalog"),
+    ("hardware", "costmodel.cli.catalog", "the accelerator catalog"),
+    ("prices", "costmodel.cli.prices", "API and GPU-hour price sheets"),
+    ("simulate", "costmodel.cli.simulate", "continuous-batching simulation: TTFT/TPOT/E2E percentiles, goodput"),
+    ("capacity", "costmodel.cli.simulate", "highest arrival rate per replica meeting the SLO"),
+    ("compare", "costmodel.cli.compare", "compare the options of scenario file(s): cost, SLO, break-even"),
+    ("search", "costmodel.cli.search", "search models x GPUs x TP x precision for the cheapest configuration "
+                                       "meeting the SLO, and the Pareto front"),
+    ("probe", "costmodel.cli.probe", "time prefill/decode of a catalog model on this machine"),
+    ("calibrate", "costmodel.cli.probe", "fit eff_compute, eff_memory and overhead to a probe result"),
+    ("probe-endpoint", "costmodel.cli.endpoint",
+     "TTFT/TPOT/ITL/E2E percentiles of an OpenAI-compatible streaming endpoint"),
+    ("calibrate-endpoint", "costmodel.cli.endpoint_calibrate", "fit a step-time model to a probe-endpoint sweep"),
+    ("memo", "costmodel.cli.memo", "write the PDF design-review memo for a scenario"),
 )
+SUBCOMMAND_MODULES = tuple(dict.fromkeys(module for _, module, _ in SUBCOMMANDS))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,19 +52,36 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with every registered subcommand."""
+def build_parser(*, only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser. By default every subcommand is registered by its module (all of them imported); with
+    `only` the modules of those subcommands only, the others listed by name and help line (what `main`
+    builds: `only=()` imports none, enough for `costmodel --help` and for naming a bad choice)."""
     parser = _Parser(prog="costmodel", description="API vs self-hosted LLM serving: latency, memory and cost.")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in SUBCOMMAND_MODULES:  # explicit registration: each module adds its subcommand(s)
-        importlib.import_module(name).register(subparsers)
+    wanted = {module for name, module, _ in SUBCOMMANDS if only is None or name in only}
+    registered: set[str] = set()
+    for name, module, help_text in SUBCOMMANDS:
+        if module not in wanted:
+            subparsers.add_parser(name, help=help_text)  # listed only; its module is not imported
+        elif module not in registered:  # explicit registration: the module adds all of its subcommands
+            importlib.import_module(module).register(subparsers)
+            registered.add(module)
     return parser
+
+
+def _command_name(argv: Sequence[str]) -> str | None:
+    """The subcommand in argv (its first word not starting with '-'; the top level has no valued option)."""
+    names = {name for name, _, _ in SUBCOMMANDS}
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in names else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = _command_name(words)
+    parser = build_parser(only=() if command is None else (command,))
+    args = parser.parse_args(words)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = show_warning

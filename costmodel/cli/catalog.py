@@ -9,7 +9,6 @@ import yaml
 
 from costmodel.catalog import loader
 from costmodel.catalog.engines import GENERIC_ENGINE_ID, engine_ids
-from costmodel.catalog.hf_import import import_hf_config_file
 from costmodel.catalog.params import derive_shape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.cli.output import bounded_int, emit, parse_date
@@ -18,7 +17,6 @@ from costmodel.errors import CostmodelError
 from costmodel.estimate import Estimate, estimate
 from costmodel.fileio import atomic_create_text, atomic_write_text
 from costmodel.measurements.calibration import load_calibration
-from costmodel.measurements.collectives_result import apply_collectives, load_collectives
 from costmodel.scenario.limits import MAX_GPUS_PER_REPLICA, MAX_TOKENS_PER_REQUEST
 from costmodel.units import fmt_bytes, fmt_seconds
 
@@ -81,6 +79,11 @@ def hardware_from_args(args: argparse.Namespace) -> AcceleratorSpec | str:
     path = getattr(args, "collectives", None)
     if path is None:
         return str(args.hardware)
+    from costmodel.measurements.collectives_result import (  # only with the flag
+        apply_collectives,
+        load_collectives,
+    )
+
     return apply_collectives(loader.load_accelerator(args.hardware), load_collectives(path))
 
 
@@ -147,6 +150,8 @@ def run_hardware_list(args: argparse.Namespace) -> int:
 
 
 def run_models_import(args: argparse.Namespace) -> int:
+    from costmodel.catalog.hf_import import import_hf_config_file  # `models import` only
+
     model_id = args.model_id or args.config.resolve().parent.name.lower()
     spec = import_hf_config_file(args.config, model_id=model_id, as_of=args.date)
     if spec.id in loader.bundled_models():

@@ -6,15 +6,16 @@ import argparse
 import math
 from pathlib import Path
 
+from costmodel.cli import progress
 from costmodel.cli.calibration_args import add_calibration_flag, apply_calibration_args
 from costmodel.cli.output import bounded_int, emit, parse_date
+from costmodel.cli.progress import add_quiet_flag
 from costmodel.decision.capacity import CapacityCache
 from costmodel.decision.rank import decide
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.recommend import verify_first_sentence
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.scenario import load_scenario
-from costmodel.search import search, with_searched_options
 from costmodel.units import fmt_latency, fmt_money, fmt_ms_column, fmt_pct
 
 
@@ -31,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--search", type=bounded_int(1, 20), default=None, metavar="K",
                         help="add the K cheapest configurations `costmodel search` finds as self-host options")
     parser.add_argument("--json", action="store_true", help="one JSON object (several files: {'scenarios': [...]})")
+    add_quiet_flag(parser)
     parser.set_defaults(handler=run_compare)
 
 
@@ -175,12 +177,23 @@ def run_compare(args: argparse.Namespace) -> int:
     calibration = applied[0][1] if applied else None
     if args.horizon_months is not None:
         scenarios = [s.model_copy(update={"horizon_months": args.horizon_months}) for s in scenarios]
-    if args.search is not None:
-        scenarios = [with_searched_options(s, search(s, top_k=args.search, calibration=calibration, today=args.date,
-                                                     cache=cache),  # decide reuses the searched capacities
-                                           top_k=args.search) for s in scenarios]
-    decisions = [decide(scenario, calibration=calibration, today=args.date, capacity_cache=cache)
-                 for scenario in scenarios]
+    with progress.bar(args, total=len(scenarios) * (2 if args.search is not None else 1), desc="compare") as shown:
+        if args.search is not None:
+            from costmodel.search import search, with_searched_options  # only with --search
+
+            searched = []
+            for s in scenarios:
+                shown.note(f"searching for {s.name}")
+                result = search(s, top_k=args.search, calibration=calibration, today=args.date, cache=cache,
+                                progress=lambda _, text: shown.note(text))  # decide reuses the searched capacities
+                searched.append(with_searched_options(s, result, top_k=args.search))
+                shown.step(f"searched {s.name}")
+            scenarios = searched
+        decisions = []
+        for scenario in scenarios:
+            shown.note(f"deciding {scenario.name}")
+            decisions.append(decide(scenario, calibration=calibration, today=args.date, capacity_cache=cache))
+            shown.step(f"decided {scenario.name}")
     if len(decisions) == 1:
         emit(decisions[0].contract(), as_json=args.json, text=render_table(decisions[0]))
     else:

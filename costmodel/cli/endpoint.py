@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from costmodel.cli.output import emit
+from costmodel.cli.progress import add_quiet_flag, wanted
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_text, write_problem
 from costmodel.measurements.endpoint_result import (
@@ -74,6 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
     parser.add_argument("--out", type=Path, help="also write the result JSON here (atomic)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_quiet_flag(parser)
     parser.set_defaults(handler=run_probe_endpoint)
 
 
@@ -119,7 +121,7 @@ def run_probe_endpoint(args: argparse.Namespace) -> int:
 
     from probes.endpoint import probe_endpoint  # lazy: costmodel must not import probes at module level
 
-    result = probe_endpoint(settings, api_key=api_key, on_progress=None if args.json else _print_progress)
+    result = probe_endpoint(settings, api_key=api_key, on_progress=_print_progress if wanted(args) else None)
     if not args.json:
         sys.stderr.write("\n")
     write_error = None

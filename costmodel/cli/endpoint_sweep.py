@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from costmodel.cli.output import emit
+from costmodel.cli.progress import wanted
 from costmodel.errors import CostmodelError
 from costmodel.fileio import write_problem
 from costmodel.measurements.endpoint_result import MAX_CONCURRENCY, endpoint_settings
@@ -68,7 +69,7 @@ def run_sweep_command(args: argparse.Namespace, *, concurrency_values: list[floa
 
     from probes.sweep import run_sweep  # lazy: costmodel must not import probes at module level
 
-    sweep = run_sweep(settings, api_key=api_key, out=args.out, on_level=_print_level)
+    sweep = run_sweep(settings, api_key=api_key, out=args.out, on_level=_print_level if wanted(args) else None)
     emit(sweep.model_dump(mode="json"), as_json=args.json, text=format_sweep(sweep))
     return 0 if all(level.requests_failed == 0 for level in sweep.levels) else 1
 

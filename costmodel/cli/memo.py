@@ -10,13 +10,14 @@ import argparse
 import time
 from pathlib import Path
 
+from costmodel.cli import progress
 from costmodel.cli.calibration_args import add_calibration_flag, apply_calibration_args
 from costmodel.cli.output import bounded_int, emit, parse_date
+from costmodel.cli.progress import add_quiet_flag
 from costmodel.decision.capacity import CapacityCache
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_bytes
 from costmodel.scenario import load_scenario
-from costmodel.search import search, with_searched_options
 
 SCENARIO_SEARCH_TOP_K = 3  # configurations added when the scenario's `search:` section asks for a search
 
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                              "'Configurations considered' section (default K=3 when the scenario has a `search:` "
                              "section)")
     parser.add_argument("--json", action="store_true", help='print {"path", "pages", "seconds"}')
+    add_quiet_flag(parser)
     parser.set_defaults(handler=run_memo)
 
 
@@ -47,11 +49,19 @@ def run_memo(args: argparse.Namespace) -> int:
     top_k = args.search if args.search is not None else (SCENARIO_SEARCH_TOP_K if scenario.search else None)
     cache = CapacityCache()
     result = None
-    if top_k is not None:
-        result = search(scenario, top_k=top_k, calibration=calibration, today=args.date, cache=cache)
-        scenario = with_searched_options(scenario, result, top_k=top_k)
-    memo = build_memo(scenario, calibration=calibration, today=args.date, capacity_cache=cache,
-                      search_result=result, search_top_k=top_k or 0)
+    with progress.bar(args, total=2 if top_k is not None else 1, desc="memo") as shown:
+        if top_k is not None:
+            from costmodel.search import search, with_searched_options  # only when searching
+
+            shown.note("searching")
+            result = search(scenario, top_k=top_k, calibration=calibration, today=args.date, cache=cache,
+                            progress=lambda _, text: shown.note(text))
+            scenario = with_searched_options(scenario, result, top_k=top_k)
+            shown.step("searched")
+        shown.note("deciding, drawing the charts, writing the PDF")
+        memo = build_memo(scenario, calibration=calibration, today=args.date, capacity_cache=cache,
+                          search_result=result, search_top_k=top_k or 0)
+        shown.step("built")
     atomic_write_bytes(args.out, memo.pdf)
     seconds = time.perf_counter() - started
     payload = {"path": str(args.out), "pages": memo.pages, "seconds": round(seconds, 3),

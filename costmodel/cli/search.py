@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from costmodel.cli.output import bounded_int, emit, parse_date
+from costmodel.cli import progress
+from costmodel.cli.output import bounded_float, bounded_int, emit, parse_date
+from costmodel.cli.progress import add_quiet_flag
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario import load_scenario
 from costmodel.search import Configuration, SearchResult, make_executor, search
+from costmodel.search.executors import RAY_INIT_TIMEOUT_SECONDS
 from costmodel.search.rows import variants_summary
 from costmodel.units import fmt_money
+
+SEARCH_BAR_STEPS = 1000  # the bar's resolution: search() reports the share of its queue settled
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,13 +24,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                                    "configuration meeting the SLO, and the Pareto front")
     parser.add_argument("scenario", type=Path, help="scenario YAML/JSON file (its `search:` section limits the space)")
     parser.add_argument("--top", type=bounded_int(1, 100), default=5, help="cheapest configurations to report (1..100)")
-    parser.add_argument("--workers", type=bounded_int(1, 256), default=1, help="processes simulating (default 1)")
+    parser.add_argument("--workers", type=bounded_int(1, 4096), default=None,
+                        help="processes (local) or Ray tasks running at once (default: 1 locally, the CPUs the Ray "
+                             "cluster reports with --executor ray)")
     parser.add_argument("--executor", choices=("local", "ray"), default="local",
                         help="local process pool (default) or a Ray cluster (pip install 'costmodel[cluster]')")
-    parser.add_argument("--address", default=None, help="Ray head HOST:PORT (with --executor ray); default: a local Ray")
+    parser.add_argument("--address", default=None,
+                        help="Ray head HOST:PORT (with --executor ray); default: $RAY_ADDRESS, else a new local Ray")
+    parser.add_argument("--ray-init-timeout", type=bounded_float(1.0, 3600.0), default=RAY_INIT_TIMEOUT_SECONDS,
+                        metavar="SECONDS", help=f"give up on ray.init after this long (default {RAY_INIT_TIMEOUT_SECONDS:g} s)")
     parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching hardware")
     parser.add_argument("--date", type=parse_date, default=None, help="evaluation date YYYY-MM-DD")
     parser.add_argument("--json", action="store_true", help="one JSON object")
+    add_quiet_flag(parser)
     parser.set_defaults(handler=run_search)
 
 
@@ -71,9 +82,12 @@ def render_search(result: SearchResult) -> str:
 def run_search(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     calibration = load_calibration(args.calibration) if args.calibration else None
-    executor = make_executor(args.executor, workers=args.workers, address=args.address)
+    executor = make_executor(args.executor, workers=args.workers, address=args.address,
+                             init_timeout_seconds=args.ray_init_timeout)
     try:
-        result = search(scenario, top_k=args.top, calibration=calibration, today=args.date, executor=executor)
+        with progress.bar(args, total=SEARCH_BAR_STEPS, desc="search") as shown:
+            result = search(scenario, top_k=args.top, calibration=calibration, today=args.date, executor=executor,
+                            progress=shown.fraction)
     finally:
         executor.close()
     emit(result.contract(), as_json=args.json, text=render_search(result))

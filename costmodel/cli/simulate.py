@@ -12,6 +12,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from costmodel.catalog import load_model
+from costmodel.cli import progress
 from costmodel.cli.calibration_args import calibrated_hardware, serving_calibration_file
 from costmodel.cli.catalog import add_config_flags
 from costmodel.cli.disaggregated import run_disaggregated_capacity, run_disaggregated_simulate
@@ -24,6 +25,7 @@ from costmodel.cli.mode_args import (
     with_speculation,
 )
 from costmodel.cli.output import bounded_float, bounded_int, emit, finite_float
+from costmodel.cli.progress import add_quiet_flag
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config
 from costmodel.fileio import read_user_text
@@ -58,6 +60,7 @@ MAX_ARRIVAL_SECONDS = 365.25 * 86_400.0  # a replayed trace of up to a year
 
 def _serving_flags(parser: argparse.ArgumentParser, *, requests: int) -> None:
     add_config_flags(parser, with_batch=False)
+    add_quiet_flag(parser)
     parser.add_argument("--prompt-sigma", type=finite_float, default=0.0,
                         help="lognormal sigma of prompt lengths around --prompt-tokens (mean); 0 = fixed")
     parser.add_argument("--output-sigma", type=finite_float, default=0.0,
@@ -220,12 +223,13 @@ def run_simulate(args: argparse.Namespace) -> int:
     replica = _replica(args)
     if limits and replica.fits:
         check_slo_physical(replica, args, limits, prompt, output)
-    result = simulate(
-        replica, prompt_tokens=prompt, output_tokens=output, rate_per_second=args.rate, requests=args.requests,
-        seed=args.seed, burstiness=args.burstiness, replay_seconds=replay,
-        prefix_cached_fraction=args.prefix_cached_fraction, slo=limits, kv_policy=args.kv_policy,
-        max_num_seqs=args.max_num_seqs, concurrency=args.concurrency,
-    )
+    with progress.bar(args, total=1, desc=f"simulating {args.requests:,} requests"):
+        result = simulate(
+            replica, prompt_tokens=prompt, output_tokens=output, rate_per_second=args.rate, requests=args.requests,
+            seed=args.seed, burstiness=args.burstiness, replay_seconds=replay,
+            prefix_cached_fraction=args.prefix_cached_fraction, slo=limits, kv_policy=args.kv_policy,
+            max_num_seqs=args.max_num_seqs, concurrency=args.concurrency,
+        )
     arrivals = _arrivals_text(args, replay)
     lines = [
         f"{result.model_id} on {result.gpus} x {result.hardware_id}  weights {result.weight_dtype}, KV {result.kv_dtype},"
@@ -317,11 +321,15 @@ def run_capacity(args: argparse.Namespace) -> int:
     search = CapacitySearch(prompt_tokens=prompt, output_tokens=output, slo=limits, seed=args.seed, requests=args.requests,
                             prefix_cached_fraction=args.prefix_cached_fraction, burstiness=args.burstiness,
                             kv_policy=args.kv_policy, max_num_seqs=args.max_num_seqs, rate_tolerance=0.02)
-    result = converged_capacity(replica, search, max_requests=max(args.requests, MAX_CONVERGE_REQUESTS))
     curve: tuple[CurvePoint, ...] = ()
-    if args.curve and replica.fits:
-        curve = throughput_interactivity_curve(replica, prompt_tokens=prompt, output_tokens=output, seed=args.seed,
-                                               prefix_cached_fraction=args.prefix_cached_fraction, kv_policy=args.kv_policy)
+    with progress.bar(args, total=2 if args.curve else 1, desc="capacity") as shown:
+        shown.note("bisecting the arrival rate")
+        result = converged_capacity(replica, search, max_requests=max(args.requests, MAX_CONVERGE_REQUESTS))
+        shown.step("the throughput-vs-interactivity curve")
+        if args.curve and replica.fits:
+            curve = throughput_interactivity_curve(replica, prompt_tokens=prompt, output_tokens=output, seed=args.seed,
+                                                   prefix_cached_fraction=args.prefix_cached_fraction,
+                                                   kv_policy=args.kv_policy)
     head = f"{replica.model_id} on {replica.gpus} x {replica.hardware_id}  weights {replica.weight_dtype}, KV {replica.kv_dtype}"
     if not result.feasible:
         lines = [head, f"  infeasible: {result.reason}"]

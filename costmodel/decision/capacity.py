@@ -134,6 +134,17 @@ def _capacity_at(scenario: Scenario, option: SelfHostOption, *, hardware: Accele
     return quick if method == "roofline" or not quick.fits else _simulated_capacity(scenario, option, config, quick)
 
 
+def _tightened(scenario: Scenario, option: SelfHostOption) -> Scenario:
+    return scenario.model_copy(update={"slo": tightened_slo(scenario.slo, engine=option.engine)})
+
+
+def option_capacity_key(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
+                        method: CapacityMethod = "simulator") -> str:
+    """The `CapacityCache` key `self_host_capacity` stores this option's capacity under (no attached files)."""
+    hardware, eff = option_efficiency(option, calibration)
+    return capacity_cache_key(_tightened(scenario, option), option, hardware=hardware, efficiency=eff, method=method)
+
+
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
                        efficiency_scale: float = 1.0, method: CapacityMethod = "simulator",
                        cache: CapacityCache | None = None, attached: Attached | None = None) -> tuple[Capacity, str]:
@@ -148,7 +159,7 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
                       eff_memory=min(1.0, eff.eff_memory * efficiency_scale))
     # Sized where the band's high end meets the SLO (decision/evidence.py); if no load does, at the point
     # estimate's limits, whose band then straddles a limit (unverified).
-    tight = scenario.model_copy(update={"slo": tightened_slo(scenario.slo, engine=option.engine)})
+    tight = _tightened(scenario, option)
     key = capacity_cache_key(tight, option, hardware=hardware, efficiency=eff, method=method)
     cached = cache.get(key) if cache is not None else None
     if cached is not None:

@@ -10,8 +10,10 @@ the $/M tokens vs tokens/s per user front is exact too; the tokens/s bound is lo
 Without it the front is the front of the simulated configurations.
 Offerings and scalings of one replica configuration and engine share one simulation (they only price it).
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
-returns the same result. Capacities come from the decision's own `self_host_capacity` and costs and verdicts from
-its `self_host_result` (search/costing.py), on the models the decision's rules let compete (search/scope.py).
+returns the same result; with more than one worker the screen runs as parallel jobs and the next candidates'
+simulations start while a wave runs (search/parallel.py), which changes no result. Capacities come from the
+decision's own `self_host_capacity` and costs and verdicts from its `self_host_result` (search/costing.py), on
+the models the decision's rules let compete (search/scope.py).
 """
 
 from __future__ import annotations
@@ -24,9 +26,7 @@ from dataclasses import dataclass, replace
 
 from costmodel.catalog import ModelSpec, load_model
 from costmodel.catalog.quality import QualitySheet, load_quality_scores
-from costmodel.decision.attach import option_efficiency
-from costmodel.decision.capacity import CapacityCache, capacity_cache_key, self_host_capacity
-from costmodel.decision.validity import self_host_exclusion
+from costmodel.decision.capacity import CapacityCache
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
@@ -34,9 +34,11 @@ from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import Scenario
 from costmodel.search.costing import configuration, host_counted, searched_option
 from costmodel.search.executors import LocalExecutor, RayExecutor
+from costmodel.search.parallel import Simulations, screen_in_parallel
+from costmodel.search.parallel import usable_candidates as _usable
 from costmodel.search.rows import Configuration, collapse, collapse_key, front_reason, pareto_front
 from costmodel.search.scope import SearchScope, grouped_with, search_scope
-from costmodel.search.screen import ReplicaKey, Screened, screen_candidates
+from costmodel.search.screen import ReplicaKey, Screened
 from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates
 from costmodel.serving.analytic import Capacity
 
@@ -80,19 +82,6 @@ class SearchResult:
                 **(self.scope.contract() if self.scope is not None else {})}
 
 
-@dataclass(frozen=True)
-class _Job:
-    scenario: Scenario
-    candidate: Candidate
-    calibration: Calibration | None
-
-
-def simulate_capacity(job: _Job) -> tuple[Capacity, str]:
-    """Capacity per replica at the SLO from the decision's simulator (the offering does not change it)."""
-    option = job.candidate.option(name="search")
-    return self_host_capacity(job.scenario, option, calibration=job.calibration, cache=CapacityCache())
-
-
 def _ranked(rows: list[Configuration], *, accept_unverified: bool = False) -> list[Configuration]:
     """Rows that may be ranked: the decision's verdict meets the SLO (or is unverified, when the scenario
     accepts unverified latency, as `decision.rank.rank_options` does), a finite cost, host counted if owned."""
@@ -124,31 +113,7 @@ def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
                       model_specs: dict[str, ModelSpec] | None = None) -> tuple[Candidate, ...]:
     """Candidates the decision would evaluate (no exclusion: TP and dtypes valid, lengths servable)."""
     specs = model_specs if model_specs is not None else {m: load_model(m) for m in {c.model for c in candidates}}
-    verdicts: dict[tuple[str, str, int, str, str], bool] = {}
-    for c in candidates:
-        if c.replica_key not in verdicts:  # the exclusions read the replica, not the engine or the price
-            verdicts[c.replica_key] = self_host_exclusion(c.option(name="search"), scenario,
-                                                          model_spec=specs[c.model]) is None
-    return tuple(c for c in candidates if verdicts[c.replica_key])
-
-
-def _capacities(scenario: Scenario, candidates: list[Candidate], *, runner: LocalExecutor | RayExecutor,
-                calibration: Calibration | None, cache: CapacityCache | None) -> tuple[list[tuple[Capacity, str]], int]:
-    """Capacity of each candidate's replica: from `cache` when it holds it, else simulated by `runner` (and
-    stored in `cache`); also the number of cache hits."""
-    keys = []
-    for c in candidates:
-        option = c.option(name="search")
-        hardware, eff = option_efficiency(option, calibration)
-        keys.append(capacity_cache_key(scenario, option, hardware=hardware, efficiency=eff))
-    found = {k: hit for k in keys if cache is not None and (hit := cache.get(k)) is not None}
-    missing = [(c, k) for c, k in zip(candidates, keys, strict=True) if k not in found]
-    simulated = runner.map(simulate_capacity, [_Job(scenario, c, calibration) for c, _ in missing])
-    for (_, key), value in zip(missing, simulated, strict=True):
-        found[key] = value
-        if cache is not None:
-            cache.put(key, value)
-    return [found[k] for k in keys], len(candidates) - len(missing)
+    return _usable(scenario, candidates, model_specs=specs)
 
 
 def _finish(simulated: list[Configuration], *, top_k: int, enumerated: int, started: float, hits: int,
@@ -220,11 +185,12 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
     enumerated = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality, model_ids=scope.models)
     specs = {m: load_model(m) for m in {c.model for c in enumerated}}
     hosted = _with_host(scenario, enumerated, sheet=sheet)
-    screened = screen_candidates(scenario, usable_candidates(scenario, hosted, model_specs=specs),
-                                 gpu_sheet=sheet, calibration=calibration, model_specs=specs)
+    runner = executor or LocalExecutor()
+    screened = screen_in_parallel(scenario, hosted, gpu_sheet=sheet, calibration=calibration, model_specs=specs,
+                                  runner=runner)
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
                                             repr(s.candidate)))
-    runner = executor or LocalExecutor()
+    simulations = Simulations(scenario, runner=runner, calibration=calibration, cache=cache)
     total = max(len(queue), 1)
     if progress is not None:
         progress(0.0, f"screened {len(enumerated):,} configurations; simulating the cheapest")
@@ -239,13 +205,15 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
         wave, queue = queue[:WAVE], queue[WAVE:]
         new = list({s.candidate.capacity_key: s.candidate for s in wave
                     if s.candidate.capacity_key not in capacities}.values())
-        values, wave_hits = _capacities(scenario, new, runner=runner, calibration=calibration, cache=cache)
+        simulations.start_ahead((s.candidate for s in queue), known=capacities)
+        values, wave_hits = simulations.capacities(new)
         hits += wave_hits
         capacities.update(zip((c.capacity_key for c in new), values, strict=True))
         simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.capacity_key],
                                        gpu_sheet=sheet, today=today, scope=scope) for s in wave)
         if progress is not None:
             progress(1.0 - len(queue) / total, f"simulated {len(simulated):,} configurations")
+    simulations.discard()
     return _finish(simulated, top_k=top_k, enumerated=len(enumerated), started=started, hits=hits, scope=scope,
                    without_host=len(enumerated) - len(hosted), accept_unverified=scenario.accept_unverified_latency)
 

@@ -1,0 +1,46 @@
+"""CPU seconds (user + sys) of a child process, medians, and the verdict each bench line prints.
+
+The machine is shared, so the benches time CPU, not wall: the CPU a command burns does not grow when other
+work shares the cores (its wall time does).
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+AS_OF = "2026-12-01"
+
+
+def child_cpu_seconds(args: Sequence[str], *, cwd: Path = ROOT) -> float:
+    """CPU seconds of one `python -m costmodel ARGS` run (raises when it fails)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "costmodel", *args], check=True, capture_output=True, text=True, cwd=cwd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def median_cpu_seconds(args: Sequence[str], *, runs: int, cwd: Path = ROOT) -> float:
+    """Median CPU seconds over `runs` runs."""
+    return statistics.median(child_cpu_seconds(args, cwd=cwd) for _ in range(runs))
+
+
+def verdict(*, value: float, target: float, higher_is_better: bool = False) -> str:
+    """'ok' when the figure meets its target, else 'MISS'."""
+    met = value >= target if higher_is_better else value < target
+    return "ok" if met else "MISS"
+
+
+def budget_line(label: str, *, seconds: float, target_seconds: float, runs: int) -> str:
+    """'LABEL: 0.41 s CPU (median of 5; target < 0.5 s) ok'."""
+    return (f"{label}: {seconds:.2f} s CPU (median of {runs}; target < {target_seconds:g} s) "
+            f"{verdict(value=seconds, target=target_seconds)}")
+
+
+if __name__ == "__main__":  # ad hoc: python -m bench.cputime RUNS ARGS...
+    print(f"{median_cpu_seconds(sys.argv[2:], runs=int(sys.argv[1])):.3f}")

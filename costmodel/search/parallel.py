@@ -1,0 +1,144 @@
+"""The search's parallel seam: the screen split into jobs, and simulations started ahead of the waves.
+
+Screen: the usable-candidate check and the vectorized roofline run per model (per model and hardware when
+the executor has more than one worker, so a search of few models still spreads), as `runner.map` jobs. Each
+value is elementwise, so a candidate's bounds do not depend on which others share its arrays, and the
+search sorts the screened queue by a total order: the result is the same however the jobs are cut.
+
+Simulations: the search settles its queue in waves (search.run); the candidates a wave simulates, and so its
+result, depend only on the waves before. With a pool or a cluster, `Simulations` also starts the next
+candidates of the queue, up to `LOOKAHEAD_PER_WORKER` per worker in flight, while the current wave runs; a
+wave then collects what is already running. A capacity is a pure function of its candidate, so starting one
+early changes no value; one the wave rule later prunes is discarded unread (spent work, never a result), and
+it reaches neither the capacity cache nor the counts. With 1 worker nothing is started ahead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from costmodel.catalog import ModelSpec
+from costmodel.decision.capacity import CapacityCache, option_capacity_key, self_host_capacity
+from costmodel.decision.validity import self_host_exclusion
+from costmodel.measurements.calibration import Calibration
+from costmodel.pricing import GpuPriceRow, PriceSheet
+from costmodel.scenario import Scenario
+from costmodel.search.executors import LocalExecutor, RayExecutor
+from costmodel.search.screen import ReplicaKey, Screened, screen_candidates
+from costmodel.search.space import Candidate
+from costmodel.serving.analytic import Capacity
+
+LOOKAHEAD_PER_WORKER = 2
+Runner = LocalExecutor | RayExecutor
+CapacityValue = tuple[Capacity, str]
+
+
+def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
+                      model_specs: Mapping[str, ModelSpec]) -> tuple[Candidate, ...]:
+    """Candidates the decision would evaluate (no exclusion: TP and dtypes valid, lengths servable)."""
+    verdicts: dict[tuple[str, str, int, str, str], bool] = {}
+    for c in candidates:
+        if c.replica_key not in verdicts:  # the exclusions read the replica, not the engine or the price
+            verdicts[c.replica_key] = self_host_exclusion(c.option(name="search"), scenario,
+                                                          model_spec=model_specs[c.model]) is None
+    return tuple(c for c in candidates if verdicts[c.replica_key])
+
+
+@dataclass(frozen=True)
+class ScreenJob:
+    """One share of the screen: candidates of one model (and hardware), with what screening them reads."""
+
+    scenario: Scenario
+    candidates: tuple[Candidate, ...]
+    gpu_sheet: PriceSheet[GpuPriceRow]
+    calibration: Calibration | None
+    model_specs: dict[str, ModelSpec]
+
+
+def screen_job(job: ScreenJob) -> tuple[int, tuple[Screened, ...]]:
+    """(usable candidates, their bounds) of one share."""
+    usable = usable_candidates(job.scenario, job.candidates, model_specs=job.model_specs)
+    return len(usable), screen_candidates(job.scenario, usable, gpu_sheet=job.gpu_sheet,
+                                          calibration=job.calibration, model_specs=job.model_specs)
+
+
+def screen_in_parallel(scenario: Scenario, candidates: tuple[Candidate, ...], *, gpu_sheet: PriceSheet[GpuPriceRow],
+                       calibration: Calibration | None, model_specs: Mapping[str, ModelSpec],
+                       runner: Runner) -> tuple[Screened, ...]:
+    """Every usable candidate's bounds, screened as `runner.map` jobs (order: by share, then enumeration)."""
+    shares: dict[tuple[str, ...], list[Candidate]] = {}
+    for c in candidates:
+        key = (c.model,) if runner.parallelism == 1 else (c.model, c.hardware)
+        shares.setdefault(key, []).append(c)
+    jobs = [ScreenJob(scenario, tuple(share), gpu_sheet, calibration, {share[0].model: model_specs[share[0].model]})
+            for share in shares.values()]
+    return tuple(s for _, part in runner.map(screen_job, jobs) for s in part)
+
+
+@dataclass(frozen=True)
+class SimulationJob:
+    """One replica configuration to simulate (what a worker needs)."""
+
+    scenario: Scenario
+    candidate: Candidate
+    calibration: Calibration | None
+
+
+def simulate_capacity(job: SimulationJob) -> CapacityValue:
+    """Capacity per replica at the SLO from the decision's simulator (the offering does not change it)."""
+    option = job.candidate.option(name="search")
+    return self_host_capacity(job.scenario, option, calibration=job.calibration, cache=CapacityCache())
+
+
+class Simulations:
+    """Capacities for the search's waves: from the cache, from a simulation started ahead, or simulated now."""
+
+    def __init__(self, scenario: Scenario, *, runner: Runner, calibration: Calibration | None,
+                 cache: CapacityCache | None) -> None:
+        self._scenario, self._runner, self._calibration, self._cache = scenario, runner, calibration, cache
+        self._running: dict[ReplicaKey, Any] = {}  # capacity key -> executor handle, started ahead
+
+    def _cache_key(self, candidate: Candidate) -> Any:
+        # The key the decision itself stores under (its SLO tightened by the engine's documented error).
+        return option_capacity_key(self._scenario, candidate.option(name="search"), calibration=self._calibration)
+
+    def _start(self, candidate: Candidate) -> None:
+        if candidate.capacity_key not in self._running:
+            job = SimulationJob(self._scenario, candidate, self._calibration)
+            self._running[candidate.capacity_key] = self._runner.submit(simulate_capacity, job)
+
+    def start_ahead(self, upcoming: Iterable[Candidate], *, known: Mapping[ReplicaKey, object]) -> None:
+        """Start the first upcoming candidates not known, not running and not cached, until the executor
+        has LOOKAHEAD_PER_WORKER per worker in flight (nothing with 1 worker)."""
+        limit = LOOKAHEAD_PER_WORKER * self._runner.parallelism if self._runner.parallelism > 1 else 0
+        for c in upcoming:
+            if len(self._running) >= limit:
+                return
+            key = c.capacity_key
+            if key in known or key in self._running:
+                continue
+            if self._cache is None or self._cache.get(self._cache_key(c)) is None:
+                self._start(c)
+
+    def capacities(self, candidates: list[Candidate]) -> tuple[list[CapacityValue], int]:
+        """Capacity of each candidate's replica: from the cache when it holds it, else simulated (or collected
+        from a simulation started ahead) and stored in the cache; also the number of cache hits."""
+        keys = [self._cache_key(c) for c in candidates]
+        found = {k: hit for k in keys if self._cache is not None and (hit := self._cache.get(k)) is not None}
+        missing = [(c, k) for c, k in zip(candidates, keys, strict=True) if k not in found]
+        for c, _ in missing:  # all of the wave in flight before waiting on the first
+            self._start(c)
+        for c, key in missing:
+            value = self._runner.collect(self._running.pop(c.capacity_key))
+            found[key] = value
+            if self._cache is not None:
+                self._cache.put(key, value)
+        return [found[k] for k in keys], len(candidates) - len(missing)
+
+    def discard(self) -> None:
+        """Drop the simulations started ahead that no wave needed."""
+        for handle in self._running.values():
+            self._runner.discard(handle)
+        self._running.clear()
