@@ -97,8 +97,9 @@ def test_self_host_sized_by_its_measured_step_model(tmp_path: Path) -> None:
     # so Little's law gives ~5.5 / 0.22 = 25 requests/s per replica (the same arithmetic as the fit's test)
     assert 15 < own.capacity_requests_per_second < 35
     assert own.tpot_p90_seconds is not None and own.tpot_p90_seconds <= 0.015
-    # replicas = max(N+1 floor 2, ceil(peak 20 req/s / (0.8 x capacity)))
-    assert own.replicas == max(2, math.ceil(20 / (0.8 * own.capacity_requests_per_second)))
+    # replicas = max(floor 2, ceil(peak 20 req/s / (0.8 x capacity)), ceil(20 / capacity) + 1 spare (N+1))
+    mu = own.capacity_requests_per_second
+    assert own.replicas == max(2, math.ceil(20 / (0.8 * mu)), math.ceil(20 / mu) + 1)
     assert own.calibrations and "endpoint calibration of http://127.0.0.1:8000/v1" in own.calibrations[0]
     assert not own.calibration_forced
 

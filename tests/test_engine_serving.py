@@ -132,7 +132,8 @@ def test_cli_engine_flag(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_scenario_engine_field() -> None:
     option = {"name": "h", "model": "llama-3.1-8b", "hardware": "h100-sxm", "usd_per_gpu_hour": 2.0}
-    assert SelfHostOption.model_validate(option).engine == "generic"
+    assert SelfHostOption.model_validate(option).engine == "vllm"  # the realistic default; generic is explicit
+    assert SelfHostOption.model_validate({**option, "engine": "generic"}).engine == "generic"
     assert SelfHostOption.model_validate({**option, "engine": "sglang"}).engine == "sglang"
     with pytest.raises(ValueError, match="unknown engine 'vlm'"):
         SelfHostOption.model_validate({**option, "engine": "vlm"})

@@ -207,13 +207,17 @@ def published_verdict(rows: list[str], *, ttft_limit_seconds: float) -> tuple[st
 
 def test_which_published_percentile_bounds_the_p90():
     # p90 >= p50, and p90 <= p95: a p50 over the limit is a miss; a p95 over it proves nothing; a p95 (or
-    # p90) within both limits meets. TPOT from 100 tokens/s = 10 ms, within the 50 ms limit.
+    # p90) within both limits likely meets (published). TPOT from 100 tokens/s = 10 ms, within the 50 ms limit
+    # at every sourced p90/p50 ratio. A p50 of 0.4 s within the 0.5 s limit: groq's one published TTFT p90/p50
+    # (1.3467, LLMPerf; pricing_data/latency_dispersion.csv) puts its p90 at 0.4 x 1.3467 = 0.539 s > 0.5 s, a
+    # miss; 0.3 s gives 0.404 s, within it.
     row = "groq/llama-3.3-70b,{ttft},100,{stat},1000,200,,page,https://x.example,2026-11-01,"
     assert published_verdict([row.format(ttft=0.6, stat="p50")], ttft_limit_seconds=0.5)[0] == "misses"
     status, reason = published_verdict([row.format(ttft=0.6, stat="p95")], ttft_limit_seconds=0.5)
     assert status == "unverified" and "does not put the p90 over it" in reason
-    assert published_verdict([row.format(ttft=0.4, stat="p95")], ttft_limit_seconds=0.5)[0] == "meets"
-    assert published_verdict([row.format(ttft=0.4, stat="p50")], ttft_limit_seconds=0.5)[0] == "unverified"
+    assert published_verdict([row.format(ttft=0.4, stat="p95")], ttft_limit_seconds=0.5)[0] == "likely_meets"
+    assert published_verdict([row.format(ttft=0.4, stat="p50")], ttft_limit_seconds=0.5)[0] == "misses"
+    assert published_verdict([row.format(ttft=0.3, stat="p50")], ttft_limit_seconds=0.5)[0] == "likely_meets"
 
 
 def test_published_rows_of_different_statistics_are_never_interpolated():

@@ -83,9 +83,15 @@ def _published_evidence(found: PublishedLatency, *, provider: str,
     """A published figure as a p90 band: a median (or mean) x the provider's sourced p90/p50 range; a p90 as
     itself; a p95 as the p90's upper bound (low = high = the p95: the p90 is at most that)."""
     what = f"{found.percentile} {PUBLISHED_LABEL}, {found.how}; {found.source}"
-    if found.percentile in ("p90", "p95"):
+    if found.percentile == "p90":
         return LatencyEvidence(source="published", ttft=Band.around(found.ttft_seconds, low_factor=1, high_factor=1),
                                tpot=Band.around(found.tpot_seconds, low_factor=1, high_factor=1), basis=what)
+    if found.percentile == "p95":  # p90 <= p95: an upper end, no lower one (a p95 over a limit proves no miss)
+        def upper(value: float | None) -> Band:
+            return Band(point=value, high=value) if value is not None else Band()
+
+        return LatencyEvidence(source="published", ttft=upper(found.ttft_seconds), tpot=upper(found.tpot_seconds),
+                               basis=f"{what}; a p95 bounds the p90 from above, and does not put the p90 over it")
     ttft_ratio = dispersion_band(dispersion, provider=provider, metric="ttft") if dispersion else None
     tpot_ratio = dispersion_band(dispersion, provider=provider, metric="tpot") if dispersion else None
 

@@ -179,7 +179,7 @@ FORMULAS: tuple[str, ...] = (
     "$/M tokens           = $/month / (tokens per month / 1e6)",
     "utilization          = mean requests/s / (replicas x capacity requests/s)",
     "break-even volume V* = volume nearest today's where cost(V), the fleet re-sized for V by its policy,",
-    "                       crosses the reference API's V p_api / 1e6 (the crossing drawn in Figure 1)",
+    "                       crosses the reference API's V p_api / 1e6 (the crossing on the cost-vs-volume chart)",
     "break-even u*        = V* / C(V*), C = sum_h R_h x 30.4375 d x 3600 s x X_tok of the fleet sized for V*",
     "                       (X_tok: prompt + output tokens/s per replica at the SLO)",
     "replicas per hour    = max(min, ceil(d / (target x c)), ceil(d / c) + spare)   (headroom and N+spare)",
