@@ -95,9 +95,17 @@ def test_rollout_plan_and_totals() -> None:
     index = next(i for i, b in enumerate(blocks) if isinstance(b, Heading) and b.text == "10. Rollout plan")
     plan = blocks[index + 1]
     assert isinstance(plan, Bullets)
-    chosen = content.decision.chosen()
+    decision = content.decision
+    chosen = decision.chosen()
     text = " ".join(plan.items)
-    assert f"{chosen.capacity_requests_per_second:.2f} requests/s per replica" in text
+    # rag-service now recommends claude-haiku-4.5, an API (the cheapest option whose published p90 band likely
+    # meets the SLO; the fireworks API and its hybrid are unverified): the plan pilots it and checks its rate
+    # limits at the peak hour, and measures the APIs whose latency is assumed; it has no per-replica target.
+    assert chosen.kind == "api" and chosen.name == "claude-haiku-4.5"
+    assert (f"Pilot claude-haiku-4.5 on a share of production traffic; check its rate limits at the peak hour "
+            f"({decision.peak_requests_per_second:.2f} requests/s)") in text
+    assert "Measure the APIs whose latency is assumed (llama-3.1-70b-fireworks" in text
+    assert "requests/s per replica" not in text
     assert "Pass criteria before sign-off" in text
     assert any(isinstance(b, Para) and b.text.startswith("Annual and multi-year totals: horizon not computed")
                for b in blocks)
@@ -105,3 +113,19 @@ def test_rollout_plan_and_totals() -> None:
     totals = next(b for b in with_months.blocks if isinstance(b, Table) and b.header[-1] == "3-month total")
     # 100 + 110 + 121 = 331 USD; a 3-month horizon has no first-year sum.
     assert totals.rows[0][1:] == ("$100", "-", "$331")
+
+
+def test_rollout_plan_of_a_self_hosted_recommendation() -> None:
+    # batch-summarizer recommends llama-3.1-8b-l40s-spot (self-hosted): the plan stands up one replica to confirm
+    # the capacity per replica the decision used, then pilots the fleet at the decided replica count.
+    from costmodel.memo.rollout import rollout_plan
+
+    scenario = load_example("batch-summarizer.yaml")
+    decision = decide(scenario, today=AS_OF)
+    chosen = decision.chosen()
+    assert chosen.kind == "self-host" and chosen.capacity_requests_per_second
+    text = " ".join(rollout_plan(decision, scenario).items)
+    assert f"{chosen.capacity_requests_per_second:.2f} requests/s per replica" in text
+    count = f"{chosen.replicas} replica" if chosen.replicas == 1 else f"{chosen.replicas} replicas"
+    assert f"Pilot on a share of production traffic with {count}" in text
+    assert "Pass criteria before sign-off" in text

@@ -44,6 +44,7 @@ from costmodel.memo.risks import (
 )
 from costmodel.memo.rollout import rollout_plan, totals_blocks
 from costmodel.memo.text import (
+    NO_SPREAD_USD_PER_MONTH,
     decision_blocks,
     option_notes,
     options_table,
@@ -55,7 +56,6 @@ from costmodel.scenario import Scenario
 from costmodel.search import SearchResult
 
 TITLE = "Design review: API or self-hosted LLM serving"
-NO_SPREAD_USD_PER_MONTH = 1.0  # a tornado whose every bar moves the advantage by less than this says nothing
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ from costmodel.memo.commitments import ranking_basis_blocks
 from costmodel.memo.revisit import change_blocks
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 
+NO_SPREAD_USD_PER_MONTH = 1.0  # a tornado whose every bar moves the advantage by less than this says nothing
+
 
 def describe_option(result: OptionResult, scenario: Scenario) -> str:
     """What choosing this option means, in words."""
@@ -305,9 +307,12 @@ def sensitivity_blocks(decision: Decision, scenario: Scenario, sensitivity: Sens
     if movers:
         moved = "; ".join(f"{b.label} at {'-' if b.low.flips else '+'}{sensitivity.fraction:.0%}" for b in movers)
         robust = f"A {sensitivity.fraction:.0%} change flips the decision for: {moved}."
-    else:
+    elif sensitivity.bars and sensitivity.bars[0].swing_usd_per_month >= NO_SPREAD_USD_PER_MONTH:
         robust = (f"No single input moved by {sensitivity.fraction:.0%} flips the decision; the largest swing is "
                   f"{sensitivity.bars[0].label.lower()} ({money(sensitivity.bars[0].swing_usd_per_month)}/month).")
+    else:  # naming a $0 bar (e.g. GPU price with no self-hosted option) as the largest swing says nothing
+        robust = (f"No single input moved by {sensitivity.fraction:.0%} flips the decision or moves its $/month "
+                  "advantage by a dollar a month.")
     text = f"{robust} {flip_sentence(decision, sensitivity)}"
     growth = scenario.workload.growth_per_month
     flip = sensitivity.flip_above
