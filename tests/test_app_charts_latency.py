@@ -3,12 +3,17 @@ straight from the serving simulator."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from app.scenario_io import load_example
 from costmodel.charts.latency import interactivity_floor, option_latency, self_host_options
+from costmodel.decision.evidence import tightened_slo
+from costmodel.decision.rank import decide
 from costmodel.errors import CostmodelError
 from costmodel.scenario import Scenario, SelfHostOption, Slo
+from costmodel.serving.profile import option_engine_settings
 from costmodel.serving.replica import build_replica
 from costmodel.serving.simulation import simulate
 
@@ -33,13 +38,24 @@ def test_load_sweep_and_capacity_match_the_simulator() -> None:
     assert result.capacity_requests_per_second in rates
     at_capacity = result.load[rates.index(result.capacity_requests_per_second)]
     assert at_capacity.meets_slo
-    # The same seeded run through the simulator directly gives the same percentiles.
+    # The capacity is the one `compare` prints: the decision's, searched at the SLO tightened by the option's
+    # engine's documented error (vllm, the default: decision/capacity.py self_host_capacity), and the page
+    # says those limits.
+    decided = decide(scenario).option(option.name)
+    assert option.engine == "vllm"
+    assert result.capacity_requests_per_second == pytest.approx(decided.capacity_requests_per_second, rel=1e-12)
+    tight = tightened_slo(scenario.slo, engine=option.engine)
+    assert tight.ttft_p90_seconds < scenario.slo.ttft_p90_seconds
+    assert result.search_slo_limits == tight.limits() and result.slo_limits == scenario.slo.limits()
+    # The same seeded run through the simulator directly, on the option's engine (vllm), gives the same percentiles.
+    engine = option_engine_settings(option, longest_prompt_tokens=math.ceil(scenario.workload.mean_prompt_tokens()))
     replica = build_replica(option.model, option.hardware, gpus=option.gpus_per_replica,
-                            weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype)
+                            weight_dtype=option.weight_dtype, kv_dtype=option.kv_dtype, engine=engine)
     direct = simulate(replica, prompt_tokens=scenario.workload.prompt_tokens,
                       output_tokens=scenario.workload.output_tokens,
                       rate_per_second=rates[0], requests=REQUESTS, seed=0, slo=scenario.slo,
-                      prefix_cached_fraction=scenario.workload.cached_prompt_fraction)
+                      prefix_cached_fraction=scenario.workload.cached_prompt_fraction,
+                      kv_policy=engine.kv_policy, max_num_seqs=engine.max_num_seqs)
     assert result.load[0].ttft_p90_seconds == direct.ttft.p90_seconds
     assert result.load[0].tpot_p99_seconds == direct.tpot.p99_seconds
     # The curve: one point per concurrency; the verdict is TPOT p90 against the SLO's limit.

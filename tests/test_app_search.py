@@ -11,15 +11,28 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
 
 from app.page_list import PAGES
+from app.scenario_io import load_example
+from app.state import QUERY_PARAM, encode_token
 from costmodel.scenario import Scenario, SelfHostOption
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
 
-def _search_page() -> AppTest:
-    at = AppTest.from_file(MAIN, default_timeout=240).run()
+def _search_page(scenario: Scenario | None = None) -> AppTest:
+    """The Search page on the default example, or on `scenario` opened as a shared link (`?s=`)."""
+    at = AppTest.from_file(MAIN, default_timeout=240)
+    if scenario is not None:
+        at.query_params[QUERY_PARAM] = encode_token(scenario)
+    at.run()
     at.switch_page("views/search.py")
     return at.run()
+
+
+def _search_qwen_on_l4(at: AppTest) -> None:
+    at.multiselect(key="search_models").set_value(["qwen2.5-0.5b"])
+    at.multiselect(key="search_hardware").set_value(["l4"])
+    at.number_input(key="search_top_k").set_value(2)
+    at.button(key="search_run").click().run()
 
 
 def test_page_is_registered() -> None:
@@ -27,13 +40,20 @@ def test_page_is_registered() -> None:
 
 
 def test_search_runs_shows_the_front_and_adds_a_configuration() -> None:
-    at = _search_page()
+    # The search follows the decision's rules (search/scope.py): the bundled chat example's quality floor
+    # (at least llama-3.3-70b) rules out qwen2.5-0.5b, which has no lmarena-text score, and the page says so.
+    refused = _search_page()
+    assert not refused.exception and not refused.error
+    _search_qwen_on_l4(refused)
+    assert not refused.exception
+    assert any("qwen2.5-0.5b: no lmarena-text score" in e.value and "quality floor" in e.value for e in refused.error)
+    # The page's mechanism (run, front, add) on a small model: the chat example without its quality floor,
+    # opened as a shared link, so a 0.5B model on one L4 is searched in seconds.
+    at = _search_page(load_example("chat-assistant.yaml").model_copy(update={"quality": None}))
     assert not at.exception and not at.error
+    assert at.session_state["scenario"].quality is None
     assert any("Run the search" in i.value for i in at.info)  # nothing runs until asked
-    at.multiselect(key="search_models").set_value(["qwen2.5-0.5b"])
-    at.multiselect(key="search_hardware").set_value(["l4"])
-    at.number_input(key="search_top_k").set_value(2)
-    at.button(key="search_run").click().run()
+    _search_qwen_on_l4(at)
     assert not at.exception and not at.error
     assert at.get("progress")  # the progress bar, at "Done" once the search returns
     assert at.get("plotly_chart")

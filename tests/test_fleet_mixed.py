@@ -305,7 +305,11 @@ def test_compare_table_states_the_mixed_split(tmp_path, capsys):
     path.write_text(json.dumps(mixed_scenario(scaling)), encoding="utf-8")
     assert main(["compare", str(path)]) == 0
     out = capsys.readouterr().out
-    # No burst_offering: the cheapest on-demand row of the option's hardware.
+    # No burst_offering: the cheapest on-demand row of the option's hardware per replica-hour in whole instances
+    # (decision/mixed.py, decision/instances.py). A 1-GPU replica fills any instance (floor(G / 1) = G replicas
+    # each), so every row bills one GPU per replica-hour and the key is the $/GPU-h; at the same price the smaller
+    # instance, which a small burst fills (on the bundled sheet nebius's 8-GPU and 1-GPU rows both sell at
+    # $2.95/GPU-h, so nebius/h100-sxm/on-demand-1gpu).
     rows = [r for r in load_gpu_prices().rows if r.accelerator_id == "h100-sxm" and r.offering == "on-demand"]
-    cheapest = min(rows, key=lambda r: r.all_in_usd_per_gpu_hour())
+    cheapest = min(rows, key=lambda r: (r.all_in_usd_per_gpu_hour(), r.gpus_per_instance))
     assert "mixed: 1 base + on-demand burst, " in out and f"burst GPU offering {cheapest.id}:" in out

@@ -62,11 +62,15 @@ def test_app_fleet_figure_draws_the_base_under_the_fleet(mixed) -> None:  # type
     chart = fleet_chart(decision)
     fig = fleet_figure(chart, {f.name: "#123456" for f in chart.fleets})
     fleet = next(f for f in chart.fleets if f.name == "h100")
-    names = [t.name for t in fig.data]
-    assert any(fleet.split in n for n in names)
-    base = next(t for t in fig.data if t.name == "h100: base 1 replica(s) 24/7")
-    assert list(base.y) == pytest.approx([fleet.base_requests_per_second] * 24)
-    assert list(base.customdata) == list(fleet.burst_replicas_by_hour or ())
+    # The figure draws replicas paid by hour on the left axis (demand bars on the right, app/compare_panels.py):
+    # the base dashed and filled at k = 1 all day, the fleet's steps at k + burst_h above it.
+    base = next(t for t in fig.data if t.name == "h100: base 1 replica 24/7")
+    assert list(base.y) == [1] * 24 and base.fill == "tozeroy" and base.line.dash == "dash"
+    paid = next(t for t in fig.data if t.name == "h100 (mixed): base + burst on-demand, "
+                                                 f"{min(fleet.replicas_by_hour)}..{max(fleet.replicas_by_hour)} replicas")
+    assert list(paid.y) == list(fleet.replicas_by_hour)
+    assert [p - b for p, b in zip(paid.y, base.y, strict=True)] == list(fleet.burst_replicas_by_hour or ())
+    assert list(paid.customdata) == pytest.approx(list(fleet.requests_per_second_by_hour))
 
 
 def test_memo_figure_two_states_the_split(mixed) -> None:  # type: ignore[no-untyped-def]

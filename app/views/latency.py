@@ -21,7 +21,7 @@ from app.widgets import show_error
 from costmodel.charts.latency import OptionLatency, interactivity_floor, option_latency, self_host_options
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
-from costmodel.scenario import ApiOption, Scenario, SelfHostOption, Slo, Workload
+from costmodel.scenario import ApiOption, Scenario, SelfHostOption, Slo, SloLimit, Workload
 
 MS = 1e3
 PERCENTILE_DASH = {50: "dot", 90: "solid", 99: "dash"}
@@ -137,6 +137,11 @@ def _simulate(scenario: Scenario, options: Sequence[SelfHostOption], chosen: lis
     return results
 
 
+def _limits_text(limits: Sequence[SloLimit]) -> str:
+    """'TTFT p90 <= 869 ms, TPOT p90 <= 43.5 ms': the limits a capacity was searched at."""
+    return ", ".join(f"{limit.metric.upper()} p{limit.percentile} <= {limit.limit_seconds * MS:.3g} ms" for limit in limits)
+
+
 def _summary(results: list[OptionLatency]) -> None:
     summary = pd.DataFrame([
         {
@@ -145,12 +150,16 @@ def _summary(results: list[OptionLatency]) -> None:
             "meets SLO at some load": r.feasible,
             "capacity at SLO (req/s per replica)": r.capacity_requests_per_second,
             "saturation (req/s)": r.saturation_requests_per_second,
+            "capacity searched at": _limits_text(r.search_slo_limits),
             "latency owner (at capacity)": r.latency_owner,
             "why not": r.reason,
         }
         for r in results
     ])
     st.subheader("Capacity per replica")
+    st.caption("Capacity is the figure Compare uses: the highest load whose simulated p90s meet the SLO tightened by "
+               "the engine's documented simulator error, so the band's high end stays within the SLO (the SLO's own "
+               "limits only where no load meets the tightened ones).")
     st.dataframe(summary, hide_index=True, placeholder="-", key="lat_summary",
                  column_config={"capacity at SLO (req/s per replica)": st.column_config.NumberColumn(format="%.2f"),
                                 "saturation (req/s)": st.column_config.NumberColumn(format="%.2f")})

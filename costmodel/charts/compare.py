@@ -116,8 +116,8 @@ def volume_curves(
 
 def break_even_points(decision: Decision, scenario: Scenario, *,
                       api_sheet: PriceSheet[ApiPriceRow] | None = None) -> tuple[BreakEvenPoint, ...]:
-    """Each self-host option's break-even volume against its reference API (where the API bills what the
-    option's month-0 fleet costs, decision/breakeven.py), placed on the API's curve."""
+    """Each self-host option's break-even volume against its reference API (where the option's $/month, its
+    fleet re-sized for that volume, crosses the API's: decision/breakeven.py), placed on the API's curve."""
     model = cost_model(decision, scenario, api_sheet=api_sheet)
     points = []
     for result in decision.usable_options:

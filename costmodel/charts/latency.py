@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from costmodel.catalog.loader import load_accelerator
+from costmodel.decision.evidence import tightened_slo
 from costmodel.decision.mode_capacity import with_option_speculation
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
@@ -73,6 +74,17 @@ class OptionLatency:
     requests_per_simulation: int
     efficiency_source: str
     latency_owner: str = ""  # who owns p90 TTFT/TPOT at the capacity, with the lever (the figure compare prints)
+    # The limits the capacity was searched at (the decision's: the SLO tightened by the engine's documented
+    # error, or the SLO's own where no load meets those); the load points are judged against `slo_limits`.
+    search_slo_limits: tuple[SloLimit, ...] = ()
+
+
+def capacity_search_slos(slo: Slo, *, engine: str) -> tuple[Slo, ...]:
+    """The SLOs the capacity is searched at, in order, as `decision.capacity.self_host_capacity` searches them:
+    the limits tightened by the engine's documented error (decision/evidence.py), then, only where no load meets
+    those, the SLO's own limits."""
+    tight = tightened_slo(slo, engine=engine)
+    return (tight,) if tight == slo else (tight, slo)
 
 
 def option_latency(
@@ -100,12 +112,15 @@ def option_latency(
     prompts, outputs = workload.prompt_tokens, workload.output_tokens
     cached = min(workload.cached_prompt_fraction, 0.99)  # the simulator computes at least one prompt token
     # The capacity search with the decision's settings (seed 0, its request count and tolerance): the figure
-    # `compare` and the memo print for this option.
-    capacity = capacity_for_replica(replica, CapacitySearch(
-        prompt_tokens=prompts, output_tokens=outputs, slo=slo, prefix_cached_fraction=cached,
-        requests=DECISION_REQUESTS, rate_tolerance=DECISION_RATE_TOLERANCE, kv_policy=engine.kv_policy,
-        max_num_seqs=engine.max_num_seqs,
-    ))
+    # `compare` and the memo print for this option, searched at the decision's (tightened) limits.
+    for search_slo in capacity_search_slos(slo, engine=option.engine):
+        capacity = capacity_for_replica(replica, CapacitySearch(
+            prompt_tokens=prompts, output_tokens=outputs, slo=search_slo, prefix_cached_fraction=cached,
+            requests=DECISION_REQUESTS, rate_tolerance=DECISION_RATE_TOLERANCE, kv_policy=engine.kv_policy,
+            max_num_seqs=engine.max_num_seqs,
+        ))
+        if capacity.feasible:
+            break
     saturation = capacity.saturation_rate_requests_per_second
     load: list[LoadPoint] = []
     curve: tuple[InteractivityPoint, ...] = ()
@@ -137,7 +152,7 @@ def option_latency(
         capacity_requests_per_second=capacity.max_rate_requests_per_second,
         saturation_requests_per_second=saturation, load=tuple(load), curve=curve, slo_limits=slo.limits(),
         requests_per_simulation=requests, efficiency_source=replica.efficiency.source,
-        latency_owner=_owner(capacity.at_capacity),
+        latency_owner=_owner(capacity.at_capacity), search_slo_limits=search_slo.limits(),
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from costmodel.charts.latency import LoadPoint, OptionLatency
+from costmodel.charts.latency import LoadPoint, OptionLatency, capacity_search_slos
 from costmodel.decision.mode_capacity import with_option_speculation
 from costmodel.scenario import SelfHostOption, Slo, Workload
 from costmodel.serving.capacity import CONVERGE_RATE_TOLERANCE, CONVERGE_START_REQUESTS, CapacitySearch
@@ -40,10 +40,13 @@ def disaggregated_latency(option: SelfHostOption, workload: Workload, slo: Slo, 
     layout = DisaggregatedLayout(prefill=prefill, decode=decode, prefill_instances=spec.prefill_instances,
                                  decode_instances=spec.decode_instances, link=kv_link(prefill, decode, choice=spec.kv_link))
     cached = min(workload.cached_prompt_fraction, 0.99)
-    capacity = disaggregated_capacity(layout, CapacitySearch(
-        prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens, slo=slo,
-        prefix_cached_fraction=cached, requests=CONVERGE_START_REQUESTS, rate_tolerance=CONVERGE_RATE_TOLERANCE,
-        kv_policy=engine.kv_policy, max_num_seqs=engine.max_num_seqs))
+    for search_slo in capacity_search_slos(slo, engine=option.engine):  # the decision's (tightened) limits
+        capacity = disaggregated_capacity(layout, CapacitySearch(
+            prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens, slo=search_slo,
+            prefix_cached_fraction=cached, requests=CONVERGE_START_REQUESTS, rate_tolerance=CONVERGE_RATE_TOLERANCE,
+            kv_policy=engine.kv_policy, max_num_seqs=engine.max_num_seqs))
+        if capacity.feasible:
+            break
     prompts, outputs = draw_lengths(prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens,
                                     requests=requests, seed=seed)
     saturation = capacity.saturation_rate_requests_per_second
@@ -70,4 +73,5 @@ def disaggregated_latency(option: SelfHostOption, workload: Workload, slo: Slo, 
         feasible=capacity.feasible, reason=capacity.reason, capacity_requests_per_second=capacity.max_rate_requests_per_second,
         saturation_requests_per_second=saturation, load=tuple(load), curve=(), slo_limits=slo.limits(),
         requests_per_simulation=requests, efficiency_source=prefill.efficiency.source, latency_owner=owner,
+        search_slo_limits=search_slo.limits(),
     )
