@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                          help=f"seconds for the whole download, at most {MAX_TIMEOUT_SECONDS:g} "
                               f"(default {DEFAULT_TIMEOUT_SECONDS:g})")
     refresh.add_argument("--allow-removals", action="store_true",
-                         help=f"accept a download that drops more than {MAX_REMOVED_SHARE:.0%} of the sheet's rows")
+                         help=f"accept a download that drops more than {MAX_REMOVED_SHARE * 100:.0f}%% of the sheet's rows")
     refresh.add_argument("--json", action="store_true", help="print one JSON object")
     refresh.set_defaults(handler=run_refresh)
 

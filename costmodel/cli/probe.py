@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     cal.add_argument("--hardware", help="catalog accelerator id, if the probe did not record one")
     cal.add_argument("--force", action="store_true",
                      help=f"write the calibration even when its held-out median error is above "
-                          f"{MAX_HOLDOUT_MEDIAN_ABS_ERROR:.0%} (it is marked forced)")
+                          f"{MAX_HOLDOUT_MEDIAN_ABS_ERROR * 100:.0f}%% (it is marked forced)")
     cal.add_argument("--json", action="store_true", help="print one JSON object")
     cal.set_defaults(handler=run_calibrate_command)
 
