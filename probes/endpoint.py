@@ -20,10 +20,12 @@ from typing import Any
 import requests
 import urllib3.exceptions
 
+from costmodel.http_deadline import deadline_session, request_deadline
 from costmodel.measurements.endpoint_result import (
     ERROR_KIND_CONNECTION,
     ERROR_KIND_MALFORMED,
     ERROR_KIND_MISSING_DONE,
+    ERROR_KIND_REDIRECT,
     ERROR_KIND_TIMEOUT,
     EndpointProbeResult,
     EndpointProbeSettings,
@@ -186,15 +188,28 @@ def stream_one_request(
 ) -> _Outcome:
     """Send one streamed chat completion and time it; failures come back as records, never raised."""
     timeout_seconds = settings.timeout_seconds
-    body = _request_body(settings, prompt)
     sent = time.perf_counter()
+    # One deadline for the whole request: a server dripping its headers a byte at a time never trips the
+    # per-read timeout, so the deadline shuts the socket down (costmodel.http_deadline).
+    with request_deadline(timeout_seconds) as watch:
+        outcome = _post_and_read(session, settings=settings, headers=headers, prompt=prompt, index=index, sent=sent)
+    if watch.fired and not outcome.record.ok:
+        fault = StreamFault(ERROR_KIND_TIMEOUT, f"request ran past {timeout_seconds} s (headers and body together)")
+        return _failed(index, fault)
+    return outcome
+
+
+def _post_and_read(session: requests.Session, *, settings: EndpointProbeSettings, headers: dict[str, str],
+                   prompt: str, index: int, sent: float) -> _Outcome:
+    timeout_seconds = settings.timeout_seconds
     try:
         response = session.post(
             settings.chat_completions_url,
-            json=body,
+            json=_request_body(settings, prompt),
             headers=headers,
             stream=True,
             timeout=(timeout_seconds, timeout_seconds),  # (connect, between bytes)
+            allow_redirects=False,  # the key and the numbers belong to the host given, not to a Location
         )
     except requests.Timeout as exc:
         return _failed(
@@ -204,20 +219,28 @@ def stream_one_request(
         return _failed(index, StreamFault(ERROR_KIND_CONNECTION, f"could not connect: {exc}"))
     with response:
         try:
-            if response.status_code != 200:
-                raise StreamFault(
-                    f"http_{response.status_code}", _error_body(response), http_status=response.status_code
-                )
-            content_type = response.headers.get("content-type", "")
-            if "text/event-stream" not in content_type:
-                raise StreamFault(
-                    ERROR_KIND_MALFORMED, f"content-type is {content_type!r}, not text/event-stream"
-                )
+            _check_response(response)
             return _read_stream(
                 response, sent=sent, timeout_seconds=timeout_seconds, max_tokens=settings.max_tokens, index=index
             )
         except StreamFault as fault:
             return _failed(index, fault)
+
+
+def _check_response(response: requests.Response) -> None:
+    """StreamFault unless the response is a 200 event stream; a redirect is refused, never followed."""
+    if response.is_redirect:
+        raise StreamFault(
+            ERROR_KIND_REDIRECT,
+            f"HTTP {response.status_code} redirect to {response.headers.get('location', '?')!r} not followed "
+            "(the key is sent only to the URL given); pass the final URL as --url",
+            http_status=response.status_code,
+        )
+    if response.status_code != 200:
+        raise StreamFault(f"http_{response.status_code}", _error_body(response), http_status=response.status_code)
+    content_type = response.headers.get("content-type", "")
+    if "text/event-stream" not in content_type:
+        raise StreamFault(ERROR_KIND_MALFORMED, f"content-type is {content_type!r}, not text/event-stream")
 
 
 def _error_body(response: requests.Response) -> str:
@@ -262,7 +285,7 @@ def probe_endpoint(
     def worker(index: int) -> _Outcome:
         session = getattr(local, "session", None)
         if session is None:  # one keep-alive session per worker thread (Session is not thread-safe)
-            session = local.session = requests.Session()
+            session = local.session = deadline_session()
             with sessions_lock:
                 sessions.append(session)
         return stream_one_request(

@@ -24,6 +24,7 @@ ERROR_KIND_CONNECTION = "connection"  # refused, reset, or dropped before the st
 ERROR_KIND_MALFORMED = "malformed_stream"  # not an event stream, or an event that is not a chat chunk
 ERROR_KIND_STREAM_ERROR = "stream_error"  # the server sent an {"error": ...} event mid-stream
 ERROR_KIND_MISSING_DONE = "missing_done"  # the stream ended cleanly but without `data: [DONE]`
+ERROR_KIND_REDIRECT = "redirect"  # a 3xx: not followed, so the key and the figures stay with the URL given
 
 TokenSource = Literal["usage", "content_chunks"]
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_text
+from costmodel.http_deadline import deadline_session, request_deadline
 from costmodel.pricing.litellm import LITELLM_RAW_URL, refresh_rows_from_litellm
 from costmodel.pricing.sheets import (
     PriceSheet,
@@ -131,18 +132,39 @@ def download(url: str, *, timeout_seconds: float, max_bytes: int) -> bytes:
     urllib3's total timeout bounds the connect and leaves the rest for the response headers; the body is
     read with `read1` (whatever one socket read returns, up to 64 KiB), the deadline checked between
     reads and each read's socket timeout set to the time left, so a server that sends 1 byte every
-    0.5 s cannot hold the download open past the deadline. A server dripping its *headers* is bounded
-    per socket read only (http.client reads them; at most 100 lines of 64 KiB)."""
+    0.5 s cannot hold the download open past the deadline. A server dripping its *headers* (which
+    http.client reads before any code here runs) is cut off at the deadline by costmodel.http_deadline."""
+    progress = _Received()
+    with request_deadline(timeout_seconds) as watch:
+        try:
+            data = _download(url, timeout_seconds=timeout_seconds, max_bytes=max_bytes, progress=progress)
+        except CostmodelError:
+            if not watch.fired:
+                raise
+            data = b""  # cut off at the deadline, whatever the error said
+        if watch.fired:  # also when no error was raised: a body cut short can end like a whole one
+            raise CostmodelError(_cut_off_text(url, received_bytes=progress.bytes, timeout_seconds=timeout_seconds))
+    return data
+
+
+def _cut_off_text(url: str, *, received_bytes: int, timeout_seconds: float) -> str:
+    if received_bytes:
+        return _read_timeout_text(url, received_bytes=received_bytes, timeout_seconds=timeout_seconds)
+    return (f"{url} sent no complete response; timed out after {timeout_seconds:g} s (headers and body together: "
+            "--timeout bounds the whole download); try again or raise --timeout")
+
+
+def _download(url: str, *, timeout_seconds: float, max_bytes: int, progress: _Received) -> bytes:
     import requests  # only this function touches the network
     from urllib3 import Timeout
     from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
     deadline = time.monotonic() + timeout_seconds
-    progress = _Received()
     try:
         # requests passes a urllib3 Timeout through as it is (HTTPAdapter.send); its stubs list only floats.
-        with requests.get(url, timeout=Timeout(total=timeout_seconds), stream=True,  # type: ignore[arg-type]
-                          headers={"User-Agent": "costmodel-prices-refresh"}) as response:
+        with deadline_session() as session, session.get(
+                url, timeout=Timeout(total=timeout_seconds), stream=True,  # type: ignore[arg-type]
+                headers={"User-Agent": "costmodel-prices-refresh"}) as response:
             if response.status_code != 200:
                 raise CostmodelError(f"{url} answered HTTP {response.status_code}; check the URL")
             declared = response.headers.get("Content-Length", "")
