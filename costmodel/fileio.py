@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from costmodel.errors import CostmodelError
+from costmodel.errors import CostmodelError, UnwrittenOutputError
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -113,6 +113,53 @@ def write_problem(path: str | Path) -> str | None:
         return exc.strerror or str(exc)
     os.close(fd)
     tmp_path.unlink(missing_ok=True)
+    return None
+
+
+def check_output_path(path: str | Path, *, flag: str = "--out", example: str) -> None:
+    """CostmodelError naming `flag` and the path when a write there would fail now (a directory, a missing or
+    read-only folder, /proc): called before long work, so the work is not lost to a bad path."""
+    problem = write_problem(path)
+    if problem is not None:
+        raise CostmodelError(f"{flag} {path}: cannot write there ({problem}); give a writable file path "
+                             f"such as {example}")
+
+
+def write_text_or_keep(path: str | Path, text: str, *, flag: str = "--out", what: str) -> None:
+    """Write `text` atomically; on OSError (disk full, folder gone read-only) raise UnwrittenOutputError
+    holding the text, so the caller can print it instead of losing it. The old file is never damaged."""
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        raise UnwrittenOutputError(
+            f"{flag} {path}: could not write the {what} ({exc.strerror or exc}); it is printed on stdout instead",
+            path=str(path), content=text) from None
+
+
+def write_bytes_or_save_elsewhere(path: str | Path, data: bytes, *, flag: str = "--out", what: str) -> None:
+    """Write `data` atomically; on OSError save it under the temp folder (else the home folder) and raise
+    CostmodelError naming both paths (binary output, e.g. a PDF, is not printed)."""
+    try:
+        atomic_write_bytes(path, data)
+        return
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    saved = save_elsewhere(data, name=Path(path).name)
+    kept = f"saved it to {saved} instead" if saved else "could not save it anywhere else either; free some space"
+    raise CostmodelError(f"{flag} {path}: could not write the {what} ({problem}); {kept}")
+
+
+def save_elsewhere(data: bytes, *, name: str) -> Path | None:
+    """Create a new file holding `data` in the temp folder, else the home folder; None when neither works."""
+    import tempfile
+
+    for folder in (Path(tempfile.gettempdir()), Path.home()):
+        candidate = folder / f"costmodel-{secrets.token_hex(4)}-{name}"
+        try:
+            atomic_create_bytes(candidate, data)
+        except OSError:
+            continue
+        return candidate
     return None
 
 

@@ -30,6 +30,7 @@ from costmodel.measurements.endpoint_result import (
     EndpointProbeResult,
     EndpointProbeSettings,
     EndpointRequestRecord,
+    implausible_prompt_tokens,
     implausible_usage,
 )
 from costmodel.units import printable
@@ -87,7 +88,8 @@ class _Outcome:
 
 
 def _read_stream(
-    response: requests.Response, *, sent: float, timeout_seconds: float, max_tokens: int, index: int
+    response: requests.Response, *, sent: float, timeout_seconds: float, max_tokens: int, prompt_tokens_sent: int,
+    index: int
 ) -> _Outcome:
     """Consume an event stream; return the timing of a complete one or raise StreamFault."""
     content_times: list[float] = []
@@ -117,7 +119,8 @@ def _read_stream(
     if not done:
         raise StreamFault(ERROR_KIND_MISSING_DONE, "stream ended without data: [DONE]")
     _drain(response)
-    return _timing_outcome(content_times, usage, sent=sent, max_tokens=max_tokens, index=index)
+    return _timing_outcome(content_times, usage, sent=sent, max_tokens=max_tokens,
+                           prompt_tokens_sent=prompt_tokens_sent, index=index)
 
 
 def _drain(response: requests.Response) -> None:
@@ -131,7 +134,8 @@ def _drain(response: requests.Response) -> None:
 
 
 def _timing_outcome(
-    content_times: list[float], usage: dict[str, Any] | None, *, sent: float, max_tokens: int, index: int
+    content_times: list[float], usage: dict[str, Any] | None, *, sent: float, max_tokens: int,
+    prompt_tokens_sent: int, index: int
 ) -> _Outcome:
     """Latencies of one finished stream. The server's usage counts are used only when plausible
     (costmodel.measurements.endpoint_result.implausible_usage); otherwise tokens are counted as content chunks."""
@@ -142,8 +146,10 @@ def _timing_outcome(
         problem = implausible_usage(completion_tokens, max_tokens=max_tokens, content_chunks=len(content_times))
     from_usage = completion_tokens is not None and problem is None
     output_tokens = int(completion_tokens) if from_usage and completion_tokens is not None else len(content_times)
-    if isinstance(prompt_tokens, bool) or not isinstance(prompt_tokens, int) or prompt_tokens < 0:
-        prompt_tokens = None
+    prompt_problem = None
+    if prompt_tokens is not None:
+        prompt_problem = implausible_prompt_tokens(prompt_tokens, prompt_tokens_sent=prompt_tokens_sent)
+        prompt_tokens = None if prompt_problem else prompt_tokens
     ttft = e2e = tpot = None
     if content_times:
         ttft = content_times[0] - sent
@@ -161,7 +167,7 @@ def _timing_outcome(
         output_tokens_source="usage" if from_usage else "content_chunks",
         content_chunks=len(content_times),
         prompt_tokens=prompt_tokens,
-        usage_implausible=problem,
+        usage_implausible="; ".join(p for p in (problem, prompt_problem) if p) or None,
     )
     itl_seconds = [later - earlier for earlier, later in zip(content_times, content_times[1:], strict=False)]
     return _Outcome(record=record, itl_seconds=itl_seconds)
@@ -220,9 +226,8 @@ def _post_and_read(session: requests.Session, *, settings: EndpointProbeSettings
     with response:
         try:
             _check_response(response)
-            return _read_stream(
-                response, sent=sent, timeout_seconds=timeout_seconds, max_tokens=settings.max_tokens, index=index
-            )
+            return _read_stream(response, sent=sent, timeout_seconds=timeout_seconds, max_tokens=settings.max_tokens,
+                                prompt_tokens_sent=settings.prompt_tokens, index=index)
         except StreamFault as fault:
             return _failed(index, fault)
 

@@ -14,7 +14,7 @@ from costmodel.cli.calibration_args import add_calibration_flag, apply_calibrati
 from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.decision.capacity import CapacityCache
 from costmodel.errors import CostmodelError
-from costmodel.fileio import atomic_write_bytes
+from costmodel.fileio import check_output_path, write_bytes_or_save_elsewhere
 from costmodel.scenario import load_scenario
 from costmodel.search import search, with_searched_options
 
@@ -41,6 +41,7 @@ def run_memo(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.out.suffix.lower() != ".pdf":
         raise CostmodelError(f"--out {args.out}: the memo is a PDF; give a file name ending in .pdf")
+    check_output_path(args.out, example="memo.pdf")  # before the build: a bad path must not cost it
     scenario, calibration = apply_calibration_args(load_scenario(args.scenario), args.calibration)
     from costmodel.memo import build_memo  # lazy: reportlab + matplotlib
 
@@ -52,7 +53,7 @@ def run_memo(args: argparse.Namespace) -> int:
         scenario = with_searched_options(scenario, result, top_k=top_k)
     memo = build_memo(scenario, calibration=calibration, today=args.date, capacity_cache=cache,
                       search_result=result, search_top_k=top_k or 0)
-    atomic_write_bytes(args.out, memo.pdf)
+    write_bytes_or_save_elsewhere(args.out, memo.pdf, what="memo")
     seconds = time.perf_counter() - started
     payload = {"path": str(args.out), "pages": memo.pages, "seconds": round(seconds, 3),
                "recommendation": memo.content.decision.recommendation}

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from costmodel.errors import CostmodelError
-from costmodel.fileio import atomic_write_text
+from costmodel.fileio import write_problem, write_text_or_keep
 from costmodel.http_deadline import deadline_session, request_deadline
 from costmodel.pricing.litellm import LITELLM_RAW_URL, refresh_rows_from_litellm
 from costmodel.pricing.sheets import (
@@ -263,6 +263,9 @@ def refresh_sheet(
     timeout_seconds = check_timeout_seconds(timeout_seconds)
     file_path = Path(path) if path is not None else default_sheet_path(kind)
     day = today or dt.date.today()
+    problem = write_problem(file_path)  # before the download: a sheet we cannot write is not worth fetching
+    if problem is not None:
+        raise CostmodelError(f"--file {file_path}: cannot write there ({problem}); nothing downloaded")
     current = load_sheet(kind, file_path)
     kept = f"kept {file_path} unchanged ({current.age_text(today=day)})"
     if url is None:
@@ -281,7 +284,7 @@ def refresh_sheet(
                        json_source=data.lstrip()[:1] == b"{", allow_removals=allow_removals)
     except CostmodelError as exc:
         raise CostmodelError(f"{exc}; {kept}") from None
-    atomic_write_text(file_path, text)
+    write_text_or_keep(file_path, text, flag="--file", what="refreshed sheet")  # the old sheet stays whole
     return RefreshResult(
         sheet=kind, path=str(file_path), url=url, rows_before=len(current.rows), rows_after=len(rows),
         added=added, removed=removed, changed=changed, checked=day,
