@@ -181,25 +181,71 @@ MAX_USER_FILE_BYTES = 8 * 1024 * 1024
 
 
 def read_user_text(path: str | Path, *, what: str, max_bytes: int = MAX_USER_FILE_BYTES) -> str:
-    """The UTF-8 text of a file the user gave, or CostmodelError naming the file and the fix (missing,
-    a directory, unreadable, larger than `max_bytes`, not UTF-8)."""
+    """The UTF-8 text of a file a user (or a file of theirs) named, or CostmodelError naming the file and
+    the fix: missing, unreadable, not a regular file (a folder, a FIFO, a device such as /dev/zero, also
+    behind a symlink), larger than `max_bytes`, not UTF-8. Every such path goes through here.
+
+    The file is opened non-blocking and checked with fstat on the open descriptor, so a FIFO cannot block
+    the open (no writer) and the file checked is the file read (no stat-then-open race)."""
     file = Path(path)
-    if file.is_dir():
-        raise CostmodelError(f"{what} {file} is a directory; pass a file")
-    try:
-        with file.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise CostmodelError(f"{what} {file} not found (cannot read it); check the path") from None
-    except OSError as exc:
-        raise CostmodelError(f"{what} {file}: cannot read ({exc.strerror or exc})") from None
-    if len(data) > max_bytes:
-        raise CostmodelError(f"{what} {file} is larger than {max_bytes // (1024 * 1024)} MiB; "
-                             "is it the right file?")
+    data = read_user_bytes(file, what=what, max_bytes=max_bytes)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CostmodelError(f"{what} {file} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+
+
+def read_user_bytes(path: str | Path, *, what: str, max_bytes: int = MAX_USER_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`, else CostmodelError (see `read_user_text`)."""
+    file = Path(path)
+    data = _read_regular_file(file, what=what, max_bytes=max_bytes)
+    if len(data) > max_bytes:
+        raise CostmodelError(f"{what} {file} is larger than {_mib(max_bytes)}; is it the right file?")
+    return data
+
+
+def _mib(size_bytes: int) -> str:
+    return f"{size_bytes / (1024 * 1024):g} MiB"
+
+
+def _read_regular_file(file: Path, *, what: str, max_bytes: int) -> bytes:
+    """At most max_bytes + 1 bytes of a regular file (one more than allowed shows it is too large)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(file, flags)
+    except FileNotFoundError:
+        raise CostmodelError(f"{what} {file} not found (cannot read it); check the path") from None
+    except IsADirectoryError:
+        raise CostmodelError(f"{what} {file} is a directory; pass a file") from None
+    except OSError as exc:
+        raise CostmodelError(f"{what} {file}: cannot read ({exc.strerror or exc})") from None
+    try:
+        _check_regular(os.fstat(fd), file=file, what=what, max_bytes=max_bytes)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            return handle.read(max_bytes + 1)  # a file still growing is caught by the caller's length check
+        except OSError as exc:
+            raise CostmodelError(f"{what} {file}: cannot read ({exc.strerror or exc})") from None
+
+
+def _check_regular(info: os.stat_result, *, file: Path, what: str, max_bytes: int) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise CostmodelError(f"{what} {file} is a directory; pass a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise CostmodelError(f"{what} {file} is not a regular file (it is {_kind(info.st_mode)}); "
+                             "pass a file saved on disk")
+    if info.st_size > max_bytes:
+        raise CostmodelError(f"{what} {file} is {info.st_size:,} bytes, larger than {_mib(max_bytes)}; "
+                             "is it the right file?")
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"))
+    return next((name for check, name in kinds if check(mode)), "not a plain file")
 
 
 def parse_json_or_yaml(text: str, *, what: str, as_json: bool) -> Any:
