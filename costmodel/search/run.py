@@ -19,6 +19,7 @@ import datetime as dt
 import math
 import time
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from costmodel.catalog import ModelSpec, load_model
@@ -179,6 +180,28 @@ def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
     return tuple(c for c in candidates if verdicts[c.replica_key])
 
 
+def _run_wave(runner: LocalExecutor | RayExecutor, jobs: list[_Job]) -> list[tuple[Capacity, str]]:
+    """simulate_capacity over the jobs; a worker lost underneath the search (a pool process killed, by the
+    OOM killer say, or a Ray worker or node gone) is a CostmodelError naming what was lost, not a traceback."""
+    try:
+        return runner.map(simulate_capacity, jobs)
+    except CostmodelError:
+        raise
+    except BrokenProcessPool as exc:
+        raise CostmodelError(
+            f"a search worker process died mid-search ({exc}); no result was kept. Rerun the search, with fewer "
+            "--workers (or --workers 1) if the machine is short of memory") from None
+    except Exception as exc:
+        # ray is optional: its errors are known by module. RayTaskError is the task's own exception (a bug
+        # to show as it is), not a lost worker.
+        if not type(exc).__module__.startswith("ray.") or type(exc).__name__.startswith("RayTaskError"):
+            raise
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise CostmodelError(
+            f"a Ray worker was lost mid-search ({type(exc).__name__}: {first_line[:200]}); no result was kept. "
+            "Check the cluster (`ray status`) and rerun, or use --executor local") from None
+
+
 def _capacities(scenario: Scenario, candidates: list[Candidate], *, runner: LocalExecutor | RayExecutor,
                 calibration: Calibration | None, cache: CapacityCache | None) -> tuple[list[tuple[Capacity, str]], int]:
     """Capacity of each candidate's replica: from `cache` when it holds it, else simulated by `runner` (and
@@ -190,7 +213,7 @@ def _capacities(scenario: Scenario, candidates: list[Candidate], *, runner: Loca
         keys.append(capacity_cache_key(scenario, option, hardware=hardware, efficiency=eff))
     found = {k: hit for k in keys if cache is not None and (hit := cache.get(k)) is not None}
     missing = [(c, k) for c, k in zip(candidates, keys, strict=True) if k not in found]
-    simulated = runner.map(simulate_capacity, [_Job(scenario, c, calibration) for c, _ in missing])
+    simulated = _run_wave(runner, [_Job(scenario, c, calibration) for c, _ in missing])
     for (_, key), value in zip(missing, simulated, strict=True):
         found[key] = value
         if cache is not None:
