@@ -28,6 +28,7 @@ from costmodel.errors import CostmodelError
 from costmodel.fileio import write_problem, write_text_or_keep
 from costmodel.http_deadline import deadline_session, request_deadline
 from costmodel.pricing.litellm import LITELLM_RAW_URL, refresh_rows_from_litellm
+from costmodel.pricing.schema import ApiPriceRow
 from costmodel.pricing.sheets import (
     PriceSheet,
     SheetKind,
@@ -229,6 +230,16 @@ def check_removals(*, removed: tuple[str, ...], rows_before: int, url: str, json
     )
 
 
+def check_not_all_free(rows: list[BaseModel], *, url: str, json_source: bool) -> None:
+    """Refuse a download that prices every API row it brings (all rows of a CSV, the LiteLLM-sourced rows of
+    LiteLLM's JSON) at 0 in and out: those API options would all cost $0/month. A paid sheet read wrong (a
+    column shifted, a unit lost) looks like this; a sheet that really is free needs the flag."""
+    api_rows = [r for r in rows if isinstance(r, ApiPriceRow) and (not json_source or r.source == "litellm")]
+    if api_rows and all(r.input_usd_per_mtok == 0 and r.output_usd_per_mtok == 0 for r in api_rows):
+        raise CostmodelError(f"{url} prices every one of its {len(api_rows)} rows at 0 USD (input and output): "
+                             "every API option would cost $0/month; if that is right, pass --allow-zero-prices")
+
+
 def diff_rows(before: tuple[BaseModel, ...], after: list[BaseModel]) -> tuple[
     tuple[str, ...], tuple[str, ...], tuple[RowChange, ...]
 ]:
@@ -255,11 +266,12 @@ def refresh_sheet(
     max_bytes: int = MAX_DOWNLOAD_BYTES,
     today: dt.date | None = None,
     allow_removals: bool = False,
+    allow_zero_prices: bool = False,
 ) -> RefreshResult:
     """Replace the sheet at `path` (default: the bundled one) with a validated download.
 
     `timeout_seconds` bounds the whole download; more than MAX_REMOVED_SHARE of the rows may go only
-    with `allow_removals`."""
+    with `allow_removals`; an API sheet whose every input and output price is 0 only with `allow_zero_prices`."""
     timeout_seconds = check_timeout_seconds(timeout_seconds)
     file_path = Path(path) if path is not None else default_sheet_path(kind)
     day = today or dt.date.today()
@@ -282,6 +294,8 @@ def refresh_sheet(
         added, removed, changed = diff_rows(current.rows, rows)
         check_removals(removed=removed, rows_before=len(current.rows), url=url,
                        json_source=data.lstrip()[:1] == b"{", allow_removals=allow_removals)
+        if not allow_zero_prices:
+            check_not_all_free(rows, url=url, json_source=data.lstrip()[:1] == b"{")
     except CostmodelError as exc:
         raise CostmodelError(f"{exc}; {kept}") from None
     write_text_or_keep(file_path, text, flag="--file", what="refreshed sheet")  # the old sheet stays whole
