@@ -16,3 +16,15 @@ def unknown_id_error(kind: str, given: str, known: Iterable[str]) -> CostmodelEr
     close = difflib.get_close_matches(given.lower(), known_list, n=1, cutoff=0.5)
     hint = f"; did you mean '{close[0]}'?" if close else f"; known: {', '.join(known_list)}"
     return CostmodelError(f"unknown {kind} '{given}'{hint}")
+
+
+class UnwrittenOutputError(CostmodelError):
+    """The work was done but its output file could not be written (disk full, read-only folder).
+
+    `content` is the file's text, so nothing is lost: the CLI prints it on stdout (inside the JSON object
+    with --json) and exits 2 with this message, which names the path."""
+
+    def __init__(self, message: str, *, path: str, content: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.content = content

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from costmodel.errors import CostmodelError
+from costmodel.errors import CostmodelError, UnwrittenOutputError
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -116,6 +116,53 @@ def write_problem(path: str | Path) -> str | None:
     return None
 
 
+def check_output_path(path: str | Path, *, flag: str = "--out", example: str) -> None:
+    """CostmodelError naming `flag` and the path when a write there would fail now (a directory, a missing or
+    read-only folder, /proc): called before long work, so the work is not lost to a bad path."""
+    problem = write_problem(path)
+    if problem is not None:
+        raise CostmodelError(f"{flag} {path}: cannot write there ({problem}); give a writable file path "
+                             f"such as {example}")
+
+
+def write_text_or_keep(path: str | Path, text: str, *, flag: str = "--out", what: str) -> None:
+    """Write `text` atomically; on OSError (disk full, folder gone read-only) raise UnwrittenOutputError
+    holding the text, so the caller can print it instead of losing it. The old file is never damaged."""
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        raise UnwrittenOutputError(
+            f"{flag} {path}: could not write the {what} ({exc.strerror or exc}); it is printed on stdout instead",
+            path=str(path), content=text) from None
+
+
+def write_bytes_or_save_elsewhere(path: str | Path, data: bytes, *, flag: str = "--out", what: str) -> None:
+    """Write `data` atomically; on OSError save it under the temp folder (else the home folder) and raise
+    CostmodelError naming both paths (binary output, e.g. a PDF, is not printed)."""
+    try:
+        atomic_write_bytes(path, data)
+        return
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    saved = save_elsewhere(data, name=Path(path).name)
+    kept = f"saved it to {saved} instead" if saved else "could not save it anywhere else either; free some space"
+    raise CostmodelError(f"{flag} {path}: could not write the {what} ({problem}); {kept}")
+
+
+def save_elsewhere(data: bytes, *, name: str) -> Path | None:
+    """Create a new file holding `data` in the temp folder, else the home folder; None when neither works."""
+    import tempfile
+
+    for folder in (Path(tempfile.gettempdir()), Path.home()):
+        candidate = folder / f"costmodel-{secrets.token_hex(4)}-{name}"
+        try:
+            atomic_create_bytes(candidate, data)
+        except OSError:
+            continue
+        return candidate
+    return None
+
+
 def load_json_model(path: str | Path, model: type[_M], *, what: str) -> _M:
     """Read a JSON file and validate it as `model`; errors name the file, the field and the problem."""
     from costmodel.catalog.loader import describe_validation_error  # the catalog imports this module
@@ -134,25 +181,71 @@ MAX_USER_FILE_BYTES = 8 * 1024 * 1024
 
 
 def read_user_text(path: str | Path, *, what: str, max_bytes: int = MAX_USER_FILE_BYTES) -> str:
-    """The UTF-8 text of a file the user gave, or CostmodelError naming the file and the fix (missing,
-    a directory, unreadable, larger than `max_bytes`, not UTF-8)."""
+    """The UTF-8 text of a file a user (or a file of theirs) named, or CostmodelError naming the file and
+    the fix: missing, unreadable, not a regular file (a folder, a FIFO, a device such as /dev/zero, also
+    behind a symlink), larger than `max_bytes`, not UTF-8. Every such path goes through here.
+
+    The file is opened non-blocking and checked with fstat on the open descriptor, so a FIFO cannot block
+    the open (no writer) and the file checked is the file read (no stat-then-open race)."""
     file = Path(path)
-    if file.is_dir():
-        raise CostmodelError(f"{what} {file} is a directory; pass a file")
-    try:
-        with file.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise CostmodelError(f"{what} {file} not found (cannot read it); check the path") from None
-    except OSError as exc:
-        raise CostmodelError(f"{what} {file}: cannot read ({exc.strerror or exc})") from None
-    if len(data) > max_bytes:
-        raise CostmodelError(f"{what} {file} is larger than {max_bytes // (1024 * 1024)} MiB; "
-                             "is it the right file?")
+    data = read_user_bytes(file, what=what, max_bytes=max_bytes)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CostmodelError(f"{what} {file} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+
+
+def read_user_bytes(path: str | Path, *, what: str, max_bytes: int = MAX_USER_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`, else CostmodelError (see `read_user_text`)."""
+    file = Path(path)
+    data = _read_regular_file(file, what=what, max_bytes=max_bytes)
+    if len(data) > max_bytes:
+        raise CostmodelError(f"{what} {file} is larger than {_mib(max_bytes)}; is it the right file?")
+    return data
+
+
+def _mib(size_bytes: int) -> str:
+    return f"{size_bytes / (1024 * 1024):g} MiB"
+
+
+def _read_regular_file(file: Path, *, what: str, max_bytes: int) -> bytes:
+    """At most max_bytes + 1 bytes of a regular file (one more than allowed shows it is too large)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(file, flags)
+    except FileNotFoundError:
+        raise CostmodelError(f"{what} {file} not found (cannot read it); check the path") from None
+    except IsADirectoryError:
+        raise CostmodelError(f"{what} {file} is a directory; pass a file") from None
+    except OSError as exc:
+        raise CostmodelError(f"{what} {file}: cannot read ({exc.strerror or exc})") from None
+    try:
+        _check_regular(os.fstat(fd), file=file, what=what, max_bytes=max_bytes)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            return handle.read(max_bytes + 1)  # a file still growing is caught by the caller's length check
+        except OSError as exc:
+            raise CostmodelError(f"{what} {file}: cannot read ({exc.strerror or exc})") from None
+
+
+def _check_regular(info: os.stat_result, *, file: Path, what: str, max_bytes: int) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise CostmodelError(f"{what} {file} is a directory; pass a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise CostmodelError(f"{what} {file} is not a regular file (it is {_kind(info.st_mode)}); "
+                             "pass a file saved on disk")
+    if info.st_size > max_bytes:
+        raise CostmodelError(f"{what} {file} is {info.st_size:,} bytes, larger than {_mib(max_bytes)}; "
+                             "is it the right file?")
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"))
+    return next((name for check, name in kinds if check(mode)), "not a plain file")
 
 
 def parse_json_or_yaml(text: str, *, what: str, as_json: bool) -> Any:

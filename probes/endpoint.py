@@ -20,14 +20,17 @@ from typing import Any
 import requests
 import urllib3.exceptions
 
+from costmodel.http_deadline import deadline_session, request_deadline
 from costmodel.measurements.endpoint_result import (
     ERROR_KIND_CONNECTION,
     ERROR_KIND_MALFORMED,
     ERROR_KIND_MISSING_DONE,
+    ERROR_KIND_REDIRECT,
     ERROR_KIND_TIMEOUT,
     EndpointProbeResult,
     EndpointProbeSettings,
     EndpointRequestRecord,
+    implausible_prompt_tokens,
     implausible_usage,
 )
 from costmodel.units import printable
@@ -85,7 +88,8 @@ class _Outcome:
 
 
 def _read_stream(
-    response: requests.Response, *, sent: float, timeout_seconds: float, max_tokens: int, index: int
+    response: requests.Response, *, sent: float, timeout_seconds: float, max_tokens: int, prompt_tokens_sent: int,
+    index: int
 ) -> _Outcome:
     """Consume an event stream; return the timing of a complete one or raise StreamFault."""
     content_times: list[float] = []
@@ -115,7 +119,8 @@ def _read_stream(
     if not done:
         raise StreamFault(ERROR_KIND_MISSING_DONE, "stream ended without data: [DONE]")
     _drain(response)
-    return _timing_outcome(content_times, usage, sent=sent, max_tokens=max_tokens, index=index)
+    return _timing_outcome(content_times, usage, sent=sent, max_tokens=max_tokens,
+                           prompt_tokens_sent=prompt_tokens_sent, index=index)
 
 
 def _drain(response: requests.Response) -> None:
@@ -129,7 +134,8 @@ def _drain(response: requests.Response) -> None:
 
 
 def _timing_outcome(
-    content_times: list[float], usage: dict[str, Any] | None, *, sent: float, max_tokens: int, index: int
+    content_times: list[float], usage: dict[str, Any] | None, *, sent: float, max_tokens: int,
+    prompt_tokens_sent: int, index: int
 ) -> _Outcome:
     """Latencies of one finished stream. The server's usage counts are used only when plausible
     (costmodel.measurements.endpoint_result.implausible_usage); otherwise tokens are counted as content chunks."""
@@ -140,8 +146,10 @@ def _timing_outcome(
         problem = implausible_usage(completion_tokens, max_tokens=max_tokens, content_chunks=len(content_times))
     from_usage = completion_tokens is not None and problem is None
     output_tokens = int(completion_tokens) if from_usage and completion_tokens is not None else len(content_times)
-    if isinstance(prompt_tokens, bool) or not isinstance(prompt_tokens, int) or prompt_tokens < 0:
-        prompt_tokens = None
+    prompt_problem = None
+    if prompt_tokens is not None:
+        prompt_problem = implausible_prompt_tokens(prompt_tokens, prompt_tokens_sent=prompt_tokens_sent)
+        prompt_tokens = None if prompt_problem else prompt_tokens
     ttft = e2e = tpot = None
     if content_times:
         ttft = content_times[0] - sent
@@ -159,7 +167,7 @@ def _timing_outcome(
         output_tokens_source="usage" if from_usage else "content_chunks",
         content_chunks=len(content_times),
         prompt_tokens=prompt_tokens,
-        usage_implausible=problem,
+        usage_implausible="; ".join(p for p in (problem, prompt_problem) if p) or None,
     )
     itl_seconds = [later - earlier for earlier, later in zip(content_times, content_times[1:], strict=False)]
     return _Outcome(record=record, itl_seconds=itl_seconds)
@@ -186,15 +194,28 @@ def stream_one_request(
 ) -> _Outcome:
     """Send one streamed chat completion and time it; failures come back as records, never raised."""
     timeout_seconds = settings.timeout_seconds
-    body = _request_body(settings, prompt)
     sent = time.perf_counter()
+    # One deadline for the whole request: a server dripping its headers a byte at a time never trips the
+    # per-read timeout, so the deadline shuts the socket down (costmodel.http_deadline).
+    with request_deadline(timeout_seconds) as watch:
+        outcome = _post_and_read(session, settings=settings, headers=headers, prompt=prompt, index=index, sent=sent)
+    if watch.fired and not outcome.record.ok:
+        fault = StreamFault(ERROR_KIND_TIMEOUT, f"request ran past {timeout_seconds} s (headers and body together)")
+        return _failed(index, fault)
+    return outcome
+
+
+def _post_and_read(session: requests.Session, *, settings: EndpointProbeSettings, headers: dict[str, str],
+                   prompt: str, index: int, sent: float) -> _Outcome:
+    timeout_seconds = settings.timeout_seconds
     try:
         response = session.post(
             settings.chat_completions_url,
-            json=body,
+            json=_request_body(settings, prompt),
             headers=headers,
             stream=True,
             timeout=(timeout_seconds, timeout_seconds),  # (connect, between bytes)
+            allow_redirects=False,  # the key and the numbers belong to the host given, not to a Location
         )
     except requests.Timeout as exc:
         return _failed(
@@ -204,20 +225,27 @@ def stream_one_request(
         return _failed(index, StreamFault(ERROR_KIND_CONNECTION, f"could not connect: {exc}"))
     with response:
         try:
-            if response.status_code != 200:
-                raise StreamFault(
-                    f"http_{response.status_code}", _error_body(response), http_status=response.status_code
-                )
-            content_type = response.headers.get("content-type", "")
-            if "text/event-stream" not in content_type:
-                raise StreamFault(
-                    ERROR_KIND_MALFORMED, f"content-type is {content_type!r}, not text/event-stream"
-                )
-            return _read_stream(
-                response, sent=sent, timeout_seconds=timeout_seconds, max_tokens=settings.max_tokens, index=index
-            )
+            _check_response(response)
+            return _read_stream(response, sent=sent, timeout_seconds=timeout_seconds, max_tokens=settings.max_tokens,
+                                prompt_tokens_sent=settings.prompt_tokens, index=index)
         except StreamFault as fault:
             return _failed(index, fault)
+
+
+def _check_response(response: requests.Response) -> None:
+    """StreamFault unless the response is a 200 event stream; a redirect is refused, never followed."""
+    if response.is_redirect:
+        raise StreamFault(
+            ERROR_KIND_REDIRECT,
+            f"HTTP {response.status_code} redirect to {response.headers.get('location', '?')!r} not followed "
+            "(the key is sent only to the URL given); pass the final URL as --url",
+            http_status=response.status_code,
+        )
+    if response.status_code != 200:
+        raise StreamFault(f"http_{response.status_code}", _error_body(response), http_status=response.status_code)
+    content_type = response.headers.get("content-type", "")
+    if "text/event-stream" not in content_type:
+        raise StreamFault(ERROR_KIND_MALFORMED, f"content-type is {content_type!r}, not text/event-stream")
 
 
 def _error_body(response: requests.Response) -> str:
@@ -262,7 +290,7 @@ def probe_endpoint(
     def worker(index: int) -> _Outcome:
         session = getattr(local, "session", None)
         if session is None:  # one keep-alive session per worker thread (Session is not thread-safe)
-            session = local.session = requests.Session()
+            session = local.session = deadline_session()
             with sessions_lock:
                 sessions.append(session)
         return stream_one_request(

@@ -19,6 +19,7 @@ from pathlib import Path
 import requests
 
 from costmodel.fileio import atomic_write_text
+from costmodel.http_deadline import deadline_session
 from costmodel.measurements.endpoint_result import EndpointProbeSettings
 from costmodel.measurements.endpoint_sweep import EndpointSweep, SweepLevel, SweepRequest, SweepSettings
 from probes.endpoint import _Outcome, stream_one_request, synthetic_prompt
@@ -102,7 +103,7 @@ def run_level(
     def worker(index: int) -> SweepRequest:
         session = getattr(local, "session", None)
         if session is None:
-            session = local.session = requests.Session()
+            session = local.session = deadline_session()
             with lock:
                 sessions.append(session)
         if arrivals is not None:

@@ -223,7 +223,7 @@ def build_row(spec: RowSpec, litellm: dict[str, Any], providers: list[Any], *, v
     if spec.genai_key and crosscheck is None:
         raise SystemExit(f"{spec.row_id}: genai-prices has no {spec.genai_key}; fix scripts/api_price_rows.py")
     if entry is not None:
-        primary, source, key = litellm_price_fields(entry), "litellm", spec.litellm_key
+        primary, source, key = litellm_price_fields(entry, key=spec.litellm_key), "litellm", spec.litellm_key
         model_name = key.split("/", 1)[1] if key.startswith(f"{entry['litellm_provider']}/") else key
         names = ("litellm", "genai-prices")
     elif spec.litellm_key:

@@ -17,7 +17,8 @@ HTTP chunk: a role chunk, `chunks` content chunks of `tokens_per_chunk` tokens e
   hang          sleeps `hang_seconds` before answering
   raw-error     HTTP 500 whose plain-text body holds terminal escapes (ESC, BEL) and a U+202E bidi override
 
-`FakeConfig.completion_tokens`, when set, replaces the usage chunk's completion_tokens (a lying server).
+`FakeConfig.completion_tokens`, when set, replaces the usage chunk's completion_tokens (a lying server);
+`FakeConfig.prompt_tokens` is the usage chunk's prompt_tokens (7 unless a test makes it lie).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class FakeConfig:
     tokens_per_chunk: int = 2
     hang_seconds: float = 2.0
     completion_tokens: Any = None  # sent as usage.completion_tokens instead of the true count
+    prompt_tokens: Any = 7  # sent as usage.prompt_tokens
     # A batching engine's step: chunk_delay + per_stream_delay * (streams in progress); when set, the first
     # token comes first_token_delay + 1.5 steps after the request (half a step waiting, one prefill step).
     per_stream_delay_seconds: float = 0.0
@@ -160,9 +162,11 @@ class _Handler(BaseHTTPRequestHandler):
             if config.completion_tokens is not None:
                 completion_tokens = config.completion_tokens
             usage = {
-                "prompt_tokens": 7,
+                "prompt_tokens": config.prompt_tokens,
                 "completion_tokens": completion_tokens,
-                "total_tokens": 7 + completion_tokens if isinstance(completion_tokens, int) else None,
+                "total_tokens": (config.prompt_tokens + completion_tokens
+                                 if isinstance(completion_tokens, int) and isinstance(config.prompt_tokens, int)
+                                 else None),
             }
             self._event(
                 json.dumps({"id": "fake", "object": "chat.completion.chunk", "choices": [], "usage": usage})

@@ -17,7 +17,6 @@ from costmodel.cli import main
 from costmodel.comm import allreduce_seconds
 from costmodel.decision.rank import decide
 from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT
-from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration_files import load_calibration_file
 from costmodel.measurements.collectives_result import AlphaBetaFit, CollectivesResult, OpFit, tp_link
 from costmodel.measurements.endpoint_calibration import EndpointCalibration, latency_at_capacity
@@ -172,7 +171,7 @@ def test_roofline_calibration_still_applies_globally_and_per_option(tmp_path: Pa
     ({"api": {"calibration": "missing.json"}}, "not found"),
     ({"api": {"calibration": "bad.json"}}, "field 'capacity_p10'"),
 ])
-def test_wrong_attachments_are_refused_with_the_fix(tmp_path: Path, capsys, attach, message) -> None:
+def test_wrong_attachments_exclude_that_option_with_the_fix(tmp_path: Path, capsys, attach, message) -> None:
     write(tmp_path / "cal.json", endpoint_cal())
     write(tmp_path / "probe.json", probe_result())
     write(tmp_path / "coll.json", collectives())
@@ -182,10 +181,14 @@ def test_wrong_attachments_are_refused_with_the_fix(tmp_path: Path, capsys, atta
     bad["capacity_p10"] = "fast"
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     path = scenario_file(tmp_path, **attach)
-    with pytest.raises(CostmodelError, match=message.replace("(", r"\(")):
-        decide(load_scenario(path))
-    assert main(["compare", str(path)]) == 2
-    assert message.split("`")[0][:20] in capsys.readouterr().err
+    name = "own" if "self_host" in attach else "api"
+    other = "api" if name == "own" else "own"
+    decision = decide(load_scenario(path))  # one option's bad file excludes that option only
+    assert message in str(decision.option(name).excluded_reason)
+    assert decision.option(other).excluded_reason is None
+    assert main(["compare", str(path), "--json"]) == 0
+    by_name = {o["name"]: o for o in json.loads(capsys.readouterr().out)["options"]}
+    assert message in by_name[name]["excluded_reason"]
 
 
 def test_collectives_fit_sets_the_tensor_parallel_allreduce(tmp_path: Path) -> None:

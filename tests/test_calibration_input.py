@@ -71,7 +71,9 @@ def test_probe_without_prefill_points_is_incomplete(tmp_path: Path, capsys) -> N
                                             + [p for p in result.points if p.phase == "decode"],
                                             "complete": False})
     path, _ = _probe_json(tmp_path, interrupted)
-    code, _, err = _calibrate(capsys, path)
+    code, _, err = _calibrate(capsys, path)  # refused for being interrupted, before any fit
+    assert code == 2 and "is marked complete: false" in err
+    code, _, err = _calibrate(capsys, path, "--force")  # forced: still too few points to fit
     assert code == 2 and "1 measured prefill point(s) (the probe was interrupted" in err and "'points'" in err
 
 

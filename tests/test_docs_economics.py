@@ -86,7 +86,7 @@ from costmodel.pricing.api_cost import (
     mean_request_usd,
 )
 from costmodel.pricing.hosts import host_row, host_share
-from costmodel.pricing.schema import HOURS_PER_YEAR
+from costmodel.pricing.schema import HOURS_PER_YEAR, MAX_API_USD_PER_MTOK
 from costmodel.scenario import FleetPolicy, Scenario, SelfHostOption, parse_scenario
 from costmodel.serving import build_replica
 from costmodel.serving.analytic import Capacity
@@ -1295,8 +1295,11 @@ def build_sources() -> None:
           ("timeout", refresh_module.DEFAULT_TIMEOUT_SECONDS, fixed(0, suffix=" s")),
           ("max timeout", refresh_module.MAX_TIMEOUT_SECONDS, fixed(0, suffix=" s")),
           ("cap", refresh_module.MAX_DOWNLOAD_BYTES / 2**20, fixed(0, suffix=" MiB")))
-    claim("a price that is not a finite number >= 0, or a download that would remove more than 10% of the "
-          "sheet's rows (without `--allow-removals`)",
+    claim("not a finite number >= 0 or is above 10,000 USD per million tokens (400x the dearest rate in the bundled",
+          ("price ceiling", MAX_API_USD_PER_MTOK, fixed(0)),
+          ("ceiling over the dearest bundled rate", MAX_API_USD_PER_MTOK / max(
+              r.output_usd_per_mtok for r in load_api_prices().rows), fixed(0, suffix="x")))
+    claim("a download that would remove more than 10% of the sheet's rows (without `--allow-removals`)",
           ("removed share", refresh_module.MAX_REMOVED_SHARE, pct(0)))
     fact("refresh refuses to remove more than MAX_REMOVED_SHARE of the rows unless removals are allowed",
          "len(removed) <= MAX_REMOVED_SHARE * rows_before" in inspect.getsource(refresh_module))

@@ -274,11 +274,11 @@ def test_bad_files_exit_2(tmp_path, capsys):
         assert code == 2 and out == "" and fragment in err, (path, err)
 
 
-def test_dev_zero_is_capped(capsys):
+def test_dev_zero_is_refused(capsys):
     if not Path("/dev/zero").exists():
         pytest.skip("no /dev/zero on this system")
     code, _, err = cli(capsys, "compare", "/dev/zero")
-    assert code == 2 and "larger than 8 MiB" in err
+    assert code == 2 and "/dev/zero is not a regular file (it is a character device)" in err
 
 
 def test_scenario_loads_the_same_after_the_bounded_reader(tmp_path):

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from costmodel.catalog.loader import describe_validation_error
 from costmodel.catalog.schema import ModelSpec
 from costmodel.errors import CostmodelError
+from costmodel.fileio import read_user_text
 from costmodel.units import printable
 
 SUPPORTED_MODEL_TYPES = {
@@ -105,10 +106,11 @@ def _qwen3_moe_as_mixtral(config: dict[str, Any]) -> dict[str, Any]:
 def import_hf_config_file(path: str | Path, *, model_id: str, as_of: dt.date | None = None) -> ModelSpec:
     """Read `config.json` from disk and import it."""
     file = Path(path)
+    text = read_user_text(file, what="config file")
     try:
-        config = json.loads(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CostmodelError(f"{file}: cannot read ({exc.strerror})") from exc
+        config = json.loads(text)
+    except RecursionError:
+        raise CostmodelError(f"{file}: nested too deeply to be a config.json; fix the structure") from None
     except json.JSONDecodeError as exc:
         raise CostmodelError(f"{file}: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
     if not isinstance(config, dict):

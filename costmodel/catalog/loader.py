@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
 from costmodel.errors import CostmodelError, unknown_id_error
+from costmodel.fileio import read_user_bytes
 
 CATALOG_DIR = Path(__file__).resolve().parent
 MODELS_DIR = CATALOG_DIR / "models"
@@ -47,18 +48,21 @@ def describe_validation_error(err: ValidationError, *, where: str) -> str:
 
 
 def _read_yaml(path: Path) -> Any:
+    # The bounded reader: a FIFO, a /dev/zero symlink or a folder named *.yaml in the user's models folder is
+    # refused by name instead of hanging the command or reading without end.
+    data = read_user_bytes(path, what="catalog file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CostmodelError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
     try:
         # libyaml's C loader when present: the catalog loads on every CLI call.
         loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader_cls)
+        return yaml.load(text, Loader=loader_cls)
     except yaml.YAMLError as exc:
         raise CostmodelError(f"{path}: not valid YAML ({exc}); fix the syntax") from exc
-    except UnicodeDecodeError as exc:
-        raise CostmodelError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
     except RecursionError as exc:
         raise CostmodelError(f"{path}: nested too deeply to read; a catalog row is a flat mapping") from exc
-    except OSError as exc:
-        raise CostmodelError(f"{path}: cannot read ({exc.strerror})") from exc
 
 
 def parse_model_file(path: Path) -> ModelSpec:

@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from costmodel.errors import CostmodelError
+from costmodel.fileio import read_user_text
 
 QUALITY_FILE = Path(__file__).resolve().parent / "quality.csv"
 Scale = Literal["elo", "percent"]
@@ -197,11 +198,6 @@ def load_quality_scores(
     (`costmodel.pricing.open_model_ids(sheet)`); None means no inheritance.
     """
     file_path = Path(path) if path is not None else QUALITY_FILE
-    try:
-        text = file_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CostmodelError(f"quality sheet {file_path} not found; pass an existing file") from None
-    except UnicodeDecodeError:
-        raise CostmodelError(f"quality sheet {file_path} is not UTF-8 text; save it as UTF-8 CSV") from None
+    text = read_user_text(file_path, what="quality sheet")
     mapping = {} if open_model_ids is None else open_model_ids
     return parse_quality_text(text, where=str(file_path), open_model_ids=mapping)

@@ -19,8 +19,8 @@ import warnings
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from costmodel.cli.output import emit, error_line, json_safe, parse_date, show_warning
-from costmodel.errors import CostmodelError
+from costmodel.cli.output import emit, emit_unwritten, error_line, json_safe, parse_date, show_warning
+from costmodel.errors import CostmodelError, UnwrittenOutputError
 
 __all__ = ["build_parser", "emit", "json_safe", "main", "parse_date"]
 
@@ -86,8 +86,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = show_warning
             result = args.handler(args)
+    except UnwrittenOutputError as exc:  # the work is done: print it rather than lose it
+        emit_unwritten(exc, as_json=bool(getattr(args, "json", False)))
+        error_line(str(exc))
+        return 2
     except CostmodelError as exc:
         error_line(str(exc))
+        return 2
+    except OSError as exc:  # a file the command reads or writes failed underneath it (disk full, I/O error)
+        where = f" {exc.filename}" if exc.filename else ""
+        error_line(f"file error{where}: {exc.strerror or exc}; check the path and free space")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("costmodel: interrupted\n")

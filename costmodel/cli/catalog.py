@@ -13,9 +13,9 @@ from costmodel.catalog.params import derive_shape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES
-from costmodel.errors import CostmodelError
+from costmodel.errors import CostmodelError, UnwrittenOutputError
 from costmodel.estimate import Estimate, estimate
-from costmodel.fileio import atomic_create_text, atomic_write_text
+from costmodel.fileio import atomic_create_text, check_output_path, write_text_or_keep
 from costmodel.measurements.calibration import load_calibration
 from costmodel.scenario.limits import MAX_GPUS_PER_REPLICA, MAX_TOKENS_PER_REQUEST
 from costmodel.units import fmt_bytes, fmt_seconds
@@ -159,14 +159,18 @@ def run_models_import(args: argparse.Namespace) -> int:
     out = args.out or loader.user_models_dir() / f"{spec.id}.yaml"
     if out.is_dir():
         raise CostmodelError(f"--out {out} is a directory; give a file path such as {spec.id}.yaml")
+    check_output_path(out, example=f"{spec.id}.yaml")
     text = yaml.safe_dump(spec.model_dump(mode="json", exclude_none=True), sort_keys=False)
     if args.force:
-        atomic_write_text(out, text)
+        write_text_or_keep(out, text, what="model file")
     else:
         try:  # exclusive create: of two concurrent imports to one path, exactly one succeeds
             atomic_create_text(out, text)
         except FileExistsError:
             raise CostmodelError(f"{out} exists; pass --force to overwrite it or --out to write elsewhere") from None
+        except OSError as exc:  # disk full, read-only: the model file is printed instead of lost
+            raise UnwrittenOutputError(f"--out {out}: could not write the model file ({exc.strerror or exc}); "
+                                       "it is printed on stdout instead", path=str(out), content=text) from None
     shape = derive_shape(spec)
     emit(
         {"id": spec.id, "path": str(out), "total_params": shape.total_params, "active_params": shape.active_params},

@@ -223,7 +223,7 @@ def format_result(result: EndpointProbeResult) -> str:
     source = "no successful request" if result.output_tokens_source == "none" else result.output_tokens_source
     if result.requests_implausible_usage:
         lines.append(f"  usage     {result.requests_implausible_usage} request(s) with implausible usage counts "
-                     "were counted by content chunks instead")
+                     "were not trusted (output counted by content chunks, prompt count dropped)")
     lines.append(
         f"  output    {result.output_tokens} tokens (counted from {source}), "
         f"{result.output_tokens_per_second:.1f} tokens/s over {fmt_seconds(result.wall_seconds)}"

@@ -16,7 +16,7 @@ from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.cli.progress import add_quiet_flag
 from costmodel.decision.capacity import CapacityCache
 from costmodel.errors import CostmodelError
-from costmodel.fileio import atomic_write_bytes
+from costmodel.fileio import check_output_path, write_bytes_or_save_elsewhere
 from costmodel.scenario import load_scenario
 
 SCENARIO_SEARCH_TOP_K = 3  # configurations added when the scenario's `search:` section asks for a search
@@ -43,6 +43,7 @@ def run_memo(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.out.suffix.lower() != ".pdf":
         raise CostmodelError(f"--out {args.out}: the memo is a PDF; give a file name ending in .pdf")
+    check_output_path(args.out, example="memo.pdf")  # before the build: a bad path must not cost it
     scenario, calibration = apply_calibration_args(load_scenario(args.scenario), args.calibration)
     from costmodel.memo import build_memo  # lazy: reportlab + matplotlib
 
@@ -62,7 +63,7 @@ def run_memo(args: argparse.Namespace) -> int:
         memo = build_memo(scenario, calibration=calibration, today=args.date, capacity_cache=cache,
                           search_result=result, search_top_k=top_k or 0)
         shown.step("built")
-    atomic_write_bytes(args.out, memo.pdf)
+    write_bytes_or_save_elsewhere(args.out, memo.pdf, what="memo")
     seconds = time.perf_counter() - started
     payload = {"path": str(args.out), "pages": memo.pages, "seconds": round(seconds, 3),
                "recommendation": memo.content.decision.recommendation}

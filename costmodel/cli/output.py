@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from costmodel.errors import UnwrittenOutputError
 from costmodel.units import printable
 
 
@@ -41,6 +42,16 @@ def emit(payload: dict[str, Any], *, as_json: bool, text: str) -> None:
         sys.stdout.write(json.dumps(json_safe(payload), indent=2, default=str, allow_nan=False) + "\n")
     else:  # text may echo outside text (server bodies, model names): no control or bidi characters
         sys.stdout.write(printable(text.rstrip("\n"), keep_newlines=True) + "\n")
+
+
+def emit_unwritten(error: UnwrittenOutputError, *, as_json: bool) -> None:
+    """The content of an output file that could not be written: as it is, or with --json inside one object
+    {"written": false, "path", "error", "content"}."""
+    if as_json:
+        payload = {"written": False, "path": error.path, "error": str(error), "content": error.content}
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    else:
+        sys.stdout.write(printable(error.content.rstrip("\n"), keep_newlines=True) + "\n")
 
 
 def error_line(message: str) -> None:

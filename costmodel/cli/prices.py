@@ -45,7 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                          help=f"seconds for the whole download, at most {MAX_TIMEOUT_SECONDS:g} "
                               f"(default {DEFAULT_TIMEOUT_SECONDS:g})")
     refresh.add_argument("--allow-removals", action="store_true",
-                         help=f"accept a download that drops more than {MAX_REMOVED_SHARE:.0%} of the sheet's rows")
+                         help=f"accept a download that drops more than {MAX_REMOVED_SHARE * 100:.0f}%% of the sheet's rows")
+    refresh.add_argument("--allow-zero-prices", action="store_true",
+                         help="accept an API sheet whose every input and output price is 0 (refused by default)")
     refresh.add_argument("--json", action="store_true", help="print one JSON object")
     refresh.set_defaults(handler=run_refresh)
 
@@ -116,7 +118,7 @@ def run_refresh(args: argparse.Namespace) -> int:
     """Refresh a sheet and print what changed."""
     timeout_seconds = check_timeout_seconds(args.timeout, name="--timeout")
     result = refresh_sheet(args.sheet, path=args.file, url=args.url, timeout_seconds=timeout_seconds,
-                           allow_removals=args.allow_removals)
+                           allow_removals=args.allow_removals, allow_zero_prices=args.allow_zero_prices)
     payload = dataclasses.asdict(result)
     payload["checked"] = result.checked.isoformat()
     lines = [

@@ -13,9 +13,14 @@ from typing import Any
 from costmodel.catalog.loader import load_accelerator
 from costmodel.cli.output import bounded_int, emit
 from costmodel.errors import CostmodelError
-from costmodel.fileio import atomic_write_text
+from costmodel.fileio import check_output_path, write_text_or_keep
 from costmodel.measurements.calibration import MAX_HOLDOUT_MEDIAN_ABS_ERROR
-from costmodel.measurements.fit import CalibrationFit, calibration_from_fit, fit_calibration
+from costmodel.measurements.fit import (
+    CalibrationFit,
+    calibration_from_fit,
+    check_probe_complete,
+    fit_calibration,
+)
 from costmodel.measurements.probe_result import ProbeResult, batch1_decode_mbu, load_probe_result
 
 INTERRUPTED_EXIT_CODE = 130
@@ -51,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     cal.add_argument("--hardware", help="catalog accelerator id, if the probe did not record one")
     cal.add_argument("--force", action="store_true",
                      help=f"write the calibration even when its held-out median error is above "
-                          f"{MAX_HOLDOUT_MEDIAN_ABS_ERROR:.0%}% (it is marked forced)")
+                          f"{MAX_HOLDOUT_MEDIAN_ABS_ERROR * 100:.0f}%% (it is marked forced)")
     cal.add_argument("--json", action="store_true", help="print one JSON object")
     cal.set_defaults(handler=run_calibrate_command)
 
@@ -143,11 +148,13 @@ def probe_text(result: ProbeResult, *, out: Path) -> str:
 
 
 def run_calibrate_command(args: argparse.Namespace) -> int:
+    check_output_path(args.out, example="calibration.json")  # before the fit: a bad path must not cost it
     result = load_probe_result(args.probe_file)
+    check_probe_complete(result, source=args.probe_file.name, force=args.force)
     fit = fit_calibration(result)
     calibration = calibration_from_fit(result, fit, source=args.probe_file.name, hardware_id=args.hardware,
                                        force=args.force)
-    atomic_write_text(args.out, calibration.model_dump_json(indent=2) + "\n")
+    write_text_or_keep(args.out, calibration.model_dump_json(indent=2) + "\n", what="calibration")
     eff = fit.efficiency
     payload = {
         "out": str(args.out),
@@ -166,6 +173,7 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
         "points_fit": fit.points_fit,
         "points_holdout": fit.points_holdout,
         "forced": calibration.forced,
+        "probe_incomplete": calibration.probe_incomplete,
         "points": [
             {"phase": p.phase, "batch": p.batch, "new_tokens": p.new_tokens, "context_tokens": p.context_tokens,
              "measured_seconds": p.measured_seconds, "roofline_seconds": p.roofline_seconds,
@@ -180,7 +188,8 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
         f"weight reads up to {eff.weight_reads_max_rows:.2f} rows",
         f"  held-out error: median {fit.holdout_median_abs_error:.1%}, max {fit.holdout_max_abs_error:.1%} "
         f"({fit.points_holdout} points; fit on {fit.points_fit})"
-        + (f"; FORCED past the {MAX_HOLDOUT_MEDIAN_ABS_ERROR:.0%} bound" if calibration.forced else ""),
+        + (f"; FORCED past the {MAX_HOLDOUT_MEDIAN_ABS_ERROR:.0%} bound" if calibration.forced else "")
+        + ("; FORCED on an interrupted probe (complete: false)" if calibration.probe_incomplete else ""),
         fit_table_markdown(fit),
     ])
     emit(payload, as_json=args.json, text=text)
@@ -241,8 +250,9 @@ def _run_collectives(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise CostmodelError(f"the collectives probe needs torch ({exc}); install it with: pip install -e '.[probes]'"
                              ) from exc
+    check_output_path(args.out, example="collectives.json")
     result = probe_collectives(processes=args.processes)
-    atomic_write_text(args.out, result.model_dump_json(indent=2) + "\n")
+    write_text_or_keep(args.out, result.model_dump_json(indent=2) + "\n", what="collectives result")
     lines = [f"collectives probe: {result.processes} ranks, {result.backend}, written to {args.out}"]
     for op, fitted in result.ops.items():
         bandwidth = fitted.fit.bytes_per_second

@@ -91,16 +91,23 @@ def option_paths(option: object) -> tuple[str, ...]:
     return ()
 
 
-def load_attached(scenario: Scenario, *, skip: Sequence[str] = ()) -> dict[str, Attached]:
-    """Read and check every option's `calibration:` files (options named in `skip` are not read)."""
+def load_attached(scenario: Scenario, *, skip: Sequence[str] = ()) -> tuple[dict[str, Attached], dict[str, str]]:
+    """Read and check every option's `calibration:` files (options named in `skip` are not read).
+
+    Returns the attachments and, per option whose files cannot be read or used, why: one bad file (inline or
+    a path) excludes that option only, as a bad price id does, and the rest are compared."""
     attached: dict[str, Attached] = {}
+    problems: dict[str, str] = {}
     for option in scenario.options:
         paths = option_paths(option)
         if not paths or option.name in skip:
             continue
-        files = [(path, load_calibration_file(path)) for path in paths]
-        attached[option.name] = attach(option.name, option.kind, files)
-    return attached
+        try:
+            files = [(path, load_calibration_file(path)) for path in paths]
+            attached[option.name] = attach(option.name, option.kind, files)
+        except CostmodelError as exc:
+            problems[option.name] = f"option '{option.name}': calibration: {exc}"
+    return attached, problems
 
 
 def forced_warnings(attached: Mapping[str, Attached]) -> tuple[str, ...]:

@@ -121,10 +121,25 @@ def interrupted_work_seconds(*, ttft_p90_seconds: float, tpot_p90_seconds: float
     return (ttft_p90_seconds + mean_output_tokens * tpot_p90_seconds) / 2.0
 
 
+def redo_exclusion(result: OptionResult, option: SelfHostOption, *, interruptions_per_replica_hour: float,
+                   redo_seconds: float) -> OptionResult | None:
+    """The option excluded (this option only; the rest are compared) when it is interrupted on spot and the
+    work redone per interruption is not a finite time (an unbounded latency estimate), else None."""
+    if interruptions_per_replica_hour == 0 or (math.isfinite(redo_seconds) and redo_seconds >= 0):
+        return None
+    reason = (f"option '{option.name}': the work redone per spot interruption, (TTFT p90 + output tokens x "
+              f"TPOT p90) / 2 = {redo_seconds:g} s, is not a finite time: its latency estimate is unbounded")
+    return replace(result, excluded_reason=reason, excluded_kind="non_finite_cost", meets_slo=False,
+                   slo_status="misses", slo_reason=reason)
+
+
 def spot_overhead_replica_hours(*, spot_replica_hours: float, interruptions_per_replica_hour: float,
                                 warmup_hours: float, redo_seconds: float) -> float:
     """Replica-hours a day lost to spot interruptions: ρ x spot replica-hours x (w + r): each interruption pays
-    a replacement warm-up w and the work in flight redone r (docs/economics.md "Mixed fleets")."""
+    a replacement warm-up w and the work in flight redone r (docs/economics.md "Mixed fleets"). Off spot
+    (ρ = 0) nothing is redone, whatever r is."""
+    if interruptions_per_replica_hour == 0:
+        return 0.0
     return spot_replica_hours * interruptions_per_replica_hour * (warmup_hours + redo_seconds / 3_600)
 
 
@@ -185,8 +200,8 @@ def autoscaled_day(*, hourly_requests_per_second: Sequence[float], capacity_requ
         raise CostmodelError(f"scaling.min_replicas ({min_replicas}) must be <= scaling.max_replicas ({max_replicas})")
     if not 0 <= warmup_minutes <= 60:
         raise CostmodelError(f"scaling.warmup_minutes must be in 0..60 (got {warmup_minutes})")
-    if not all(math.isfinite(v) and v >= 0 for v in (interruptions_per_replica_hour, redo_seconds)):
-        raise CostmodelError("scaling.interruption_rate_per_hour and the redone work must be finite and >= 0")
+    if not (math.isfinite(interruptions_per_replica_hour) and interruptions_per_replica_hour >= 0):
+        raise CostmodelError("scaling.interruption_rate_per_hour must be finite and >= 0")
     wanted = replicas_by_hour(hourly_requests_per_second=hourly_requests_per_second,
                               capacity_requests_per_second=capacity_requests_per_second,
                               target_peak_utilization=target_peak_utilization, min_replicas=min_replicas,
@@ -253,16 +268,18 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
     mean = scenario.workload.mean_requests_per_second()
     floor = scaling.min_replicas if scaling.min_replicas is not None else (result.min_replicas or 1)
     rate = spot_interruption_rate(option, offering_kind)
+    redo = interrupted_work_seconds(ttft_p90_seconds=result.ttft_p90_seconds or 0.0,
+                                    tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
+                                    mean_output_tokens=scenario.workload.mean_output_tokens())
+    excluded = redo_exclusion(result, option, interruptions_per_replica_hour=rate, redo_seconds=redo)
+    if excluded is not None:
+        return excluded
     day = autoscaled_day(hourly_requests_per_second=[mean * w for w in hourly_profile],
                          capacity_requests_per_second=result.capacity_requests_per_second,
                          target_peak_utilization=result.target_peak_utilization, min_replicas=floor,
                          max_replicas=scaling.max_replicas or MAX_AUTOSCALE_REPLICAS,
                          warmup_minutes=scaling.warmup_minutes, interruptions_per_replica_hour=rate,
-                         redo_seconds=interrupted_work_seconds(
-                             ttft_p90_seconds=result.ttft_p90_seconds or 0.0,
-                             tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
-                             mean_output_tokens=scenario.workload.mean_output_tokens()),
-                         spare_replicas=result.spare_replicas)
+                         redo_seconds=redo, spare_replicas=result.spare_replicas)
     packing = packing or InstancePacking(gpus_per_replica=result.gpus_per_replica)
     gpu_hours = day.billed_gpu_hours_per_month(packing=packing)
     gpu_usd = gpu_hours * result.usd_per_gpu_hour

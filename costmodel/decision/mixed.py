@@ -37,6 +37,7 @@ from costmodel.decision.fleet import (
     cyclic_starts,
     fleet_ops_usd_per_month,
     interrupted_work_seconds,
+    redo_exclusion,
     replicas_by_hour,
     spot_overhead_replica_hours,
     warmup_billed_hours,
@@ -250,6 +251,11 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
     redo_seconds = interrupted_work_seconds(ttft_p90_seconds=result.ttft_p90_seconds or 0.0,
                                             tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
                                             mean_output_tokens=workload.mean_output_tokens())
+    spot_rate = (scaling.interruption_rate_per_hour or 0.0) if scaling.spot_share > 0 else 0.0
+    excluded = redo_exclusion(result, option, interruptions_per_replica_hour=spot_rate, redo_seconds=redo_seconds)
+    if excluded is not None:
+        return excluded
+    redo_seconds = redo_seconds if spot_rate > 0 else 0.0  # nothing is redone without spot
     day = mixed_day(hourly_requests_per_second=[mean * w for w in hourly_profile],
                     capacity_requests_per_second=result.capacity_requests_per_second,
                     target_peak_utilization=result.target_peak_utilization, min_replicas=floor,

@@ -50,7 +50,7 @@ from costmodel.decision.quality import not_substitutes, option_subject
 from costmodel.decision.reasons import decision_reasons, no_recommendation_reason
 from costmodel.decision.recommend import recommend
 from costmodel.decision.results import Decision, OptionResult, RankingBasis
-from costmodel.decision.validity import excluded_result, option_exclusions
+from costmodel.decision.validity import Exclusion, excluded_result, option_exclusions, with_hybrid_parts
 from costmodel.decision.warnings import scenario_warnings
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
@@ -99,6 +99,10 @@ def decide(
         scenario, api_sheet=api_sheet, gpu_offerings={r.id: r.accelerator_id for r in gpu_sheet.rows},
         model_ids=models().keys(), hardware_ids=accelerators().keys(),
     )
+    if attached is None:  # an option whose measurement files cannot be used is excluded, the rest compared
+        attached, unusable = load_attached(scenario, skip=tuple(excluded))
+        excluded = with_hybrid_parts(scenario, {**excluded, **{
+            name: Exclusion(kind="invalid_option", reason=reason) for name, reason in unusable.items()}})
     if all(e.kind == "invalid_option" for e in excluded.values()) and len(excluded) == len(scenario.options):
         raise CostmodelError("no option of the scenario can be evaluated: "
                              + "; ".join(f"{name}: {e.reason}" for name, e in excluded.items()))
@@ -107,7 +111,6 @@ def decide(
         workload = _scaled_volume(workload, over.volume)
         scenario = scenario.model_copy(update={"workload": workload})
     today = scenario.evaluation_date(override=today)
-    attached = load_attached(scenario, skip=tuple(excluded)) if attached is None else attached
     quality = quality_sheet or load_quality_scores(open_model_ids=open_model_ids(api_sheet))
     feasible = assess(scenario, api_sheet=api_sheet, quality=quality, as_of=today, skip=excluded.keys())
     latency = latency_sheet or load_api_latency()

@@ -96,7 +96,13 @@ def option_exclusions(
         exclusion = _check_option(index, option, scenario, api_sheet)
         if exclusion is not None:
             found[option.name] = exclusion
-    for option in scenario.options:  # a hybrid is only as usable as both of its parts
+    return with_hybrid_parts(scenario, found)
+
+
+def with_hybrid_parts(scenario: Scenario, found: dict[str, Exclusion]) -> dict[str, Exclusion]:
+    """`found` plus every hybrid whose self-host or API part is excluded (a hybrid is only as usable as both)."""
+    found = dict(found)
+    for option in scenario.options:
         if isinstance(option, HybridOption) and option.name not in found:
             broken = [part for part in (option.self_host, option.api) if part in found]
             if broken:

@@ -76,6 +76,10 @@ class Calibration(StrictModel):
         default=False,
         description=f"written by `calibrate --force` past the held-out error bound ({MAX_HOLDOUT_MEDIAN_ABS_ERROR:.0%})",
     )
+    probe_incomplete: bool = Field(
+        default=False,
+        description="fitted by `calibrate --force` to a probe marked complete: false (interrupted; fewer points)",
+    )
 
     @field_validator("hardware_id")
     @classmethod
@@ -151,6 +155,7 @@ def apply_calibration(hardware: AcceleratorSpec, calibration: Calibration) -> tu
             f"calibrated from {calibration.source} on {calibration.device_name}: held-out median error "
             f"{calibration.holdout_median_abs_error:.1%}, max {calibration.holdout_max_abs_error:.1%}"
             + (" (forced past the held-out error bound)" if calibration.forced else "")
+            + (" (from an interrupted probe)" if calibration.probe_incomplete else "")
         ),
     )
     return calibrated, efficiency

@@ -24,6 +24,7 @@ ERROR_KIND_CONNECTION = "connection"  # refused, reset, or dropped before the st
 ERROR_KIND_MALFORMED = "malformed_stream"  # not an event stream, or an event that is not a chat chunk
 ERROR_KIND_STREAM_ERROR = "stream_error"  # the server sent an {"error": ...} event mid-stream
 ERROR_KIND_MISSING_DONE = "missing_done"  # the stream ended cleanly but without `data: [DONE]`
+ERROR_KIND_REDIRECT = "redirect"  # a 3xx: not followed, so the key and the figures stay with the URL given
 
 TokenSource = Literal["usage", "content_chunks"]
 
@@ -61,6 +62,26 @@ def implausible_usage(completion_tokens: Any, *, max_tokens: int, content_chunks
     return None
 
 
+# A server's usage.prompt_tokens for a synthetic prompt of N common words (one token each in the cl100k and
+# Llama-3 vocabularies): a tokenizer that splits every word in 8 plus a 1,024-token chat template is still
+# below this; more (e.g. 1e23) is a count that cannot be true and would skew the sweep's fit and means.
+PROMPT_USAGE_FACTOR = 8
+PROMPT_USAGE_TEMPLATE_TOKENS = 1024
+
+
+def implausible_prompt_tokens(prompt_tokens: Any, *, prompt_tokens_sent: int) -> str | None:
+    """Why a server's usage.prompt_tokens cannot be right for a ~`prompt_tokens_sent`-token prompt, or None."""
+    if isinstance(prompt_tokens, bool) or not isinstance(prompt_tokens, int):
+        return f"prompt_tokens {prompt_tokens!r:.40} is not an integer"
+    if prompt_tokens < 0:
+        return f"prompt_tokens {prompt_tokens} is negative"
+    ceiling = min(MAX_TOKENS_PER_REQUEST, prompt_tokens_sent * PROMPT_USAGE_FACTOR + PROMPT_USAGE_TEMPLATE_TOKENS)
+    if prompt_tokens > ceiling:
+        return (f"prompt_tokens {prompt_tokens:.3g} is above {ceiling:,} for a ~{prompt_tokens_sent}-token prompt "
+                f"(x{PROMPT_USAGE_FACTOR} + {PROMPT_USAGE_TEMPLATE_TOKENS})")
+    return None
+
+
 class EndpointProbeSettings(StrictModel):
     """What was probed and how. Holds the *name* of the API-key variable, never the key."""
 
@@ -94,9 +115,11 @@ class EndpointRequestRecord(StrictModel):
     output_tokens: int = 0
     output_tokens_source: TokenSource = "content_chunks"
     content_chunks: int = Field(0, description="streamed chunks that carried content")
-    prompt_tokens: int | None = Field(None, description="usage.prompt_tokens when the server sent it")
+    prompt_tokens: int | None = Field(None, ge=0, le=MAX_TOKENS_PER_REQUEST,
+                                      description="usage.prompt_tokens when the server sent a plausible one")
     usage_implausible: str | None = Field(
-        None, description="why the server's usage count was not used (tokens then counted as content chunks)"
+        None, description="why a server's usage count was not used (output tokens then counted as content "
+                          "chunks; an implausible prompt_tokens is dropped)"
     )
 
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from costmodel.measurements.endpoint_result import TokenSource
+from costmodel.measurements.endpoint_result import MAX_TOKENS_PER_REQUEST, TokenSource
 from costmodel.strict import StrictModel
 
 SweepMode = Literal["concurrency", "rate"]
@@ -41,7 +41,8 @@ class SweepRequest(StrictModel):
     error_kind: str | None = None
     sent_seconds: float
     chunk_seconds: list[float] = Field(default_factory=list, description="arrival of each content chunk")
-    prompt_tokens: int | None = Field(None, description="usage.prompt_tokens when the server sent it")
+    prompt_tokens: int | None = Field(None, ge=0, le=MAX_TOKENS_PER_REQUEST,
+                                      description="usage.prompt_tokens when the server sent a plausible one")
     output_tokens: int = 0
     output_tokens_source: TokenSource = "content_chunks"
 

@@ -227,12 +227,22 @@ def fit_calibration(
     )
 
 
+def check_probe_complete(result: ProbeResult, *, source: str, force: bool) -> None:
+    """CostmodelError for a probe marked complete: false (interrupted: fewer, and fewer kinds of, points than
+    its sweep planned), unless `force`; the calibration then records `probe_incomplete`."""
+    if not result.complete and not force:
+        raise CostmodelError(
+            f"probe result {source} is marked complete: false (interrupted after {len(result.points)} point(s)); "
+            "rerun the probe to the end, or pass --force to fit the points it has (marked probe_incomplete)"
+        )
+
+
 def calibration_from_fit(result: ProbeResult, fit: CalibrationFit, *, source: str,
                          hardware_id: str | None = None, force: bool = False) -> Calibration:
     """The calibration file's content: fitted factors plus the measured peaks they are relative to.
 
-    Refuses an unknown hardware id and a fit whose held-out median error is above
-    MAX_HOLDOUT_MEDIAN_ABS_ERROR, unless `force` (the calibration is then marked `forced`).
+    Refuses an unknown hardware id, and unless `force` a fit whose held-out median error is above
+    MAX_HOLDOUT_MEDIAN_ABS_ERROR (then marked `forced`) or a probe marked incomplete (`probe_incomplete`).
     """
     hardware = hardware_id or result.environment.hardware_id
     if hardware is None:
@@ -245,6 +255,7 @@ def calibration_from_fit(result: ProbeResult, fit: CalibrationFit, *, source: st
         load_accelerator(hardware)
     except CostmodelError as exc:
         raise CostmodelError(f"{where}: {exc}; pass --hardware ID (see `costmodel hardware list`)") from None
+    check_probe_complete(result, source=source, force=force)
     forced = fit.holdout_median_abs_error > MAX_HOLDOUT_MEDIAN_ABS_ERROR
     if forced and not force:
         raise CostmodelError(holdout_error_message(fit.holdout_median_abs_error))
@@ -268,4 +279,5 @@ def calibration_from_fit(result: ProbeResult, fit: CalibrationFit, *, source: st
         source=source,
         created=dt.datetime.now(dt.UTC).replace(microsecond=0),
         forced=forced,
+        probe_incomplete=not result.complete,
     )

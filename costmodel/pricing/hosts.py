@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from costmodel.errors import CostmodelError
+from costmodel.fileio import read_user_text
 from costmodel.pricing.schema import GpuPriceRow
 from costmodel.pricing.sheets import PRICING_DIR
 from costmodel.strict import StrictModel
@@ -60,10 +61,7 @@ class HostShare:
 def load_host_servers(path: str | None = None) -> tuple[HostServerRow, ...]:
     """The bundled host sheet (or `path`), validated; errors name the line and the field."""
     file_path = Path(path) if path is not None else PRICING_DIR / HOST_FILE
-    try:
-        text = file_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CostmodelError(f"host server sheet {file_path} not found; pass an existing file") from None
+    text = read_user_text(file_path, what="host server sheet")
     rows = []
     for line, record in enumerate(csv.DictReader(io.StringIO(text)), start=2):
         cells = {k: (v if v not in ("", None) else None) for k, v in record.items()}

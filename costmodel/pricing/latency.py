@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from costmodel.errors import CostmodelError
+from costmodel.fileio import read_user_text
 from costmodel.pricing.schema import ROW_ID_PATTERN
 from costmodel.pricing.sheets import PRICING_DIR
 
@@ -112,10 +113,5 @@ def parse_latency_text(text: str, *, where: str) -> ApiLatencySheet:
 def load_api_latency(path: str | Path | None = None) -> ApiLatencySheet:
     """Read and validate the latency sheet (default: the bundled pricing_data/api_latency.csv)."""
     file_path = Path(path) if path is not None else default_latency_path()
-    try:
-        text = file_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CostmodelError(f"latency sheet {file_path} not found; pass an existing file") from None
-    except UnicodeDecodeError:
-        raise CostmodelError(f"latency sheet {file_path} is not UTF-8 text; save it as UTF-8 CSV") from None
+    text = read_user_text(file_path, what="latency sheet")
     return parse_latency_text(text, where=str(file_path))

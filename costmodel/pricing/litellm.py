@@ -44,8 +44,16 @@ def per_mtok(usd_per_token: Any) -> float | None:
     return float(format(float(usd_per_token) * TOKENS_PER_MTOK, ".10g"))
 
 
-def _positive_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+def _limit(entry: Mapping[str, Any], name: str, *, key: str) -> int | None:
+    """A token limit of the entry: a positive whole number, else None when absent or not a number. A number
+    <= 0 (`max_input_tokens: -5`) is refused naming the entry: dropping it would silently lift the limit."""
+    value = entry.get(name)
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not value > 0:  # also NaN
+        raise CostmodelError(f"LiteLLM entry '{key}': {name} {value!r} is not a positive number of tokens; "
+                             "fix the upstream JSON or refresh from another copy")
+    return int(value) if float(value).is_integer() else None
 
 
 def _date(value: Any) -> dt.date | None:
@@ -55,8 +63,8 @@ def _date(value: Any) -> dt.date | None:
         return None
 
 
-def litellm_price_fields(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The ApiPriceRow price, limit and context fields found in one LiteLLM entry."""
+def litellm_price_fields(entry: Mapping[str, Any], *, key: str = "?") -> dict[str, Any]:
+    """The ApiPriceRow price, limit and context fields found in one LiteLLM entry (`key`: its name, for errors)."""
     fields: dict[str, Any] = {
         "input_usd_per_mtok": per_mtok(entry.get("input_cost_per_token")),
         "output_usd_per_mtok": per_mtok(entry.get("output_cost_per_token")),
@@ -65,8 +73,8 @@ def litellm_price_fields(entry: Mapping[str, Any]) -> dict[str, Any]:
         "cache_write_usd_per_mtok": per_mtok(entry.get("cache_creation_input_token_cost")) or None,
         "batch_input_usd_per_mtok": per_mtok(entry.get("input_cost_per_token_batches")),
         "batch_output_usd_per_mtok": per_mtok(entry.get("output_cost_per_token_batches")),
-        "max_input_tokens": _positive_int(entry.get("max_input_tokens")),
-        "max_output_tokens": _positive_int(entry.get("max_output_tokens")),
+        "max_input_tokens": _limit(entry, "max_input_tokens", key=key),
+        "max_output_tokens": _limit(entry, "max_output_tokens", key=key),
         "deprecation_date": _date(entry.get("deprecation_date")),
         "source_url": entry.get("source") if isinstance(entry.get("source"), str) else None,
     }
@@ -136,7 +144,7 @@ def refresh_rows_from_litellm(
             new_rows.append(row)
             continue
         entry = data.get(row.source_key)
-        fields = litellm_price_fields(entry) if isinstance(entry, Mapping) else {}
+        fields = litellm_price_fields(entry, key=row.source_key) if isinstance(entry, Mapping) else {}
         if fields.get("input_usd_per_mtok") is None or fields.get("output_usd_per_mtok") is None:
             dropped.append(row.id)
             continue

@@ -25,8 +25,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from costmodel.errors import CostmodelError
-from costmodel.fileio import atomic_write_text
+from costmodel.fileio import write_problem, write_text_or_keep
+from costmodel.http_deadline import deadline_session, request_deadline
 from costmodel.pricing.litellm import LITELLM_RAW_URL, refresh_rows_from_litellm
+from costmodel.pricing.schema import ApiPriceRow
 from costmodel.pricing.sheets import (
     PriceSheet,
     SheetKind,
@@ -131,18 +133,39 @@ def download(url: str, *, timeout_seconds: float, max_bytes: int) -> bytes:
     urllib3's total timeout bounds the connect and leaves the rest for the response headers; the body is
     read with `read1` (whatever one socket read returns, up to 64 KiB), the deadline checked between
     reads and each read's socket timeout set to the time left, so a server that sends 1 byte every
-    0.5 s cannot hold the download open past the deadline. A server dripping its *headers* is bounded
-    per socket read only (http.client reads them; at most 100 lines of 64 KiB)."""
+    0.5 s cannot hold the download open past the deadline. A server dripping its *headers* (which
+    http.client reads before any code here runs) is cut off at the deadline by costmodel.http_deadline."""
+    progress = _Received()
+    with request_deadline(timeout_seconds) as watch:
+        try:
+            data = _download(url, timeout_seconds=timeout_seconds, max_bytes=max_bytes, progress=progress)
+        except CostmodelError:
+            if not watch.fired:
+                raise
+            data = b""  # cut off at the deadline, whatever the error said
+        if watch.fired:  # also when no error was raised: a body cut short can end like a whole one
+            raise CostmodelError(_cut_off_text(url, received_bytes=progress.bytes, timeout_seconds=timeout_seconds))
+    return data
+
+
+def _cut_off_text(url: str, *, received_bytes: int, timeout_seconds: float) -> str:
+    if received_bytes:
+        return _read_timeout_text(url, received_bytes=received_bytes, timeout_seconds=timeout_seconds)
+    return (f"{url} sent no complete response; timed out after {timeout_seconds:g} s (headers and body together: "
+            "--timeout bounds the whole download); try again or raise --timeout")
+
+
+def _download(url: str, *, timeout_seconds: float, max_bytes: int, progress: _Received) -> bytes:
     import requests  # only this function touches the network
     from urllib3 import Timeout
     from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
     deadline = time.monotonic() + timeout_seconds
-    progress = _Received()
     try:
         # requests passes a urllib3 Timeout through as it is (HTTPAdapter.send); its stubs list only floats.
-        with requests.get(url, timeout=Timeout(total=timeout_seconds), stream=True,  # type: ignore[arg-type]
-                          headers={"User-Agent": "costmodel-prices-refresh"}) as response:
+        with deadline_session() as session, session.get(
+                url, timeout=Timeout(total=timeout_seconds), stream=True,  # type: ignore[arg-type]
+                headers={"User-Agent": "costmodel-prices-refresh"}) as response:
             if response.status_code != 200:
                 raise CostmodelError(f"{url} answered HTTP {response.status_code}; check the URL")
             declared = response.headers.get("Content-Length", "")
@@ -207,6 +230,16 @@ def check_removals(*, removed: tuple[str, ...], rows_before: int, url: str, json
     )
 
 
+def check_not_all_free(rows: list[BaseModel], *, url: str, json_source: bool) -> None:
+    """Refuse a download that prices every API row it brings (all rows of a CSV, the LiteLLM-sourced rows of
+    LiteLLM's JSON) at 0 in and out: those API options would all cost $0/month. A paid sheet read wrong (a
+    column shifted, a unit lost) looks like this; a sheet that really is free needs the flag."""
+    api_rows = [r for r in rows if isinstance(r, ApiPriceRow) and (not json_source or r.source == "litellm")]
+    if api_rows and all(r.input_usd_per_mtok == 0 and r.output_usd_per_mtok == 0 for r in api_rows):
+        raise CostmodelError(f"{url} prices every one of its {len(api_rows)} rows at 0 USD (input and output): "
+                             "every API option would cost $0/month; if that is right, pass --allow-zero-prices")
+
+
 def diff_rows(before: tuple[BaseModel, ...], after: list[BaseModel]) -> tuple[
     tuple[str, ...], tuple[str, ...], tuple[RowChange, ...]
 ]:
@@ -233,14 +266,18 @@ def refresh_sheet(
     max_bytes: int = MAX_DOWNLOAD_BYTES,
     today: dt.date | None = None,
     allow_removals: bool = False,
+    allow_zero_prices: bool = False,
 ) -> RefreshResult:
     """Replace the sheet at `path` (default: the bundled one) with a validated download.
 
     `timeout_seconds` bounds the whole download; more than MAX_REMOVED_SHARE of the rows may go only
-    with `allow_removals`."""
+    with `allow_removals`; an API sheet whose every input and output price is 0 only with `allow_zero_prices`."""
     timeout_seconds = check_timeout_seconds(timeout_seconds)
     file_path = Path(path) if path is not None else default_sheet_path(kind)
     day = today or dt.date.today()
+    problem = write_problem(file_path)  # before the download: a sheet we cannot write is not worth fetching
+    if problem is not None:
+        raise CostmodelError(f"--file {file_path}: cannot write there ({problem}); nothing downloaded")
     current = load_sheet(kind, file_path)
     kept = f"kept {file_path} unchanged ({current.age_text(today=day)})"
     if url is None:
@@ -257,9 +294,11 @@ def refresh_sheet(
         added, removed, changed = diff_rows(current.rows, rows)
         check_removals(removed=removed, rows_before=len(current.rows), url=url,
                        json_source=data.lstrip()[:1] == b"{", allow_removals=allow_removals)
+        if not allow_zero_prices:
+            check_not_all_free(rows, url=url, json_source=data.lstrip()[:1] == b"{")
     except CostmodelError as exc:
         raise CostmodelError(f"{exc}; {kept}") from None
-    atomic_write_text(file_path, text)
+    write_text_or_keep(file_path, text, flag="--file", what="refreshed sheet")  # the old sheet stays whole
     return RefreshResult(
         sheet=kind, path=str(file_path), url=url, rows_before=len(current.rows), rows_after=len(rows),
         added=added, removed=removed, changed=changed, checked=day,

@@ -15,11 +15,17 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from costmodel.scenario.limits import MAX_USD_PER_GPU_HOUR
 from costmodel.strict import StrictModel
 from costmodel.units import HOURS_PER_MONTH, HOURS_PER_YEAR
 
 ROW_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)+$"
 PriceDateBasis = Literal["page", "snapshot", "read"]
+
+# The dearest rate in the bundled API sheet is $25 per million tokens (anthropic/claude-opus-4-5 output,
+# pricing_data/api_prices.csv). A rate 400x that is a unit slip (per thousand tokens, cents) or a corrupt
+# file, not a price: refused, which also keeps every cost it enters finite (1e308 x tokens is inf).
+MAX_API_USD_PER_MTOK = 10_000.0
 
 
 class ApiPriceRow(StrictModel):
@@ -95,6 +101,11 @@ class ApiPriceRow(StrictModel):
     def _check_row(self) -> ApiPriceRow:
         if not self.id.startswith(self.provider + "/"):
             raise ValueError(f"id '{self.id}' must start with its provider '{self.provider}/'")
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if name.endswith("_usd_per_mtok") and value is not None and value > MAX_API_USD_PER_MTOK:
+                raise ValueError(f"{name} {value:g} is above {MAX_API_USD_PER_MTOK:,.0f} USD per million tokens, "
+                                 "far above any API price sold; is it in USD per million tokens?")
         if (self.batch_input_usd_per_mtok is None) != (self.batch_output_usd_per_mtok is None):
             raise ValueError("give both batch_input_usd_per_mtok and batch_output_usd_per_mtok, or neither")
         tier = (self.long_context_input_usd_per_mtok, self.long_context_output_usd_per_mtok)
@@ -150,7 +161,8 @@ class GpuPriceRow(StrictModel):
     instance: str | None = Field(default=None, description="instance type or SKU the price is for")
     gpus_per_instance: int = Field(default=1, gt=0)
     region: str | None = None
-    usd_per_gpu_hour: float | None = Field(default=None, gt=0, description="rental price per GPU, USD/h")
+    usd_per_gpu_hour: float | None = Field(default=None, gt=0, le=MAX_USD_PER_GPU_HOUR,
+                                           description="rental price per GPU, USD/h")
     capex_usd_per_gpu: float | None = Field(default=None, gt=0, description="purchase price per GPU, USD")
     life_years: float | None = Field(default=None, gt=0, description="years the purchase is depreciated over")
     power_kw_per_gpu: float | None = Field(default=None, gt=0, description="electrical draw per GPU at load, kW")

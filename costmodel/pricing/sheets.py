@@ -19,6 +19,7 @@ from typing import Generic, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from costmodel.errors import CostmodelError, unknown_id_error
+from costmodel.fileio import read_user_text
 from costmodel.pricing.schema import ApiPriceRow, GpuPriceRow
 
 PRICING_DIR = Path(__file__).resolve().parents[2] / "pricing_data"
@@ -136,12 +137,7 @@ def parse_sheet_text(text: str, *, kind: SheetKind, where: str) -> PriceSheet:  
 def load_sheet(kind: SheetKind, path: str | Path | None = None) -> PriceSheet:  # type: ignore[type-arg]
     """Read and validate a sheet file (default: the bundled one)."""
     file_path = Path(path) if path is not None else default_sheet_path(kind)
-    try:
-        text = file_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CostmodelError(f"price sheet {file_path} not found; pass an existing file") from None
-    except UnicodeDecodeError:
-        raise CostmodelError(f"price sheet {file_path} is not UTF-8 text; save it as UTF-8 CSV") from None
+    text = read_user_text(file_path, what="price sheet")
     return _parse_cached(text, kind, str(file_path))
 
 

@@ -21,7 +21,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from costmodel.catalog import ModelSpec, load_model
@@ -164,7 +166,43 @@ def _scope(scenario: Scenario, *, api_sheet: PriceSheet[ApiPriceRow] | None, qua
     return search_scope(scenario, api_sheet=api, quality=sheet, as_of=today)
 
 
+@contextmanager
+def lost_workers() -> Iterator[None]:
+    """A worker lost underneath the search (a pool process killed, by the OOM killer say, or a Ray worker or
+    node gone) becomes a CostmodelError naming what was lost, not a traceback; the task's own errors
+    (RayTaskError: a bug to show as it is) and the project's input errors pass through."""
+    try:
+        yield
+    except CostmodelError:
+        raise
+    except BrokenProcessPool as exc:
+        raise CostmodelError(
+            f"a search worker process died mid-search ({exc}); no result was kept. Rerun the search, with fewer "
+            "--workers (or --workers 1) if the machine is short of memory") from None
+    except Exception as exc:
+        # ray is optional: its errors are known by module.
+        if not type(exc).__module__.startswith("ray.") or type(exc).__name__.startswith("RayTaskError"):
+            raise
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise CostmodelError(
+            f"a Ray worker was lost mid-search ({type(exc).__name__}: {first_line[:200]}); no result was kept. "
+            "Check the cluster (`ray status`) and rerun, or use --executor local") from None
+
+
 def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
+           calibration: Calibration | None = None, today: dt.date | None = None,
+           executor: LocalExecutor | RayExecutor | None = None, quality: QualityFilter | None = None,
+           prune: bool = True, keep_front: bool = False, cache: CapacityCache | None = None,
+           progress: Progress | None = None, api_sheet: PriceSheet[ApiPriceRow] | None = None,
+           quality_sheet: QualitySheet | None = None) -> SearchResult:
+    """Enumerate, screen and simulate (see `_search`); a worker lost mid-search is a CostmodelError."""
+    with lost_workers():
+        return _search(scenario, top_k=top_k, gpu_sheet=gpu_sheet, calibration=calibration, today=today,
+                       executor=executor, quality=quality, prune=prune, keep_front=keep_front, cache=cache,
+                       progress=progress, api_sheet=api_sheet, quality_sheet=quality_sheet)
+
+
+def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
            calibration: Calibration | None = None, today: dt.date | None = None,
            executor: LocalExecutor | RayExecutor | None = None, quality: QualityFilter | None = None,
            prune: bool = True, keep_front: bool = False, cache: CapacityCache | None = None,

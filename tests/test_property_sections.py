@@ -1,0 +1,357 @@
+"""Property tests of `decide` over the scenario sections the first property tests left at their defaults:
+`scaling`, `fleet`, `horizon_months`, `quality`, `substitutes` and `calibration` (inline measurement files).
+
+Each section gets its own strategy of >= 1,000 scenarios, legal but extreme: every value inside the schema's
+range, its end points included (MAX_MIN_REPLICAS replicas, 0 or 60 warm-up minutes, a spot share of 1, an
+interruption every hour, a 120-month horizon at +1000%/month, eff_compute 1e-6, a 1e-300 measured capacity).
+For every one: the only exception allowed is the project's input error (CostmodelError); the
+recommendation is one of the options and never an excluded one (or None); every dollar of a usable option is
+finite and >= 0; a rerun gives the identical result.
+
+Speed: the roofline capacity method (no simulation), one or two options per scenario, one shared capacity
+cache, and `derandomize=True` so the draws are the same on every run (it cannot flake). bench/ is where speed
+is measured; this file only keeps its examples small.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from costmodel.catalog import accelerators
+from costmodel.catalog.quality import load_quality_scores
+from costmodel.decision.capacity import CapacityCache
+from costmodel.decision.rank import decide
+from costmodel.decision.results import Decision
+from costmodel.errors import CostmodelError
+from costmodel.measurements.calibration import (
+    MAX_HBM_BYTES_PER_S,
+    MAX_HOLDOUT_MEDIAN_ABS_ERROR,
+    MAX_PEAK_FLOPS_PER_S,
+)
+from costmodel.pricing import load_api_prices, load_gpu_prices
+from costmodel.pricing.latency import load_api_latency
+from costmodel.pricing.sheets import open_model_ids
+from costmodel.scenario import parse_scenario
+from costmodel.scenario.limits import (
+    MAX_GROWTH_PER_MONTH,
+    MAX_MIN_REPLICAS,
+    MIN_GROWTH_PER_MONTH,
+    MIN_TARGET_PEAK_UTILIZATION,
+)
+
+API = load_api_prices()
+GPU = load_gpu_prices()
+AS_OF = "2026-12-01"
+LIVE_API_IDS = sorted(r.id for r in API.rows if r.deprecation_date is None)
+ROWS = [r for r in GPU.rows if r.accelerator_id in accelerators()]
+BY_KIND = {kind: sorted(r.id for r in ROWS if r.offering == kind) for kind in {r.offering for r in ROWS}}
+HARDWARE_OF = {r.id: r.accelerator_id for r in ROWS}
+MODELS = ["llama-3.1-8b", "qwen2.5-7b", "llama-3.1-70b", "mixtral-8x7b", "qwen3-30b-a3b"]
+CACHE = CapacityCache(max_entries=8192)
+QUALITY = load_quality_scores(open_model_ids=open_model_ids(API))
+LATENCY = load_api_latency()
+# Day shapes: flat, business hours, all traffic in one hour (peak 24x the mean), one busy hour among near-idle
+# ones, and idle nights (zero weights). Drawn from a list: 24 free floats per example cost more to draw than
+# the decision does, and these span the range (the peak-to-mean bisection is covered by test_property_decide).
+PROFILES = [
+    [1.0] * 24,
+    [2, 1, 1, 1, 1, 2, 4, 7, 10, 12, 12, 11, 10, 11, 12, 12, 11, 9, 7, 6, 5, 4, 3, 2],
+    [0.0] * 23 + [1.0],
+    [1e-9] * 12 + [10.0] + [1e-9] * 11,
+    [0.0] * 8 + [5.0] * 10 + [0.0] * 6,
+]
+EXAMPLES = int(__import__("os").environ.get("PROPERTY_EXAMPLES", "1000"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+def _extreme_floats(low: float, high: float) -> st.SearchStrategy[float]:
+    """Floats in [low, high], an end point one draw in four (hypothesis finds them too, but not always)."""
+    inside = st.floats(low, high, allow_nan=False, allow_infinity=False)
+    return st.one_of(st.sampled_from([low, high]), inside, inside, inside)
+
+
+def _extreme_ints(low: int, high: int) -> st.SearchStrategy[int]:
+    inside = st.integers(low, high)
+    return st.one_of(st.sampled_from([low, high]), inside, inside, inside)
+
+
+# Strategies are built once: building one per draw costs more than the decision it feeds.
+REQUESTS_PER_DAY = _extreme_floats(1.0, 1e8)
+PROMPT_TOKENS = _extreme_ints(1, 8_000)
+OUTPUT_TOKENS = _extreme_ints(1, 4_000)
+TTFT = _extreme_floats(0.01, 600.0)
+TPOT = _extreme_floats(0.002, 5.0)
+OPS = _extreme_floats(0.0, 20_000.0)
+UNIT = _extreme_floats(0.0, 1.0)
+WARMUP = _extreme_floats(0.0, 60.0)
+REPLICAS = _extreme_ints(1, MAX_MIN_REPLICAS)
+FLOOR = st.none() | _extreme_ints(0, MAX_MIN_REPLICAS)
+API_IDS = st.sampled_from(LIVE_API_IDS)
+MODEL_IDS = st.sampled_from(MODELS)
+GPUS = st.sampled_from([1, 2, 4, 8])
+DTYPES = st.sampled_from(["bf16", "fp8"])
+PROFILE = st.sampled_from(PROFILES)
+OFFERING_BY_KIND = {kind: st.sampled_from(ids) for kind, ids in BY_KIND.items() if ids}
+
+
+@functools.cache
+def _kinds(offering_kinds: tuple[str, ...]) -> st.SearchStrategy[str]:
+    return st.sampled_from([k for k in offering_kinds if k in OFFERING_BY_KIND])
+
+
+@st.composite
+def _base(draw: st.DrawFn, *, offering_kinds: tuple[str, ...] = ("on-demand",), self_hosts: int = 1) -> dict[str, Any]:
+    """A small valid scenario: one API option and `self_hosts` self-host options on offerings of those kinds."""
+    workload: dict[str, Any] = {
+        "requests_per_day": draw(REQUESTS_PER_DAY),
+        "prompt_tokens": {"kind": "fixed", "tokens": draw(PROMPT_TOKENS)},
+        "output_tokens": {"kind": "fixed", "tokens": draw(OUTPUT_TOKENS)},
+        "batch_allowed": draw(st.booleans()),
+        "hourly_traffic_weights": draw(PROFILE),
+    }
+    slo = {"ttft_p90_seconds": draw(TTFT), "tpot_p90_seconds": draw(TPOT)}
+    options: list[dict[str, Any]] = [{"kind": "api", "name": "api-0", "price_id": draw(API_IDS)}]
+    for i in range(self_hosts):
+        offering = draw(OFFERING_BY_KIND[draw(_kinds(offering_kinds))])
+        options.append({"kind": "self-host", "name": f"self-{i}", "model": draw(MODEL_IDS),
+                         "hardware": HARDWARE_OF[offering], "gpus_per_replica": draw(GPUS),
+                         "weight_dtype": draw(DTYPES), "offering": offering, "ops_usd_per_month": draw(OPS)})
+    return {"name": "property", "as_of": AS_OF, "horizon_months": 1, "workload": workload, "slo": slo,
+            "options": options}
+
+
+def _check(decision: Decision) -> None:
+    names = {o.name for o in decision.options}
+    if decision.recommendation is not None:
+        assert decision.recommendation in names
+        assert decision.option(decision.recommendation).excluded_reason is None
+    for option in decision.usable_options:
+        for value in (option.usd_per_month, option.usd_per_mtok, option.breakdown.gpu_usd_per_month,
+                      option.breakdown.api_usd_per_month, option.breakdown.ops_usd_per_month):
+            assert math.isfinite(value) and value >= 0, (option.name, value)
+        for value in (option.utilization, option.break_even_tokens_per_month, option.usd_horizon_total):
+            assert value is None or (math.isfinite(value) and value >= 0), (option.name, value)
+        for month in option.usd_by_month or ():
+            assert math.isfinite(month) and month >= 0, (option.name, month)
+
+
+def _decide(data: dict[str, Any]) -> Decision | None:
+    try:
+        return decide(parse_scenario(data), capacity_method="roofline", api_sheet=API, gpu_sheet=GPU,
+                      capacity_cache=CACHE, quality_sheet=QUALITY, latency_sheet=LATENCY)
+    except CostmodelError:
+        return None
+
+
+def _same_twice(data: dict[str, Any]) -> None:
+    first = _decide(json.loads(json.dumps(data)))
+    if first is None:
+        return
+    _check(first)
+    again = _decide(json.loads(json.dumps(data)))
+    assert again is not None
+    assert json.dumps(first.contract(), default=str, sort_keys=True) == json.dumps(
+        again.contract(), default=str, sort_keys=True)
+
+
+# --- scaling ----------------------------------------------------------------------------------------------
+
+MODES = st.sampled_from(["fixed", "autoscale", "mixed"])
+MODE_OFFERINGS = {"fixed": ("on-demand", "spot", "reserved", "owned"), "autoscale": ("on-demand", "spot"),
+                  "mixed": ("reserved", "owned")}
+SPOT_HARDWARE = {HARDWARE_OF[r] for r in BY_KIND.get("spot", [])}
+
+
+@st.composite
+def scaling_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    mode = draw(MODES)  # each on the offerings it may run on: autoscale on rented GPUs, mixed from a paid base
+    data = draw(_base(offering_kinds=MODE_OFFERINGS[mode]))
+    host = data["options"][1]
+    scaling: dict[str, Any] = {"mode": mode}
+    if mode != "fixed":
+        scaling["warmup_minutes"] = draw(WARMUP)
+        low = draw(FLOOR)
+        high = draw(st.none() | REPLICAS)
+        if low is not None and high is not None and low > high:
+            low, high = high, low
+        scaling |= {k: v for k, v in (("min_replicas", low), ("max_replicas", high)) if v is not None}
+    on_spot = host["offering"] in BY_KIND.get("spot", [])
+    if mode == "autoscale" and on_spot:
+        scaling["interruption_rate_per_hour"] = draw(UNIT)
+    if mode == "mixed":
+        if draw(st.booleans()):
+            scaling["base_replicas"] = min(draw(FLOOR) or 0, scaling.get("max_replicas", MAX_MIN_REPLICAS))
+        if HARDWARE_OF[host["offering"]] in SPOT_HARDWARE and draw(st.booleans()):
+            scaling["spot_share"] = draw(UNIT)
+            scaling["interruption_rate_per_hour"] = draw(UNIT)
+    host["scaling"] = scaling
+    return data
+
+
+@SETTINGS
+@given(scaling_scenarios())
+def test_scaling_section(data: dict[str, Any]) -> None:
+    _same_twice(data)
+
+
+# --- fleet ------------------------------------------------------------------------------------------------
+
+POLICY = st.fixed_dictionaries({}, optional={
+    "target_peak_utilization": _extreme_floats(MIN_TARGET_PEAK_UTILIZATION, 1.0), "min_replicas": REPLICAS})
+
+
+@st.composite
+def fleet_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    data = draw(_base())
+    data["fleet"] = draw(POLICY)
+    for host in data["options"][1:]:
+        host.update(draw(POLICY))
+    if draw(st.booleans()):
+        data["options"].append({"kind": "hybrid", "name": "hybrid", "self_host": "self-0", "api": "api-0"})
+    return data
+
+
+@SETTINGS
+@given(fleet_scenarios())
+def test_fleet_section(data: dict[str, Any]) -> None:
+    _same_twice(data)
+
+
+# --- horizon_months ---------------------------------------------------------------------------------------
+
+HORIZON = _extreme_ints(1, 120)
+GROWTH = _extreme_floats(MIN_GROWTH_PER_MONTH, MAX_GROWTH_PER_MONTH)
+
+
+@st.composite
+def horizon_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    data = draw(_base(offering_kinds=("on-demand", "reserved", "owned")))
+    data["horizon_months"] = draw(HORIZON)
+    data["workload"]["growth_per_month"] = draw(GROWTH)
+    return data
+
+
+@SETTINGS
+@given(horizon_scenarios())
+def test_horizon_months_section(data: dict[str, Any]) -> None:
+    _same_twice(data)
+
+
+# --- quality ----------------------------------------------------------------------------------------------
+
+SCORED = sorted({row.subject for row in QUALITY.rows})
+SUBJECTS = st.sampled_from([s for s in MODELS + LIVE_API_IDS if s in SCORED] + SCORED)
+SCORES = _extreme_floats(-1e6, 1e6)
+BENCHMARKS = st.sampled_from(list(QUALITY.benchmarks()))
+
+
+@st.composite
+def quality_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    data = draw(_base())
+    data["options"].append({"kind": "api", "name": "api-1", "price_id": draw(API_IDS)})
+    if draw(st.booleans()):
+        data["quality"] = {"at_least_as_good_as": draw(SUBJECTS)}
+    else:
+        data["quality"] = {"min_score": draw(SCORES), "benchmark": draw(BENCHMARKS)}
+    return data
+
+
+@SETTINGS
+@given(quality_scenarios())
+def test_quality_section(data: dict[str, Any]) -> None:
+    _same_twice(data)
+
+
+# --- substitutes ------------------------------------------------------------------------------------------
+
+@st.composite
+def substitutes_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    data = draw(_base())
+    data["options"].append({"kind": "api", "name": "api-1", "price_id": draw(API_IDS)})
+    if draw(st.booleans()):
+        data["options"].append({"kind": "hybrid", "name": "hybrid", "self_host": "self-0", "api": "api-0"})
+    names = [o["name"] for o in data["options"]]
+    shuffled = draw(st.permutations(names))
+    cuts = sorted(draw(st.lists(st.integers(0, len(names)), max_size=3)))
+    groups, start = [], 0
+    for cut in [*cuts, len(names)]:
+        if cut > start:
+            groups.append(list(shuffled[start:cut]))
+        start = max(start, cut)
+    data["substitutes"] = draw(st.sampled_from([groups, groups[:1], []]))  # some options in no group
+    return data
+
+
+@SETTINGS
+@given(substitutes_scenarios())
+def test_substitutes_section(data: dict[str, Any]) -> None:
+    _same_twice(data)
+
+
+# --- calibration (inline measurement files) ---------------------------------------------------------------
+
+EFFICIENCY = _extreme_floats(1e-6, 1.0)
+HALF_SATURATION = _extreme_floats(0.0, 8192.0)
+WEIGHT_READS = _extreme_floats(1.0, 16.0)
+PEAK_FLOPS = st.none() | _extreme_floats(1e9, MAX_PEAK_FLOPS_PER_S)
+HBM = st.none() | _extreme_floats(1e9, MAX_HBM_BYTES_PER_S)
+HOLDOUT = {False: _extreme_floats(0.0, MAX_HOLDOUT_MEDIAN_ABS_ERROR), True: _extreme_floats(0.0, 10.0)}
+CAPACITY = _extreme_floats(1e-300, 1e6)
+STEP = _extreme_floats(1e-6, 10.0)
+PREFILL_TOKEN = _extreme_floats(0.0, 1e-2)
+CONCURRENCY = st.none() | st.integers(1, 4096)
+
+
+def _roofline_calibration(draw: st.DrawFn, hardware: str) -> dict[str, Any]:
+    forced = draw(st.booleans())  # a forced file may carry any held-out error
+    median = draw(HOLDOUT[forced])
+    return {
+        "hardware_id": hardware, "device_name": "property", "eff_compute": draw(EFFICIENCY),
+        "eff_memory": draw(EFFICIENCY), "overhead_seconds_per_step": draw(UNIT),
+        "compute_half_saturation_tokens": draw(HALF_SATURATION), "weight_reads_max_rows": draw(WEIGHT_READS),
+        "peak_flops_per_s": draw(PEAK_FLOPS), "hbm_bytes_per_s": draw(HBM),
+        "holdout_median_abs_error": median, "holdout_max_abs_error": median * 2, "points_fit": 13,
+        "points_holdout": 4, "source": "property.json", "created": "2026-12-01T00:00:00Z", "forced": forced,
+    }
+
+
+def _endpoint_calibration(draw: st.DrawFn) -> dict[str, Any]:
+    capacity, step = draw(CAPACITY), draw(STEP)
+    return {
+        "kind": "endpoint_calibration", "base_url": "http://127.0.0.1:8000/v1", "model": "served",
+        "overhead_seconds": step,
+        "prefill_token_seconds": draw(PREFILL_TOKEN), "decode_sequence_seconds": step / 2,
+        "context_token_seconds": 0.0, "request_fixed_seconds": draw(UNIT), "concurrency_limit": draw(CONCURRENCY),
+        "levels_fit": [1.0, 2.0], "levels_held_out": [4.0], "held_out": [], "holdout_ttft_p50_abs_error": 0.0,
+        "holdout_tpot_p50_abs_error": 0.0, "holdout_throughput_abs_error": 0.0, "holdout_relative_error_bound": 0.35,
+        "slo_ttft_p90_seconds": None, "slo_tpot_p90_seconds": None, "capacity_requests_per_second": capacity,
+        "capacity_p10": capacity, "capacity_p90": capacity, "binding_limit": "tpot_p90_slo",
+        "ttft_p90_at_capacity_seconds": draw(TTFT), "tpot_p90_at_capacity_seconds": draw(TPOT),
+        "bootstrap_samples": 0,
+    }
+
+
+@st.composite
+def calibration_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    data = draw(_base())
+    host, api = data["options"][1], data["options"][0]
+    if draw(st.booleans()):
+        host["calibration"] = json.dumps(_roofline_calibration(draw, host["hardware"]))
+    else:
+        host["calibration"] = json.dumps(_endpoint_calibration(draw))
+    if draw(st.booleans()):
+        api["calibration"] = json.dumps(_endpoint_calibration(draw))
+    return data
+
+
+@SETTINGS
+@given(calibration_scenarios())
+def test_calibration_section(data: dict[str, Any]) -> None:
+    _same_twice(data)
