@@ -13,17 +13,17 @@ self-run inference servers (vLLM, SGLang) benchmarked at stated loads. No ratio 
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from costmodel.errors import CostmodelError
+from costmodel.fileio import read_user_text
+from costmodel.pricing.latency import parse_csv_rows
 from costmodel.pricing.sheets import PRICING_DIR
 from costmodel.strict import StrictModel
 
@@ -90,38 +90,14 @@ def default_dispersion_path() -> Path:
 
 def parse_dispersion_text(text: str, *, where: str) -> LatencyDispersionSheet:
     """Validate CSV text (leading '#' lines are comments) as a dispersion sheet; errors name line and field."""
-    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
-    reader = csv.DictReader(io.StringIO(body))
-    known = list(LatencyDispersionRow.model_fields)
-    unknown = [name for name in reader.fieldnames or [] if name not in known]
-    if unknown:
-        raise CostmodelError(f"{where}: unknown column(s) {', '.join(unknown)}; the dispersion sheet's columns "
-                             f"are {', '.join(known)}")
-    rows = []
-    for number, record in enumerate(reader, start=2):
-        if None in record:
-            raise CostmodelError(f"{where} row {number}: more cells than header columns; quote cells with commas")
-        data = {k: v.strip() for k, v in record.items() if v is not None and v.strip()}
-        try:
-            rows.append(LatencyDispersionRow.model_validate(data))
-        except ValidationError as err:
-            detail = "; ".join(f"field '{'.'.join(map(str, e['loc'])) or '(row)'}': {e['msg']}" for e in err.errors())
-            raise CostmodelError(f"{where} row {number} ({data.get('scope', '?')}): {detail}; fix that cell") from None
-    if not rows:
-        raise CostmodelError(f"{where}: no rows; a dispersion sheet needs at least one")
-    return LatencyDispersionSheet(where=where, rows=tuple(rows))
+    return LatencyDispersionSheet(where=where, rows=parse_csv_rows(
+        text, where=where, row_model=LatencyDispersionRow, key="scope", sheet="dispersion sheet"))
 
 
 def load_latency_dispersion(path: str | Path | None = None) -> LatencyDispersionSheet:
     """Read and validate the dispersion sheet (default: the bundled pricing_data/latency_dispersion.csv)."""
     file_path = Path(path) if path is not None else default_dispersion_path()
-    try:
-        text = file_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CostmodelError(f"dispersion sheet {file_path} not found; pass an existing file") from None
-    except UnicodeDecodeError:
-        raise CostmodelError(f"dispersion sheet {file_path} is not UTF-8 text; save it as UTF-8 CSV") from None
-    return parse_dispersion_text(text, where=str(file_path))
+    return parse_dispersion_text(read_user_text(file_path, what="dispersion sheet"), where=str(file_path))
 
 
 def _band_rows(rows: tuple[LatencyDispersionRow, ...]) -> tuple[LatencyDispersionRow, ...]:

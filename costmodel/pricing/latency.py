@@ -15,7 +15,7 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -25,6 +25,7 @@ from costmodel.pricing.schema import ROW_ID_PATTERN
 from costmodel.pricing.sheets import PRICING_DIR
 
 LATENCY_FILE = "api_latency.csv"
+RowT = TypeVar("RowT", bound=BaseModel)
 Percentile = Literal["p50", "p90", "p95", "mean"]
 MAX_TTFT_SECONDS = 600.0  # a published TTFT above 10 minutes is a typo, not a measurement
 MAX_TOKENS_PER_SECOND = 100_000.0
@@ -87,27 +88,34 @@ def _data_lines(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith("#"))
 
 
-def parse_latency_text(text: str, *, where: str) -> ApiLatencySheet:
-    """Validate CSV text as a latency sheet; errors name the file, the line and the field."""
+def parse_csv_rows(text: str, *, where: str, row_model: type[RowT], key: str, sheet: str) -> tuple[RowT, ...]:
+    """Validate CSV text (leading '#' lines are comments) row by row as `row_model`; errors name the file, the
+    line, the row's `key` cell and the field. Shared by the latency and the dispersion sheets."""
     reader = csv.DictReader(io.StringIO(_data_lines(text)))
-    known = set(ApiLatencyRow.model_fields)
+    known = list(row_model.model_fields)
     unknown = [name for name in reader.fieldnames or [] if name not in known]
     if unknown:
-        raise CostmodelError(f"{where}: unknown column(s) {', '.join(unknown)}; the latency sheet's columns are "
-                             f"{', '.join(ApiLatencyRow.model_fields)}")
+        raise CostmodelError(f"{where}: unknown column(s) {', '.join(unknown)}; the {sheet}'s columns are "
+                             f"{', '.join(known)}")
     rows = []
     for number, record in enumerate(reader, start=2):
         if None in record:
             raise CostmodelError(f"{where} row {number}: more cells than header columns; quote cells with commas")
         data = {k: v.strip() for k, v in record.items() if v is not None and v.strip()}
         try:
-            rows.append(ApiLatencyRow.model_validate(data))
+            rows.append(row_model.model_validate(data))
         except ValidationError as err:
             detail = "; ".join(f"field '{'.'.join(map(str, e['loc'])) or '(row)'}': {e['msg']}" for e in err.errors())
-            raise CostmodelError(f"{where} row {number} ({data.get('price_id', '?')}): {detail}; fix that cell") from None
+            raise CostmodelError(f"{where} row {number} ({data.get(key, '?')}): {detail}; fix that cell") from None
     if not rows:
-        raise CostmodelError(f"{where}: no rows; a latency sheet needs at least one")
-    return ApiLatencySheet(where=where, rows=tuple(rows))
+        raise CostmodelError(f"{where}: no rows; a {sheet} needs at least one")
+    return tuple(rows)
+
+
+def parse_latency_text(text: str, *, where: str) -> ApiLatencySheet:
+    """Validate CSV text as a latency sheet; errors name the file, the line and the field."""
+    return ApiLatencySheet(where=where, rows=parse_csv_rows(text, where=where, row_model=ApiLatencyRow,
+                                                           key="price_id", sheet="latency sheet"))
 
 
 def load_api_latency(path: str | Path | None = None) -> ApiLatencySheet:
