@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from costmodel.decision.options import host_price, self_host_result
+from costmodel.decision.options import host_not_counted, host_price, self_host_result
 from costmodel.decision.results import OptionResult
 from costmodel.pricing import GpuPriceRow, PriceSheet
-from costmodel.pricing.hosts import host_row, host_share
 from costmodel.scenario import Scenario, SelfHostOption
 from costmodel.search.rows import Configuration
 from costmodel.search.scope import SearchScope, option_terms
@@ -25,14 +24,8 @@ from costmodel.units import HOURS_PER_MONTH
 
 def host_counted(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow]) -> bool:
     """False for an owned GPU whose host server has no figures (sheet or option): its cost leaves the host out,
-    so it is never ranked (the issue's rule for owned rows)."""
-    if option.usd_per_gpu_hour is not None or option.offering is None:
-        return True
-    row = sheet.get(option.offering)
-    if row.offering != "owned":
-        return True
-    return host_share(row, host=host_row(row.accelerator_id), capex_usd_per_gpu=option.host_capex_usd_per_gpu,
-                      power_kw_per_gpu=option.host_power_kw_per_gpu) is not None
+    so it is never ranked (the decision's own rule, decision/options.py `host_not_counted`)."""
+    return not host_not_counted(option, sheet)
 
 
 def host_usd_per_month(option: SelfHostOption, result: OptionResult, sheet: PriceSheet[GpuPriceRow], *,
