@@ -38,14 +38,20 @@ def describe_option(result: OptionResult, scenario: Scenario) -> str:
         batch = " through its batch API" if any("batch API" in n for n in result.notes) else ""
         return f"Call the {option.price_id} API{batch}"
     if isinstance(option, SelfHostOption):
-        return (f"Self-host {option.model} ({option.weight_dtype} weights, {option.kv_dtype} KV) on {result.replicas} "
-                f"replica(s) of {option.gpus_per_replica} x {option.hardware}, {result.gpus} GPU(s) in all")
+        return (f"Self-host {option.model} ({option.weight_dtype} weights, {option.kv_dtype} KV) on "
+                f"{counted(result.replicas, 'replica')} of {option.gpus_per_replica} x {option.hardware}, "
+                f"{counted(result.gpus, 'GPU')} in all")
     assert isinstance(option, HybridOption)
     if result.replicas == 0:
         return (f"Run the hybrid of {short(option.self_host)} and {short(option.api)} with 0 base replicas, i.e. all "
                 f"traffic to {short(option.api)}")
-    return (f"Keep {result.replicas} replica(s) of {short(option.self_host)} for the base load and send the overflow "
-            f"to {short(option.api)}")
+    return (f"Keep {counted(result.replicas, 'replica')} of {short(option.self_host)} for the base load and send the "
+            f"overflow to {short(option.api)}")
+
+
+def counted(count: int, noun: str) -> str:
+    """'1 replica', '3 replicas': the count with its noun in the right number."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def slo_limits(scenario: Scenario) -> str:
@@ -106,7 +112,7 @@ def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | N
                 f"{short(chosen.break_even_against)} at {tokens(chosen.break_even_tokens_per_month)} tokens/month"), None
     if chosen.kind == "hybrid":
         plan = hybrid_plan(model, chosen.name)
-        return (f"{plan.base_replicas} base replica(s) at {pct(plan.utilization)} utilization serve "
+        return (f"{counted(plan.base_replicas, 'base replica')} at {pct(plan.utilization)} utilization serve "
                 f"{pct(1 - plan.overflow_fraction)} of requests; {pct(plan.overflow_fraction)} overflow to the API"), None
     rivals = [r.name for r in decision.usable_options if r.kind == "self-host" and r.meets_slo]
     crossings = [(scale, name) for name in rivals
