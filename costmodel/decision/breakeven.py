@@ -74,7 +74,7 @@ def break_even_crossing(model: CostModel, name: str, *, against: str) -> BreakEv
     def usd(option: str, scale: float) -> float:
         return usd_per_month(model, option, Scaling(volume=scale))
 
-    steps = step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES)
+    steps = step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES, names=(name, against))
     cheaper_now = usd(name, 1.0) <= usd(against, 1.0)
     scale = (first_volume(lambda s: usd(name, s) > usd(against, s), upward=False, steps=steps) if cheaper_now
              else first_volume(lambda s: usd(name, s) <= usd(against, s), upward=True, steps=steps))

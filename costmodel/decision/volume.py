@@ -21,6 +21,7 @@ Long-context tiers and SLO verdicts are held at their month-0 state (first order
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from costmodel.decision.economics import HybridPlan, plan_hybrid
@@ -296,12 +297,13 @@ def throttled(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool
             or scaling.volume * tokens_scale > option.tokens_limit_volume_scale)
 
 
-def step_volumes(model: CostModel, *, up_to: float) -> tuple[float, ...]:
+def step_volumes(model: CostModel, *, up_to: float, names: Collection[str] | None = None) -> tuple[float, ...]:
     """Volume multiples (<= up_to) where some option's cost or eligibility jumps: a self-hosted replica is
     added (k x capacity / peak) or an API's per-minute limit is reached. Between them every option's $/month
-    is continuous in volume, so a search that samples both sides of each step misses no crossing."""
+    is continuous in volume, so a search that samples both sides of each step misses no crossing. `names`:
+    only these options' steps (a break-even between two options needs no other option's)."""
     steps: set[float] = set()
-    for option in model.options:
+    for option in (o for o in model.options if names is None or o.name in names):
         if option.kind == "api":
             steps.update(s for s in (option.requests_limit_volume_scale, option.tokens_limit_volume_scale) if s <= up_to)
         elif option.capacity_requests_per_second > 0 and option.kind == "self-host":

@@ -14,6 +14,7 @@ self-run inference servers (vLLM, SGLang) benchmarked at stated loads. No ratio 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,9 +96,15 @@ def parse_dispersion_text(text: str, *, where: str) -> LatencyDispersionSheet:
 
 
 def load_latency_dispersion(path: str | Path | None = None) -> LatencyDispersionSheet:
-    """Read and validate the dispersion sheet (default: the bundled pricing_data/latency_dispersion.csv)."""
+    """Read and validate the dispersion sheet (default: the bundled pricing_data/latency_dispersion.csv; its
+    text is read each time, validated once per distinct text, so every `decide` can call this cheaply)."""
     file_path = Path(path) if path is not None else default_dispersion_path()
-    return parse_dispersion_text(read_user_text(file_path, what="dispersion sheet"), where=str(file_path))
+    return _parsed(read_user_text(file_path, what="dispersion sheet"), str(file_path))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str, where: str) -> LatencyDispersionSheet:
+    return parse_dispersion_text(text, where=where)
 
 
 def _band_rows(rows: tuple[LatencyDispersionRow, ...]) -> tuple[LatencyDispersionRow, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import io
 import math
 from dataclasses import dataclass
@@ -119,7 +120,12 @@ def parse_latency_text(text: str, *, where: str) -> ApiLatencySheet:
 
 
 def load_api_latency(path: str | Path | None = None) -> ApiLatencySheet:
-    """Read and validate the latency sheet (default: the bundled pricing_data/api_latency.csv)."""
+    """Read and validate the latency sheet (default: the bundled pricing_data/api_latency.csv); the text is
+    read each time and validated once per distinct text (the sheet is immutable)."""
     file_path = Path(path) if path is not None else default_latency_path()
-    text = read_user_text(file_path, what="latency sheet")
-    return parse_latency_text(text, where=str(file_path))
+    return _parsed(read_user_text(file_path, what="latency sheet"), str(file_path))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str, where: str) -> ApiLatencySheet:
+    return parse_latency_text(text, where=where)
