@@ -40,13 +40,13 @@ def test_simulate_shows_a_bar_on_stderr_unless_quiet_or_json(capsys: pytest.Capt
 def test_search_reports_its_progress_and_json_stays_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "s.json"
     path.write_text(json.dumps(SCENARIO))
+    assert main(["search", str(path), "--top", "1", "--date", "2026-12-01"]) == 0
+    err = capsys.readouterr().err
     assert main(["search", str(path), "--top", "1", "--date", "2026-12-01", "--json"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""  # no bar under --json
-    enumerated = json.loads(captured.out)["candidates_enumerated"]
-    assert main(["search", str(path), "--top", "1", "--date", "2026-12-01"]) == 0
-    err = capsys.readouterr().err
     # The bar names the count the search enumerated (the search's scope decides how many: search/scope.py).
+    enumerated = json.loads(captured.out)["candidates_enumerated"]
     assert "search:" in err and f"screened {enumerated:,} configurations" in err
 
 
