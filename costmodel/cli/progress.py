@@ -65,7 +65,8 @@ class Bar:
         """The share of the whole done (0..1), e.g. from `search(progress=bar.fraction)`."""
         if self._bar is not None:
             target = round(max(0.0, min(1.0, done)) * self._bar.total)
-            self._bar.set_postfix_str(text, refresh=False)
+            # No step done: draw the new text now (update(0) would not), so what runs is always said.
+            self._bar.set_postfix_str(text, refresh=target == self._bar.n)
             self._bar.update(target - self._bar.n)
 
     def __enter__(self) -> Bar:
