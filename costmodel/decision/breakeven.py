@@ -75,9 +75,13 @@ def break_even_crossing(model: CostModel, name: str, *, against: str) -> BreakEv
         return usd_per_month(model, option, Scaling(volume=scale))
 
     steps = step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES, names=(name, against))
-    cheaper_now = usd(name, 1.0) <= usd(against, 1.0)
-    scale = (first_volume(lambda s: usd(name, s) > usd(against, s), upward=False, steps=steps) if cheaper_now
-             else first_volume(lambda s: usd(name, s) <= usd(against, s), upward=True, steps=steps))
+    own, api = usd(name, 1.0), usd(against, 1.0)
+    # The option's cost never falls as volume grows (replicas follow demand) and the API's is linear in it, so
+    # the lines can only cross beyond own / api x today's volume, on either side: the scan starts there.
+    start = own / api if api > 0 and math.isfinite(own) else 1.0
+    scale = (first_volume(lambda s: usd(name, s) > usd(against, s), upward=False, steps=steps, start=min(start, 1.0))
+             if own <= api else
+             first_volume(lambda s: usd(name, s) <= usd(against, s), upward=True, steps=steps, start=max(start, 1.0)))
     if scale is None:
         return None
     at = Scaling(volume=scale)

@@ -20,19 +20,26 @@ FLIP_BISECTIONS = 40
 STEP_SIDE = 1e-9  # relative offset of the samples on either side of a cost step
 
 
-def first_volume(happens: Callable[[float], bool], *, upward: bool, steps: tuple[float, ...] = ()) -> float | None:
+def first_volume(happens: Callable[[float], bool], *, upward: bool, steps: tuple[float, ...] = (),
+                 start: float = 1.0) -> float | None:
     """The volume multiple nearest 1 (above or below) at which `happens` turns true, within the search range;
     None if it is already true at 1 or never within the range. `steps` are volumes where costs jump
     (`volume.step_volumes`): the scan samples just below and above each, so a window between two steps is
-    never skipped; between samples costs are continuous and bisection is exact."""
+    never skipped; between samples costs are continuous and bisection is exact. `start`: a volume the caller
+    knows `happens` is false on the whole way from 1 to it (a bound), where the scan may begin."""
     if happens(1.0):
         return None
+    low, high = 10.0**-FLIP_SEARCH_DECADES, 10.0**FLIP_SEARCH_DECADES
+    if not low <= start <= high:
+        return None
+    if start != 1.0 and happens(start):
+        return start
     count = int(FLIP_SEARCH_DECADES * FLIP_GRID_PER_DECADE)
     exponents = np.linspace(0.0, FLIP_SEARCH_DECADES if upward else -FLIP_SEARCH_DECADES, count + 1)
-    low, high = 10.0**-FLIP_SEARCH_DECADES, 10.0**FLIP_SEARCH_DECADES
     points = {float(10.0**e) for e in exponents}
     points |= {s * f for s in steps for f in (1 - STEP_SIDE, 1 + STEP_SIDE) if low <= s * f <= high}
-    scales = sorted((p for p in points if (p >= 1.0 if upward else p <= 1.0)), reverse=not upward)
+    beyond = sorted((p for p in points if (p > start if upward else p < start)), reverse=not upward)
+    scales = [start, *beyond]
     for holds, scale in itertools.pairwise(scales):
         if happens(scale):
             flipped = scale
