@@ -22,7 +22,8 @@ from costmodel.fileio import atomic_write_text
 from costmodel.http_deadline import deadline_session
 from costmodel.measurements.endpoint_result import EndpointProbeSettings
 from costmodel.measurements.endpoint_sweep import EndpointSweep, SweepLevel, SweepRequest, SweepSettings
-from probes.endpoint import _Outcome, stream_one_request, synthetic_prompt
+from probes.endpoint import synthetic_prompt
+from probes.endpoint_stream import _Outcome, stream_one_request
 from probes.endpoint_summary import latency_percentiles
 
 # Threads that may wait on requests at once in open-loop mode (one per request in flight).
