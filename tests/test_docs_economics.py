@@ -1174,7 +1174,7 @@ def build_sources() -> None:
     genai = [r for r in rows if r.source == "genai-prices"]
     crossed = [r for r in rows if r.crosscheck_source]
     page = [r for r in rows if r.source == "provider-page"]
-    checked = {day: sum(1 for r in rows if r.checked == day) for day in {r.checked for r in rows}}
+    checked = {day: sum(1 for r in rows if r.checked == day) for day in sorted({r.checked for r in rows})}
     claim("78 rows, 15 providers, checked 2026-11-29 (54 rows) and 2026-12-01 (24 rows",
           ("rows", len(rows), n0), ("providers", len({r.provider for r in rows}), n0),
           ("checked", API_SHEET.checked_oldest.isoformat(), text), *((d.isoformat(), d.isoformat(), text) for d in checked),
