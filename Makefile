@@ -8,6 +8,7 @@ BIN := $(VENV)/bin
 APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 PORT ?= 8501
+PYTEST_WORKERS ?= auto
 # llama-cpp-python (the `realserver` extra) builds from source: CPU only, no tools, examples, tests or
 # multimodal library, no -march=native (the cached wheel then runs on any x86-64 with AVX2).
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
@@ -46,7 +47,9 @@ typecheck: $(STAMP)
 	$(BIN)/mypy costmodel
 
 pytest: $(STAMP)
-	$(BIN)/pytest
+	@# One process per core; --dist loadfile keeps each file's module fixtures (a started server, a built
+	@# catalog) in one process. PYTEST_WORKERS=0 runs it in one process.
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint typecheck pytest
 
