@@ -86,9 +86,14 @@ _GROQ_BATCH = Discounts(
     "(read 2026-12-01; an older copy of console.groq.com/docs/batch said 25%); cached input 50% of input on gpt-oss "
     "per console.groq.com/docs/prompt-caching",
     batch_fraction=0.5)
-# Lava AI Gateway's per-provider tables list each provider's per-token prices (they match LiteLLM's DeepInfra
-# figures where both have a model, e.g. Llama-3.3-70B $0.23 / $0.40, DeepSeek-R1-0528 $0.50 / $2.15).
+# Lava AI Gateway's per-provider tables list each provider's per-token prices. Its DeepInfra table cross-checks
+# every LiteLLM DeepInfra row it lists under the same model name: Llama-3.3-70B ($0.23 / $0.40) and
+# DeepSeek-R1-0528 ($0.50 / $2.15) agree; Qwen3-32B, DeepSeek-V3, Llama-3.1-70B and Qwen2.5-72B disagree.
 _LAVA_DEEPINFRA = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/deepinfra"
+# Where Lava's DeepInfra table disagrees with LiteLLM and no dated DeepInfra page for the model is stored, LiteLLM
+# stays primary (the cross-check policy) and the table's figure is the row's cross-check.
+_KEPT = ("LiteLLM's {price} input is kept (the cross-check policy: no dated DeepInfra page for this model is "
+         "stored)")
 _LAVA_GMI = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/gmicloud"
 _LAVA_INFERENCE = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/inference"
 _GEMINI_LIMITS = (
@@ -179,7 +184,9 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     RowSpec("fireworks/gpt-oss-20b", _FW + "gpt-oss-20b", ("fireworks", "gpt-oss-20b"), "gpt-oss-20b"),
     # Current open-weight families (Qwen3, DeepSeek-R1/V3.1); LiteLLM 1.110.2 keys
     RowSpec("deepinfra/qwen3-235b-a22b", "deepinfra/Qwen/Qwen3-235B-A22B-Instruct-2507", None, "qwen3-235b-a22b",
-            notes="the 2507 Instruct checkpoint of Qwen3-235B-A22B"),
+            notes="the 2507 Instruct checkpoint of Qwen3-235B-A22B; not compared with Lava's gateway table, which "
+                  "lists Qwen/Qwen3-235B-A22B (the original checkpoint, $0.13/$0.60) and not the 2507 Instruct row "
+                  "priced here"),
     RowSpec("fireworks/qwen3-235b-a22b", _FW + "qwen3-235b-a22b-instruct-2507", None, "qwen3-235b-a22b",
             notes="the 2507 Instruct checkpoint of Qwen3-235B-A22B"),
     RowSpec("deepinfra/qwen3-32b", "deepinfra/Qwen/Qwen3-32B", None, "qwen3-32b",
@@ -192,13 +199,26 @@ ROW_SPECS: tuple[RowSpec, ...] = (
     RowSpec("fireworks/deepseek-r1", _FW + "deepseek-r1-0528", None, "deepseek-r1",
             notes="the 0528 checkpoint of DeepSeek-R1"),
     # DeepInfra (not in genai-prices)
-    RowSpec("deepinfra/llama-3.3-70b", "deepinfra/meta-llama/Llama-3.3-70B-Instruct", None, "llama-3.3-70b"),
+    RowSpec("deepinfra/llama-3.3-70b", "deepinfra/meta-llama/Llama-3.3-70B-Instruct", None, "llama-3.3-70b",
+            crosscheck_page=PricePage(_LAVA_DEEPINFRA, 0.23, 0.40, own=False, note="meta-llama/Llama-3.3-70B-Instruct")),
     RowSpec("deepinfra/llama-3.1-8b", "deepinfra/meta-llama/Meta-Llama-3.1-8B-Instruct", None, "llama-3.1-8b"),
-    RowSpec("deepinfra/llama-3.1-70b", "deepinfra/meta-llama/Meta-Llama-3.1-70B-Instruct", None, "llama-3.1-70b"),
+    RowSpec("deepinfra/llama-3.1-70b", "deepinfra/meta-llama/Meta-Llama-3.1-70B-Instruct", None, "llama-3.1-70b",
+            notes=_KEPT.format(price="$0.40") + "; Lava's gateway table lists $0.23 for this model and $0.10/$0.28 "
+                  "for the -Turbo variant (read 2026-12-02); the hundredthrun/gpu-cloud-prices dataset on Hugging "
+                  "Face, transcribing deepinfra.com/pricing on 2026-11-05, lists 'Llama 3.1 70B Instruct Turbo' at "
+                  "$0.40/$0.40",
+            crosscheck_page=PricePage(_LAVA_DEEPINFRA, 0.23, 0.40, own=False,
+                                      note="meta-llama/Meta-Llama-3.1-70B-Instruct")),
     RowSpec("deepinfra/mixtral-8x7b", "deepinfra/mistralai/Mixtral-8x7B-Instruct-v0.1", None, "mixtral-8x7b"),
-    RowSpec("deepinfra/qwen2.5-72b", "deepinfra/Qwen/Qwen2.5-72B-Instruct", None, "qwen2.5-72b"),
+    RowSpec("deepinfra/qwen2.5-72b", "deepinfra/Qwen/Qwen2.5-72B-Instruct", None, "qwen2.5-72b",
+            notes=_KEPT.format(price="$0.36") + "; Lava's gateway table lists $0.12 (a third of it) and $0.39 "
+                  "output (read 2026-12-02), so the input may be 3x lower",
+            crosscheck_page=PricePage(_LAVA_DEEPINFRA, 0.12, 0.39, own=False, note="Qwen/Qwen2.5-72B-Instruct")),
     RowSpec("deepinfra/qwen2.5-7b", "deepinfra/Qwen/Qwen2.5-7B-Instruct", None, "qwen2.5-7b"),
-    RowSpec("deepinfra/deepseek-v3", "deepinfra/deepseek-ai/DeepSeek-V3", None, "deepseek-v3"),
+    RowSpec("deepinfra/deepseek-v3", "deepinfra/deepseek-ai/DeepSeek-V3", None, "deepseek-v3",
+            notes=_KEPT.format(price="$0.32") + "; Lava's gateway table lists $0.38 (read 2026-12-02), so the "
+                  "input may be up to 19% higher",
+            crosscheck_page=PricePage(_LAVA_DEEPINFRA, 0.38, 0.89, own=False, note="deepseek-ai/DeepSeek-V3")),
     RowSpec("deepinfra/gpt-oss-120b", "deepinfra/openai/gpt-oss-120b", None, "gpt-oss-120b"),
     RowSpec("deepinfra/gpt-oss-20b", "deepinfra/openai/gpt-oss-20b", None, "gpt-oss-20b"),
     # Groq (its Llama rows are only in genai-prices)

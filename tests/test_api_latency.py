@@ -24,7 +24,7 @@ def test_every_row_is_sourced_dated_and_names_an_api_price_row() -> None:
     for row in sheet.rows:
         prices.get(row.price_id)  # raises on an id the price sheet lacks
         assert row.source and row.source_url.startswith("https://")
-        assert row.as_of <= dt.date(2026, 12, 1)
+        assert row.as_of <= dt.date(2026, 12, 2)  # no row dated after the last read (2026-12-02)
         assert row.ttft_seconds is not None or row.output_tokens_per_second is not None
 
 
@@ -39,6 +39,12 @@ def test_figures_match_their_sources() -> None:
     # krabarena.org claim 592e1fd1: "Groq · Llama 3.1 8B Instruct | 157 ms" (~700-token prefix).
     krab = [r for r in sheet.for_price_id("groq/llama-3.1-8b") if "krabarena" in r.source_url][0]
     assert (krab.ttft_seconds, krab.prompt_tokens) == (0.157, 700)
+    # vercel.com/ai-gateway/models/deepseek-r1, DeepInfra: "0.5s", "32tps" (P50 on live gateway traffic).
+    r1 = sheet.for_price_id("deepinfra/deepseek-r1")[0]
+    assert (r1.ttft_seconds, r1.output_tokens_per_second, r1.percentile) == (0.5, 32, "p50")
+    # Jwrede/llmprobe blog/llm-latency-benchmark.md: Mistral Small (2603) TTFT p50 2,735 ms, 191.6 tok/s, max 20 tokens.
+    small = sheet.for_price_id("mistral/mistral-small-2603")[0]
+    assert (small.ttft_seconds, small.output_tokens_per_second, small.output_tokens) == (2.735, 191.6, 20)
 
 
 def test_lookup_sorts_by_prompt_length_unstated_last() -> None:

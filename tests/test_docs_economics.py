@@ -1175,11 +1175,15 @@ def build_sources() -> None:
     crossed = [r for r in rows if r.crosscheck_source]
     page = [r for r in rows if r.source == "provider-page"]
     checked = {day: sum(1 for r in rows if r.checked == day) for day in sorted({r.checked for r in rows})}
-    claim("78 rows, 15 providers, checked 2026-11-29 (54 rows) and 2026-12-01 (24 rows",
+    claim("78 rows, 15 providers, checked 2026-11-29 (50 rows), 2026-12-01 (23 rows fixed or added) and 2026-12-02 "
+          "(5 DeepInfra rows",
           ("rows", len(rows), n0), ("providers", len({r.provider for r in rows}), n0),
           ("checked", API_SHEET.checked_oldest.isoformat(), text), *((d.isoformat(), d.isoformat(), text) for d in checked),
           *((f"n {d}", n, n0) for d, n in checked.items()))
-    fact("two check dates", len(checked) == 2)
+    fact("three check dates", len(checked) == 3)
+    fact("the 2026-12-02 rows are DeepInfra rows cross-checked or compared against the Lava table",
+         all(r.provider == "deepinfra" and "lava" in ((r.crosscheck_source or "") + (r.notes or "")).lower()
+             for r in rows if r.checked == dt.date(2026, 12, 2)))
     litellm_versions = {r.source_version.split()[0] for r in primary}
     genai_versions = {r.source_version for r in genai} | {
         (r.crosscheck_source or "").split()[0] for r in crossed if (r.crosscheck_source or "").startswith("genai")}
@@ -1192,7 +1196,7 @@ def build_sources() -> None:
     fact("the manual rows are Lava gateway tables", all("lava" in (r.source_url or "") for r in rows
                                                           if r.source == "manual"))
     fact("one LiteLLM version, one genai-prices version", len(litellm_versions) == 1 and len(genai_versions) == 1)
-    claim("39 rows are cross-checked against a second source and 6 of them disagree",
+    claim("43 rows are cross-checked against a second source and 9 of them disagree",
           ("crossed", len(crossed), n0), ("disagree", sum(1 for r in rows if r.disagreement), n0))
     from costmodel.pricing.latency import load_api_latency
     from costmodel.pricing.litellm import DISAGREEMENT_TOLERANCE, disagreement_text
@@ -1216,7 +1220,7 @@ def build_sources() -> None:
           ("age", (dt.date(2026, 12, 1) - block.price_date).days, n0),
           ("import age", (dt.date(2026, 12, 1) - block.checked).days, n0))
     latency = load_api_latency()
-    claim("50 rows from 18 pages", ("rows", len(latency.rows), n0),
+    claim("56 rows from 24 pages", ("rows", len(latency.rows), n0),
           ("pages", len({r.source_url for r in latency.rows}), n0))
     from costmodel.pricing.dispersion import load_latency_dispersion
     dispersion = load_latency_dispersion()

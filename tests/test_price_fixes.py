@@ -119,3 +119,33 @@ def test_llama_4_gemma_3_and_qwen3_moe_rows_from_their_pages() -> None:
     # the same table cross-checks LiteLLM's DeepInfra Qwen3-32B (0.08 / 0.28 vs 0.10 / 0.30: 20% and 7% apart)
     assert SHEET.get("deepinfra/qwen3-32b").disagreement == "input: litellm 0.08 vs page 0.1; output: litellm 0.28 vs page 0.3"
     assert SHEET.get("deepinfra/deepseek-r1").disagreement is None  # 0.50 / 2.15 on both
+
+
+def test_deepinfra_rows_are_reconciled_with_the_gateway_table() -> None:
+    # Lava's DeepInfra table cross-checks every LiteLLM DeepInfra row it lists under the same model name; LiteLLM
+    # stays primary (no dated DeepInfra page for these models is stored) and the table's figure is recorded.
+    lava = "https://lava-a04d7b3f.mintlify.dev/docs/gateway/providers/deepinfra, transcribed by hand"
+    table = {  # row: (LiteLLM input, output; Lava input, output)
+        "deepinfra/deepseek-v3": (0.32, 0.89, 0.38, 0.89),
+        "deepinfra/llama-3.1-70b": (0.40, 0.40, 0.23, 0.40),
+        "deepinfra/qwen2.5-72b": (0.36, 0.40, 0.12, 0.39),
+        "deepinfra/qwen3-32b": (0.08, 0.28, 0.10, 0.30),
+        "deepinfra/llama-3.3-70b": (0.23, 0.40, 0.23, 0.40),
+        "deepinfra/deepseek-r1": (0.50, 2.15, 0.50, 2.15),
+    }
+    for price_id, (inp, out, cross_in, cross_out) in table.items():
+        row = SHEET.get(price_id)
+        assert (row.source, row.input_usd_per_mtok, row.output_usd_per_mtok) == ("litellm", inp, out), price_id
+        assert (row.crosscheck_input_usd_per_mtok, row.crosscheck_output_usd_per_mtok) == (cross_in, cross_out)
+        assert (row.crosscheck_source or "").startswith(lava), price_id
+    # 5% of the larger value: 0.38 - 0.32 = 0.06 > 0.019; 0.40 - 0.23 = 0.17 > 0.02; 0.36 - 0.12 = 0.24 > 0.018
+    # (0.36 = 3 x 0.12); outputs 0.40 vs 0.39 differ by 0.01 < 0.02, so only the inputs are flagged
+    assert SHEET.get("deepinfra/deepseek-v3").disagreement == "input: litellm 0.32 vs page 0.38"
+    assert SHEET.get("deepinfra/llama-3.1-70b").disagreement == "input: litellm 0.4 vs page 0.23"
+    assert SHEET.get("deepinfra/qwen2.5-72b").disagreement == "input: litellm 0.36 vs page 0.12"
+    assert SHEET.get("deepinfra/llama-3.3-70b").disagreement is None
+    for price_id in ("deepinfra/deepseek-v3", "deepinfra/llama-3.1-70b", "deepinfra/qwen2.5-72b"):
+        assert "LiteLLM's $" in (SHEET.get(price_id).notes or "") and "input is kept" in (SHEET.get(price_id).notes or "")
+    # the table lists the original Qwen3-235B-A22B, not the 2507 Instruct checkpoint the row prices: not compared
+    qwen = SHEET.get("deepinfra/qwen3-235b-a22b")
+    assert qwen.crosscheck_source is None and "original checkpoint" in (qwen.notes or "")
