@@ -258,10 +258,12 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
 
 def option_name(rank: int, configuration: Configuration) -> str:
     """'search-1-<model>-<hardware>-tp<N>' (dtypes appended so two precisions of one replica stay distinct; the
-    engine and the scaling ('autoscale', 'mixed') appended when not generic / fixed)."""
+    engine, the serving mode ('pd1p1d-g8-mtp1', 'dep16') and the scaling ('autoscale', 'mixed') appended when not
+    generic / none / fixed)."""
     c = configuration
     name = f"search-{rank}-{c.model}-{c.hardware}-tp{c.gpus_per_replica}-{c.weight_dtype}-{c.kv_dtype}"
     name += f"-{c.engine}" if c.engine != "generic" else ""
+    name += f"-{c.mode_choice.slug(gpus=c.gpus_per_replica)}" if c.mode_choice is not None else ""
     return name + (f"-{c.scaling}" if c.scaling != "fixed" else "")
 
 
