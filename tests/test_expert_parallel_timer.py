@@ -105,3 +105,13 @@ def test_simulate_parallelism_dep_json(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["simulate", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--gpus", "2", "--rate", "1",
                  "--requests", "10", "--parallelism", "dep", "--quiet"]) == 2
     assert "no MoE layers" in capsys.readouterr().err
+
+
+def test_serving_modes_doc_states_these_figures() -> None:
+    from pathlib import Path
+
+    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "serving-modes.md").read_text().split())
+    shape = _replica(8).shape
+    seconds = float(exchange_seconds(shape, H200, tokens_per_gpu=16.0, ep_gpus=16))
+    assert f"= {seconds * 1e3:.3f} ms per step" in page
+    assert f"{16 * 8 * 7168:,} fp8 bytes per GPU per dispatch" in page

@@ -133,3 +133,12 @@ def test_cli_modes_flag() -> None:
     scenario = parse_scenario(_scenario("qwen3-30b-a3b"))
     assert with_search_modes(scenario, ("speculative",)).search.modes == ["speculative"]  # type: ignore[union-attr]
     assert with_search_modes(scenario, None) is scenario
+
+
+def test_serving_modes_doc_states_the_bound_example() -> None:
+    from pathlib import Path
+
+    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "serving-modes.md").read_text().split())
+    # The worked bounds of test_mode_bounds_by_hand: 1.5 / (1200 x 1e-4) = 12.5, 1.5 x 64 x 3 / (200 x 0.02) = 72;
+    # 2P1D: 2 x 1.5 / (1000 x 1e-4) = 30, decode min(75, 24) = 24.
+    assert "bounds capacity at min(12.5, 72) = 12.5 requests/s, and 2P1D at min(30, 24) = 24" in page

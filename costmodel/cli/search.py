@@ -93,10 +93,14 @@ def render_search(result: SearchResult) -> str:
     lines.append("")
     header = f"  {'model':20s} {'hardware':10s} {'TP':>3s} {'w/kv':10s} {'offering':30s} {'scaling':9s} " \
              f"{'reps':>4s} {'$/month':>10s} {'ops':>9s} {'$/M tok':>8s} {'tok/s/user':>10s} {'TTFT90':>7s}"
-    sections = (("Cheapest meeting the SLO:", result.best, None),
+    sections: tuple[tuple[str, tuple[Configuration, ...], str | None], ...] = (
+        ("Cheapest meeting the SLO:", result.best, None),
                 ("Pareto front, $/M tokens vs tokens/s per user:", result.frontier_tokens_per_second_per_user,
                  result.frontier_tokens_per_second_per_user_reason),
                 ("Pareto front, $/M tokens vs TTFT p90:", result.frontier_ttft, result.frontier_ttft_reason))
+    if result.best_by_mode:
+        sections = (("Cheapest meeting the SLO per serving mode (families not listed were pruned unsimulated):",
+                     result.best_by_mode, None), *sections)
     for title, rows, why in sections:
         lines += [title, header]
         lines += [_row_line(c) for c in rows]

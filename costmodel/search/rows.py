@@ -83,6 +83,16 @@ class Configuration:
         mode = self.mode_choice
         return f"tp{self.gpus_per_replica}" if mode is None else mode.label(gpus=self.gpus_per_replica)
 
+    def mode_family(self) -> str:
+        """The serving-mode family the row belongs to: aggregated TP, DEP or disaggregated, each with or without
+        speculation ('disaggregated + mtp'), the groups `SearchResult.best_by_mode` ranks."""
+        mode = self.mode_choice
+        if mode is None:
+            return "aggregated TP"
+        base = "disaggregated" if mode.disaggregated else ("aggregated DEP" if mode.parallelism == "dep" else
+                                                           "aggregated TP")
+        return base + (f" + {mode.speculation_method}" if mode.speculation_method else "")
+
     def mode_contract(self) -> dict[str, object]:
         """`search --json` keys naming the mode: mode, layout, parallelism, speculation (method, draft tokens)."""
         mode = self.mode_choice
@@ -91,7 +101,7 @@ class Configuration:
                 "parallelism": "tp" if mode is None else mode.parallelism,
                 "speculation_method": None if mode is None else mode.speculation_method,
                 "speculation_draft_tokens": None if mode is None or not mode.speculation_method else mode.draft_tokens,
-                "mode_label": self.mode_label()}
+                "mode_label": self.mode_label(), "mode_family": self.mode_family()}
 
     def variant(self) -> Variant:
         """This configuration as a variant of its row."""
