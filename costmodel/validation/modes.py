@@ -173,7 +173,8 @@ def mode_rows(path: Path = MODE_CSV) -> list[ModeRow]:
         predicted = None
         if reason is None:
             predicted = _predict(row)
-        where = f"{row['hardware']} x{row['n_gpus']}" if row["n_gpus"].isdigit() else "hardware not stated"
+        where = (f"{row['hardware']} x{row['n_gpus']}" if row["n_gpus"].isdigit() else
+                 "hardware not stated" if row["hardware"] == "not stated" else f"{row['hardware']}, GPUs not stated")
         label = f"{row['model']} {row['precision']} {where}: {row['scenario']}"
         result.append(ModeRow(mode=row["mode"], label=label, metric=row["metric"], measured=float(row["value"]),
                               predicted=predicted, not_evaluated=reason, holdout=is_holdout(row), source=row["source"]))
