@@ -72,9 +72,9 @@ def check_mode_flags(args: argparse.Namespace) -> None:
 def refuse_modes_with_measured(args: argparse.Namespace) -> None:
     """A calibrate-endpoint file replaces the roofline with your deployment's measured step times: it already
     is one mode, so --spec-* and --mode disaggregated cannot apply on top of it."""
-    if args.spec_method is not None or args.mode != "aggregated" or args.parallelism != "tp":
-        raise CostmodelError("--spec-method/--mode disaggregated/--parallelism dep cannot apply to a calibrate-endpoint --calibration "
-                             "(its measured step times are your deployment's own mode); drop one of them")
+    if args.spec_method is not None or args.mode != "aggregated" or getattr(args, "parallelism", "tp") != "tp":
+        raise CostmodelError("--spec-method/--mode disaggregated/--parallelism dep cannot apply to a calibrate-endpoint "
+                             "--calibration (its measured step times are your deployment's own mode); drop one of them")
 
 
 def with_speculation(replica: Replica, args: argparse.Namespace) -> Replica:
@@ -85,7 +85,7 @@ def with_speculation(replica: Replica, args: argparse.Namespace) -> Replica:
                                           draft_tokens=args.spec_draft_tokens, acceptance_rates=args.spec_acceptance,
                                           draft_model_id=args.spec_draft_model)
         replica = speculative_replica(replica, speculation)
-    return dep_replica(replica) if args.parallelism == "dep" else replica
+    return dep_replica(replica) if getattr(args, "parallelism", "tp") == "dep" else replica
 
 
 def mode_payload(replica: Replica) -> dict[str, object]:
