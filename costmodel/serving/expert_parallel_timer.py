@@ -26,7 +26,6 @@ datasheet default `compute_half_saturation_tokens` = 0.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import numpy as np
@@ -35,7 +34,7 @@ from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
 from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
-from costmodel.expert_parallel import ATTENTION_OPS, exchange_seconds
+from costmodel.expert_parallel import ATTENTION_OPS, exchange_seconds, nodes_spanned
 from costmodel.ops import OP_NAMES, StepWork, op_flops_and_bytes
 from costmodel.roofline import step_arrays
 from costmodel.serving.replica import Replica
@@ -156,6 +155,5 @@ def dep_replica(replica: Replica) -> Replica:
 
 
 def nodes_of(replica: Replica) -> int:
-    """Nodes the replica spans (1 without a node size in the catalog row)."""
-    per_node = replica.hardware.gpus_per_node
-    return math.ceil(replica.gpus / per_node) if per_node else 1
+    """Nodes the replica spans (`expert_parallel.nodes_spanned`; 1 without a node size in the catalog row)."""
+    return nodes_spanned(replica.hardware, ep_gpus=replica.gpus)
