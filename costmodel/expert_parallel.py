@@ -25,23 +25,26 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from costmodel.catalog.links import CROSS_NODE_ALLREDUCE_LATENCY_SECONDS, intra_node_bytes_per_s
 from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.errors import CostmodelError
-from costmodel.ops import uniform_work
-from costmodel.roofline import Efficiency, step_from_work
+from costmodel.ops import FloatOrArray, uniform_work
+from costmodel.roofline import Efficiency, OpCost, step_from_work
 
 DISPATCH_BYTES_PER_ELEMENT = 1.0  # fp8 dispatch (DeepEP README)
 COMBINE_BYTES_PER_ELEMENT = 2.0  # bf16 combine
 ATTENTION_OPS = frozenset({"qkv_proj", "attention", "o_proj"})
 
 
-def all_to_all_seconds(shape: ModelShape, hardware: AcceleratorSpec, *, tokens_per_gpu: float, ep_gpus: int,
-                       bytes_per_element: float) -> float:
-    """One all-to-all of one MoE layer: each of `tokens_per_gpu` tokens to its experts_per_token GPUs."""
+def all_to_all_seconds(shape: ModelShape, hardware: AcceleratorSpec, *, tokens_per_gpu: FloatOrArray, ep_gpus: int,
+                       bytes_per_element: float) -> FloatOrArray:
+    """One all-to-all of one MoE layer: each of `tokens_per_gpu` tokens to its experts_per_token GPUs (a float
+    or an array of token counts: the simulator's step tables price every count at once)."""
     if ep_gpus <= 1:
-        return 0.0
+        return 0.0 * tokens_per_gpu
     per_node = hardware.gpus_per_node or ep_gpus
     local = min(ep_gpus, per_node)
     sent = tokens_per_gpu * shape.experts_per_token * shape.hidden * bytes_per_element
@@ -51,7 +54,7 @@ def all_to_all_seconds(shape: ModelShape, hardware: AcceleratorSpec, *, tokens_p
         if hardware.inter_node_bytes_per_s is None:
             raise CostmodelError(f"expert parallelism over {ep_gpus} {hardware.id} spans nodes, but the catalog row "
                                  "cites no inter-node bandwidth; use at most one node")
-        seconds = max(seconds, sent * (ep_gpus - local) / ep_gpus / hardware.inter_node_bytes_per_s)
+        seconds = np.maximum(seconds, sent * (ep_gpus - local) / ep_gpus / hardware.inter_node_bytes_per_s)
         latency = hardware.inter_node_latency_seconds or max(CROSS_NODE_ALLREDUCE_LATENCY_SECONDS, latency)
     return seconds + latency
 
@@ -65,6 +68,14 @@ def logical_bandwidth_bytes_per_s(hardware: AcceleratorSpec, *, ep_gpus: int) ->
     return intra_node_bytes_per_s(hardware) * ep_gpus / max(local - 1, 1)
 
 
+def exchange_seconds(shape: ModelShape, hardware: AcceleratorSpec, *, tokens_per_gpu: FloatOrArray,
+                     ep_gpus: int) -> FloatOrArray:
+    """A step's all-to-alls: per MoE layer, the dispatch (fp8) and the combine (bf16) of `tokens_per_gpu` tokens."""
+    return shape.moe_layers * sum(
+        all_to_all_seconds(shape, hardware, tokens_per_gpu=tokens_per_gpu, ep_gpus=ep_gpus, bytes_per_element=b)
+        for b in (DISPATCH_BYTES_PER_ELEMENT, COMBINE_BYTES_PER_ELEMENT))
+
+
 @dataclass(frozen=True, kw_only=True)
 class DepStep:
     """One step of a DP-attention + EP layout, per GPU (s)."""
@@ -73,13 +84,14 @@ class DepStep:
     moe_seconds: float  # MLP, experts and lm_head
     all_to_all_seconds: float
     overhead_seconds: float
+    ops: tuple[OpCost, ...] = ()  # attention ops at 1 GPU, the rest at N GPUs (per GPU)
 
     @property
     def step_seconds(self) -> float:
         return self.attention_seconds + self.moe_seconds + self.all_to_all_seconds + self.overhead_seconds
 
 
-def dep_step(shape: ModelShape, hardware: AcceleratorSpec, *, ep_gpus: int, batch_per_gpu: int, new_tokens: int,
+def dep_step(shape: ModelShape, hardware: AcceleratorSpec, *, ep_gpus: int, batch_per_gpu: float, new_tokens: int,
              context_tokens: int, logit_rows_per_sequence: float, weight_dtype: str, kv_dtype: str,
              efficiency: Efficiency) -> DepStep:
     """A step of `batch_per_gpu` sequences on each of `ep_gpus` GPUs (module docstring)."""
@@ -87,21 +99,20 @@ def dep_step(shape: ModelShape, hardware: AcceleratorSpec, *, ep_gpus: int, batc
         raise CostmodelError(f"{shape.model_id} has no MoE layers: expert parallelism does not apply")
     bare = replace(efficiency, overhead_seconds_per_step=0.0)
 
-    def ops(batch: float, gpus: int) -> dict[str, float]:
+    def ops(batch: float, gpus: int) -> tuple[OpCost, ...]:
         work = replace(uniform_work(shape, batch=batch, new_tokens=float(new_tokens), context_tokens=float(context_tokens)),
                        logit_rows=batch * logit_rows_per_sequence)
-        result = step_from_work(shape, hardware, work, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus,
-                                efficiency=bare)
-        return {op.name: op.seconds for op in result.ops}
+        return step_from_work(shape, hardware, work, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus,
+                              efficiency=bare).ops
 
-    attention = sum(s for name, s in ops(float(batch_per_gpu), 1).items() if name in ATTENTION_OPS)
-    moe = sum(s for name, s in ops(float(batch_per_gpu * ep_gpus), ep_gpus).items() if name not in ATTENTION_OPS)
-    tokens = float(batch_per_gpu * new_tokens)
-    exchange = shape.moe_layers * sum(
-        all_to_all_seconds(shape, hardware, tokens_per_gpu=tokens, ep_gpus=ep_gpus, bytes_per_element=b)
-        for b in (DISPATCH_BYTES_PER_ELEMENT, COMBINE_BYTES_PER_ELEMENT))
+    attention_ops = tuple(op for op in ops(float(batch_per_gpu), 1) if op.name in ATTENTION_OPS)
+    moe_ops = tuple(op for op in ops(float(batch_per_gpu * ep_gpus), ep_gpus) if op.name not in ATTENTION_OPS)
+    attention = sum(op.seconds for op in attention_ops)
+    moe = sum(op.seconds for op in moe_ops)
+    tokens = float(batch_per_gpu) * new_tokens
+    exchange = float(exchange_seconds(shape, hardware, tokens_per_gpu=tokens, ep_gpus=ep_gpus))
     return DepStep(attention_seconds=attention, moe_seconds=moe, all_to_all_seconds=exchange,
-                   overhead_seconds=efficiency.overhead_seconds_per_step)
+                   overhead_seconds=efficiency.overhead_seconds_per_step, ops=attention_ops + moe_ops)
 
 
 def nodes_spanned(hardware: AcceleratorSpec, *, ep_gpus: int) -> int:

@@ -66,7 +66,9 @@ def test_rows_not_evaluated_say_why() -> None:
     skipped = {r.not_evaluated for r in rows if r.category != "fp4" and r.predicted is None}
     assert skipped == {
         "the source gives an approximate figure",
-        "attention data parallel + expert parallel (DEP) is not modelled",
+        ("the attention-DP (DEP) runs of trtllm-bench: the simulator runs DEP (serving/expert_parallel_timer.py), but "
+         "the per-rank batch and token limits trtllm-bench picks under attention DP are not modelled (the heuristic "
+         "here is the tensor-parallel one)"),
         "weight format 'FP8 (page column label; gpt-oss ships MXFP4 MoE weights)' has no catalog equivalent",
     }
     assert all(r.predicted is not None for r in rows if r.category.startswith("online"))

@@ -19,6 +19,7 @@ from app.colors import LIMIT_COLOR, SLO_COLOR, option_colors
 from app.compare_cache import cached_compare_view
 from app.widgets import show_error
 from costmodel.charts.latency import OptionLatency, interactivity_floor, option_latency, self_host_options
+from costmodel.charts.latency_modes import serving_mode_text
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import ApiOption, Scenario, SelfHostOption, Slo, SloLimit, Workload
@@ -142,11 +143,13 @@ def _limits_text(limits: Sequence[SloLimit]) -> str:
     return ", ".join(f"{limit.metric.upper()} p{limit.percentile} <= {limit.limit_seconds * MS:.3g} ms" for limit in limits)
 
 
-def _summary(results: list[OptionLatency]) -> None:
+def _summary(results: list[OptionLatency], options: Sequence[SelfHostOption] = ()) -> None:
+    modes = {o.name: serving_mode_text(o) for o in options}
     summary = pd.DataFrame([
         {
             "option": r.name,
             "replica": f"{r.gpus} x {r.hardware_id}, {r.model_id}",
+            "serving mode": modes.get(r.name, ""),
             "meets SLO at some load": r.feasible,
             "capacity at SLO (req/s per replica)": r.capacity_requests_per_second,
             "saturation (req/s)": r.saturation_requests_per_second,
@@ -232,7 +235,7 @@ def render() -> None:
         st.stop()
 
     results = _simulate(scenario, options, chosen, requests=int(requests), seed=int(seed))
-    _summary(results)
+    _summary(results, options)
     simulated = [r for r in results if r.load]
     if simulated:
         _charts(scenario, simulated, colors, seed=seed)

@@ -23,6 +23,7 @@ from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import load_gpu_prices
 from costmodel.scenario import Scenario, SearchSettings
 from costmodel.search import Configuration, SearchResult, option_name, search, with_configuration
+from costmodel.search.mode_choice import SEARCH_MODES
 from costmodel.search.rows import variants_summary
 from costmodel.search.space import EXCLUDED_MODELS
 
@@ -50,13 +51,16 @@ def search_basis(scenario: Scenario) -> str:
 
 
 def scoped(scenario: Scenario, *, model_ids: list[str], hardware_ids: list[str],
-           whole_catalog: bool = False) -> Scenario:
+           whole_catalog: bool = False, modes: list[str] | None = None) -> Scenario:
     """The scenario with its `search:` limits set from the page (no models: the scenario's own, or those past its
-    quality floor; `whole_catalog`: every catalog model, treated as substitutes); its other search settings
-    (ops, engines, warm-up) are kept."""
+    quality floor; `whole_catalog`: every catalog model, treated as substitutes; `modes`: the serving modes to
+    search, None keeps the scenario's); its other search settings (ops, engines, warm-up) are kept."""
     current = scenario.search or SearchSettings()
     models_value = "all" if whole_catalog else (model_ids or None)
-    settings = current.model_copy(update={"models": models_value, "hardware": hardware_ids or None})
+    update: dict[str, object] = {"models": models_value, "hardware": hardware_ids or None}
+    if modes is not None:
+        update["modes"] = modes
+    settings = current.model_copy(update=update)
     return scenario.model_copy(update={"search": settings})
 
 
@@ -112,13 +116,24 @@ def axis_range(values: list[float]) -> list[float] | None:
 
 
 def point_label(row: Configuration) -> str:
-    """'qwen2.5-7b 1x l4': a front point's short label (the hover has the whole configuration)."""
-    return f"{row.model} {row.gpus_per_replica}x {row.hardware}"
+    """'qwen2.5-7b 1x l4': a front point's short label (the hover has the whole configuration); a serving mode
+    appended when the row runs one ('deepseek-r1 16x h200 DEP16 + mtp1')."""
+    text = f"{row.model} {row.gpus_per_replica}x {row.hardware}"
+    return text if row.mode_choice is None else f"{text} {row.mode_label()}"
 
 
 def label(row: Configuration) -> str:
-    """'qwen2.5-7b, 1x l4 fp8/fp8 (offering)'."""
-    return f"{row.model}, {row.gpus_per_replica}x {row.hardware} {row.weight_dtype}/{row.kv_dtype} ({row.offering})"
+    """'qwen2.5-7b, 1x l4 fp8/fp8 (offering)', the serving mode appended when the row runs one."""
+    text = f"{row.model}, {row.gpus_per_replica}x {row.hardware} {row.weight_dtype}/{row.kv_dtype} ({row.offering})"
+    return text if row.mode_choice is None else f"{text}, {row.mode_label()}"
+
+
+def mode_rows_table(result: SearchResult) -> list[dict[str, object]]:
+    """The cheapest configuration per serving-mode family (empty unless the search ran modes)."""
+    return [{"serving mode": r.mode_family(), "configuration": label(r), "$/month": round(r.usd_per_month),
+             "$/M tokens": round(r.usd_per_mtok, 3), "tok/s per user": round(r.tokens_per_second_per_user),
+             "TTFT p90 (ms)": None if r.ttft_p90_seconds is None else round(r.ttft_p90_seconds * 1e3)}
+            for r in result.best_by_mode]
 
 
 def variants_note(row: Configuration) -> str:
@@ -189,10 +204,13 @@ def render() -> None:
     top_k = int(cols[2].number_input("Top K", min_value=1, max_value=20, value=5, step=1, key="search_top_k"))
     whole = st.checkbox("Search the whole catalog (its models are then treated as substitutes of the scenario's)",
                         value=bool(limits and limits.models == "all"), key="search_whole_catalog")
+    modes = st.multiselect("Serving modes beside aggregated tensor parallel (where they apply: MoE or whole-node "
+                           "models, published MTP acceptance)", list(SEARCH_MODES),
+                           default=list(limits.modes) if limits else [], key="search_modes")
     if st.button("Run the search", type="primary", key="search_run"):
         try:
-            result = run_search(scoped(scenario, model_ids=model_ids, hardware_ids=hardware_ids, whole_catalog=whole),
-                                top_k=top_k)
+            result = run_search(scoped(scenario, model_ids=model_ids, hardware_ids=hardware_ids, whole_catalog=whole,
+                                       modes=modes), top_k=top_k)
             st.session_state[RESULT_KEY] = LastSearch(basis=search_basis(scenario), result=result, top_k=top_k)
         except CostmodelError as exc:
             show_error("Search", exc)
@@ -219,6 +237,11 @@ def render() -> None:
     if not result.best:
         st.error("No searched configuration meets the SLO: widen the models or accelerators, or relax the SLO.")
         return
+    if result.best_by_mode:
+        st.subheader("Cheapest per serving mode")
+        st.dataframe(mode_rows_table(result), hide_index=True, key="search_modes_table")
+        st.caption("Aggregated or disaggregated, with or without MTP, tensor or expert parallel: each simulated and "
+                   "costed as the options are; a mode not listed was pruned (its cost bound could not enter the top K).")
     st.plotly_chart(front_figure(result), key="search_front_chart")
     for why in dict.fromkeys(w for w in (result.frontier_tokens_per_second_per_user_reason,
                                          result.frontier_ttft_reason) if w):

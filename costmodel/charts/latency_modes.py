@@ -24,6 +24,23 @@ from costmodel.serving.replica import build_replica
 from costmodel.serving.simulation import arrival_times, draw_lengths
 
 
+def serving_mode_text(option: SelfHostOption) -> str:
+    """'aggregated, tensor parallel 8 GPUs', 'disaggregated 1P(8)1D(8), DEP pools + mtp (1 draft token)': the serving
+    mode an option runs, for the Latency page's summary."""
+    spec = option.disaggregated
+    layout = "DP attention + expert parallel" if option.parallelism == "dep" else "tensor parallel"
+    if spec is None:
+        text = f"aggregated, {layout} over {option.gpus_per_replica} GPUs"
+    else:
+        text = (f"disaggregated {spec.prefill_instances}P({spec.prefill_gpus}){spec.decode_instances}D"
+                f"({spec.decode_gpus}), {layout} pools")
+    speculation = option.speculation
+    if speculation is not None:
+        tokens = speculation.draft_tokens or (len(speculation.acceptance_rates) if speculation.acceptance_rates else 1)
+        text += f" + {speculation.method} ({tokens} draft token{'s' if tokens != 1 else ''})"
+    return text
+
+
 def disaggregated_latency(option: SelfHostOption, workload: Workload, slo: Slo, *, requests: int,
                           load_fractions: Sequence[float], seed: int) -> OptionLatency:
     """Capacity at the SLO and percentiles over arrival rates of one xPyD deployment of `option`."""

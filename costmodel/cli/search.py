@@ -9,9 +9,11 @@ from costmodel.cli import progress
 from costmodel.cli.output import bounded_float, bounded_int, emit, parse_date
 from costmodel.cli.progress import add_quiet_flag
 from costmodel.measurements.calibration import load_calibration
-from costmodel.scenario import load_scenario
+from costmodel.scenario import Scenario, load_scenario
+from costmodel.scenario.search import SearchSettings
 from costmodel.search import Configuration, SearchResult, make_executor, search
 from costmodel.search.executors import RAY_INIT_TIMEOUT_SECONDS
+from costmodel.search.mode_choice import SEARCH_MODES
 from costmodel.search.rows import variants_summary
 from costmodel.units import fmt_money
 
@@ -35,9 +37,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         metavar="SECONDS", help=f"give up on ray.init after this long (default {RAY_INIT_TIMEOUT_SECONDS:g} s)")
     parser.add_argument("--calibration", type=Path, help="calibration JSON applied to matching hardware")
     parser.add_argument("--date", type=parse_date, default=None, help="evaluation date YYYY-MM-DD")
+    parser.add_argument("--modes", type=modes_list, default=None,
+                        help="serving modes to search beside aggregated TP replicas, where they apply: all, none or a "
+                             "comma list of disaggregated, speculative, expert-parallel (default: the scenario's "
+                             "search.modes, else none)")
     parser.add_argument("--json", action="store_true", help="one JSON object")
     add_quiet_flag(parser)
     parser.set_defaults(handler=run_search)
+
+
+def modes_list(text: str) -> tuple[str, ...]:
+    """argparse type of --modes: 'all', 'none' or a comma list of the search modes."""
+    if text == "all":
+        return SEARCH_MODES
+    if text == "none":
+        return ()
+    modes = tuple(part.strip() for part in text.split(","))
+    unknown = [m for m in modes if m not in SEARCH_MODES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown mode(s) {', '.join(unknown)}: give all, none or a comma list of "
+                                         f"{', '.join(SEARCH_MODES)}")
+    return tuple(dict.fromkeys(modes))
+
+
+def with_search_modes(scenario: Scenario, modes: tuple[str, ...] | None) -> Scenario:
+    """The scenario with `search.modes` replaced by --modes (unchanged without the flag)."""
+    if modes is None:
+        return scenario
+    settings = scenario.search or SearchSettings()
+    return scenario.model_copy(update={"search": settings.model_copy(update={"modes": list(modes)})})
 
 
 def _row_line(c: Configuration) -> str:
@@ -47,7 +75,8 @@ def _row_line(c: Configuration) -> str:
             f"{fmt_money(c.usd_per_month):>10s} {fmt_money(c.ops_usd_per_month):>9s} {c.usd_per_mtok:>8.3f} "
             f"{c.tokens_per_second_per_user:>10.1f} {ttft:>7s}")
     others = variants_summary(c)
-    return line + (f"\n      same cost: {others}" if others else "")
+    mode = f"\n      mode: {c.mode_label()}" if c.mode_choice is not None else ""
+    return line + mode + (f"\n      same cost: {others}" if others else "")
 
 
 def render_search(result: SearchResult) -> str:
@@ -64,10 +93,14 @@ def render_search(result: SearchResult) -> str:
     lines.append("")
     header = f"  {'model':20s} {'hardware':10s} {'TP':>3s} {'w/kv':10s} {'offering':30s} {'scaling':9s} " \
              f"{'reps':>4s} {'$/month':>10s} {'ops':>9s} {'$/M tok':>8s} {'tok/s/user':>10s} {'TTFT90':>7s}"
-    sections = (("Cheapest meeting the SLO:", result.best, None),
+    sections: tuple[tuple[str, tuple[Configuration, ...], str | None], ...] = (
+        ("Cheapest meeting the SLO:", result.best, None),
                 ("Pareto front, $/M tokens vs tokens/s per user:", result.frontier_tokens_per_second_per_user,
                  result.frontier_tokens_per_second_per_user_reason),
                 ("Pareto front, $/M tokens vs TTFT p90:", result.frontier_ttft, result.frontier_ttft_reason))
+    if result.best_by_mode:
+        sections = (("Cheapest meeting the SLO per serving mode (families not listed were pruned unsimulated):",
+                     result.best_by_mode, None), *sections)
     for title, rows, why in sections:
         lines += [title, header]
         lines += [_row_line(c) for c in rows]
@@ -80,7 +113,7 @@ def render_search(result: SearchResult) -> str:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario)
+    scenario = with_search_modes(load_scenario(args.scenario), args.modes)
     calibration = load_calibration(args.calibration) if args.calibration else None
     executor = make_executor(args.executor, workers=args.workers, address=args.address,
                              init_timeout_seconds=args.ray_init_timeout)

@@ -228,7 +228,7 @@ def run_simulate(args: argparse.Namespace) -> int:
             replica, prompt_tokens=prompt, output_tokens=output, rate_per_second=args.rate, requests=args.requests,
             seed=args.seed, burstiness=args.burstiness, replay_seconds=replay,
             prefix_cached_fraction=args.prefix_cached_fraction, slo=limits, kv_policy=args.kv_policy,
-            max_num_seqs=args.max_num_seqs, concurrency=args.concurrency,
+            max_num_seqs=replica.running_cap(args.max_num_seqs), concurrency=args.concurrency,
         )
     arrivals = _arrivals_text(args, replay)
     lines = [

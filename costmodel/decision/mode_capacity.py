@@ -1,6 +1,7 @@
 """Capacity of a self-host option that names a serving mode (`speculation:`, `disaggregated:` in the scenario).
 
-`with_option_speculation` turns the option's replica into a speculative one (serving/speculative_timer.py).
+`with_option_speculation` turns the option's replica into a speculative one (serving/speculative_timer.py) and,
+with `parallelism: dep`, into a DP-attention + expert-parallel one (serving/expert_parallel_timer.py).
 `disaggregated_option_capacity` sizes one whole xPyD deployment (serving/disaggregated_capacity.py): the fleet
 and cost machinery then count that deployment as one replica of `gpus_per_replica` GPUs, so both pools are
 paid for, and `latency_owner` names the pool that owns p90 TTFT (prefill, plus the KV link) and TPOT (decode).
@@ -15,6 +16,7 @@ from costmodel.serving.analytic import Capacity
 from costmodel.serving.capacity import CapacitySearch
 from costmodel.serving.disaggregated import DisaggregatedLayout, kv_link
 from costmodel.serving.disaggregated_capacity import disaggregated_capacity
+from costmodel.serving.expert_parallel_timer import dep_replica
 from costmodel.serving.profile import EngineSettings
 from costmodel.serving.replica import Replica
 from costmodel.serving.speculative import resolve_speculation
@@ -22,13 +24,16 @@ from costmodel.serving.speculative_timer import speculative_replica
 
 
 def with_option_speculation(replica: Replica, option: SelfHostOption) -> Replica:
-    """The replica with the option's `speculation:` applied (unchanged without one)."""
+    """The replica with the option's `speculation:` and then its `parallelism: dep` applied (unchanged without)."""
     spec = option.speculation
-    if spec is None:
-        return replica
-    speculation = resolve_speculation(model_id=option.model, method=spec.method, draft_tokens=spec.draft_tokens,
-                                      acceptance_rates=spec.acceptance_rates, draft_model_id=spec.draft_model)
-    return speculative_replica(replica, speculation)
+    if spec is not None:
+        speculation = resolve_speculation(model_id=option.model, method=spec.method, draft_tokens=spec.draft_tokens,
+                                          acceptance_rates=spec.acceptance_rates, draft_model_id=spec.draft_model)
+        replica = speculative_replica(replica, speculation)
+    return dep_replica(replica) if option.parallelism == "dep" else replica
+
+
+with_option_modes = with_option_speculation  # the name that says all it applies
 
 
 def disaggregated_option_capacity(scenario: Scenario, option: SelfHostOption, *, config: ReplicaConfig,

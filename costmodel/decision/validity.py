@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from costmodel.catalog import ModelSpec, load_accelerator, load_model
+from costmodel.catalog import ModelSpec, derive_shape, load_accelerator, load_model
 from costmodel.decision.results import CostBreakdown, OptionResult
 from costmodel.errors import CostmodelError
 from costmodel.estimate import check_config
@@ -130,7 +130,22 @@ def _check_option(index: int, option: Option, scenario: Scenario, api_sheet: Pri
                              hardware=load_accelerator(option.hardware))
         except CostmodelError as exc:
             return Exclusion(kind="invalid_option", reason=str(exc))
+        if option.parallelism == "dep":
+            layout_error = _dep_error(spec, sizes, index=index)
+            if layout_error is not None:
+                return Exclusion(kind="invalid_option", reason=layout_error)
         return _self_host_lengths(option, workload, spec)
+    return None
+
+
+def _dep_error(spec: ModelSpec, sizes: dict[str, int], *, index: int) -> str | None:
+    """Why `parallelism: dep` cannot apply (a dense model, or a pool of one GPU), or None."""
+    if derive_shape(spec).moe_layers == 0:
+        return (f"options[{index}].parallelism dep: {spec.id} has no MoE layers, so there are no experts to spread; "
+                "use parallelism tp")
+    for field, gpus in sizes.items():
+        if gpus < 2:
+            return f"options[{index}].{field}: parallelism dep spreads the experts over 2 or more GPUs (got {gpus})"
     return None
 
 

@@ -215,6 +215,9 @@ class SelfHostOption(StrictModel):
         default=None, description="speculative decoding / MTP (costmodel/scenario/modes.py); default none")
     disaggregated: DisaggregationSpec | None = Field(
         default=None, description="disaggregated prefill/decode pools; a replica is then one whole xPyD deployment")
+    parallelism: Literal["tp", "dep"] = Field(
+        default="tp", description="tp: tensor parallel over the replica's GPUs (default); dep: data-parallel attention "
+        "+ expert-parallel MoE over them (MoE models; in each pool when disaggregated)")
 
     def calibration_paths(self) -> tuple[str, ...]:
         """The attached measurement files, in order."""

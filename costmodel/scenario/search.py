@@ -36,6 +36,11 @@ class SearchSettings(StrictModel):
         default=None, ge=0, le=MAX_USD_PER_GPU_MONTH,
         description="operations per GPU-month paid of every searched configuration, USD; default: taken from the "
         "scenario's self-host options like ops_usd_per_month")
+    modes: list[Literal["disaggregated", "speculative", "expert-parallel"]] = Field(
+        default_factory=list,
+        description="serving modes to search beside aggregated tensor-parallel replicas, where they apply: "
+        "disaggregated (xPyD prefill/decode pools), speculative (MTP with a published acceptance row), "
+        "expert-parallel (DP attention + EP over 1-4 nodes, MoE models); default none (costmodel/search/mode_choice.py)")
     warmup_minutes: float = Field(
         default=60.0, ge=0, le=60,
         description="warm-up per started replica of an autoscaled or mixed searched configuration, minutes (default "

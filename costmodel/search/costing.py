@@ -68,4 +68,4 @@ def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capa
         quality_score=scope.quality_scores.get(c.model) if scope is not None else None,
         gpu_usd_per_month=result.breakdown.gpu_usd_per_month - host, host_usd_per_month=host,
         ops_usd_per_month=result.breakdown.ops_usd_per_month, ops_source=ops_source(scenario, c), host_counted=host_counted(option, gpu_sheet),
-        excluded_kind=result.excluded_kind)
+        excluded_kind=result.excluded_kind, mode_choice=c.mode)

@@ -38,7 +38,7 @@ CapacityValue = tuple[Capacity, str]
 def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
                       model_specs: Mapping[str, ModelSpec]) -> tuple[Candidate, ...]:
     """Candidates the decision would evaluate (no exclusion: TP and dtypes valid, lengths servable)."""
-    verdicts: dict[tuple[str, str, int, str, str], bool] = {}
+    verdicts: dict[tuple[object, ...], bool] = {}
     for c in candidates:
         if c.replica_key not in verdicts:  # the exclusions read the replica, not the engine or the price
             verdicts[c.replica_key] = self_host_exclusion(c.option(name="search"), scenario,

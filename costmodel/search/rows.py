@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from costmodel.search.mode_choice import ModeChoice
 from costmodel.search.space import Candidate
 
 
@@ -69,12 +70,38 @@ class Configuration:
     host_counted: bool = True  # False: an owned GPU whose host server has no sourced figures (never ranked)
     excluded_kind: str | None = None  # the decision's exclusion, when the configuration has one
     variants: tuple[Variant, ...] = ()  # same-cost configurations collapsed into this row (itself included)
+    mode_choice: ModeChoice | None = None  # the serving mode (search/mode_choice.py); None: aggregated, TP
 
     def candidate(self) -> Candidate:
         """The configuration as a search candidate (to add it to a scenario)."""
         return Candidate(model=self.model, hardware=self.hardware, gpus_per_replica=self.gpus_per_replica,
                          weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype, offering=self.offering,
-                         engine=self.engine, scaling=self.scaling)
+                         engine=self.engine, scaling=self.scaling, mode=self.mode_choice)
+
+    def mode_label(self) -> str:
+        """'tp8', 'DEP16 + mtp1', 'disaggregated 1P(8)1D(8)': the replica layout and serving mode, for people."""
+        mode = self.mode_choice
+        return f"tp{self.gpus_per_replica}" if mode is None else mode.label(gpus=self.gpus_per_replica)
+
+    def mode_family(self) -> str:
+        """The serving-mode family the row belongs to: aggregated TP, DEP or disaggregated, each with or without
+        speculation ('disaggregated + mtp'), the groups `SearchResult.best_by_mode` ranks."""
+        mode = self.mode_choice
+        if mode is None:
+            return "aggregated TP"
+        base = "disaggregated" if mode.disaggregated else ("aggregated DEP" if mode.parallelism == "dep" else
+                                                           "aggregated TP")
+        return base + (f" + {mode.speculation_method}" if mode.speculation_method else "")
+
+    def mode_contract(self) -> dict[str, object]:
+        """`search --json` keys naming the mode: mode, layout, parallelism, speculation (method, draft tokens)."""
+        mode = self.mode_choice
+        return {"mode": "aggregated" if mode is None else mode.kind,
+                "layout": None if mode is None else mode.layout,
+                "parallelism": "tp" if mode is None else mode.parallelism,
+                "speculation_method": None if mode is None else mode.speculation_method,
+                "speculation_draft_tokens": None if mode is None or not mode.speculation_method else mode.draft_tokens,
+                "mode_label": self.mode_label(), "mode_family": self.mode_family()}
 
     def variant(self) -> Variant:
         """This configuration as a variant of its row."""
@@ -93,16 +120,19 @@ class Configuration:
                                  "host_usd_per_month": self.host_usd_per_month,
                                  "ops_usd_per_month": self.ops_usd_per_month}
         row["variants"] = [v.contract() for v in (self.variants or (self.variant(),))]
+        row.update(self.mode_contract())
         return row
 
 
-CollapseKey = tuple[str, str, int, str, float]
+CollapseKey = tuple[object, ...]
 SCALING_SIMPLICITY = {"fixed": 0, "autoscale": 1, "mixed": 2}
 
 
 def collapse_key(row: Configuration) -> CollapseKey:
-    """What same-cost variants share: model, accelerator, TP size, offering and the cost to the cent."""
-    return (row.model, row.hardware, row.gpus_per_replica, row.offering, round(row.usd_per_month, 2))
+    """What same-cost variants share: model, accelerator, TP size, offering and the cost to the cent (and the
+    serving mode, when the row runs one: two modes are two rows)."""
+    key: CollapseKey = (row.model, row.hardware, row.gpus_per_replica, row.offering, round(row.usd_per_month, 2))
+    return key if row.mode_choice is None else (*key, row.mode_choice)
 
 
 def _preference(row: Configuration) -> tuple[float, float, int, str]:

@@ -67,6 +67,9 @@ class SearchResult:
     frontier_ttft_reason: str | None = None
     rows_meeting_slo: int = 0  # simulated rows (same-cost variants collapsed) meeting the SLO and ranked
     candidates_without_host: int = 0  # owned configurations left out unsimulated: their host has no figures
+    # The cheapest row of each serving-mode family simulated (rows.mode_family), cheapest first; empty unless the
+    # search ran modes (search.modes). A family absent was pruned: its cost bound could not enter the top K.
+    best_by_mode: tuple[Configuration, ...] = ()
 
     def contract(self) -> dict[str, object]:
         """`search --json`: best is the cheapest row (null when none meets the SLO); top_k the K rows;
@@ -81,6 +84,7 @@ class SearchResult:
                 "frontier_tokens_per_second_per_user_reason": self.frontier_tokens_per_second_per_user_reason,
                 "frontier_ttft_reason": self.frontier_ttft_reason, "rows_meeting_slo": self.rows_meeting_slo,
                 "candidates_without_host": self.candidates_without_host,
+                "best_by_mode": [c.contract() for c in self.best_by_mode],
                 **(self.scope.contract() if self.scope is not None else {})}
 
 
@@ -144,7 +148,18 @@ def _finish(simulated: list[Configuration], *, top_k: int, enumerated: int, star
                                                                 pruned=by_bounds),
         frontier_ttft_reason=front_reason(list(ttft), rows, metric="ttft_p90_seconds", pruned=by_bounds),
         rows_meeting_slo=len(rows),
-        candidates_without_host=without_host)
+        candidates_without_host=without_host, best_by_mode=_best_by_mode(rows))
+
+
+def _best_by_mode(rows: list[Configuration]) -> tuple[Configuration, ...]:
+    """The cheapest of the (collapsed, ranked, cheapest-first) rows per serving-mode family, when any row runs a
+    mode (else empty: the plain search reports no families)."""
+    if all(r.mode_choice is None for r in rows):
+        return ()
+    best: dict[str, Configuration] = {}
+    for row in rows:
+        best.setdefault(row.mode_family(), row)
+    return tuple(best.values())
 
 
 def _with_host(scenario: Scenario, candidates: tuple[Candidate, ...], *,
@@ -258,10 +273,12 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
 
 def option_name(rank: int, configuration: Configuration) -> str:
     """'search-1-<model>-<hardware>-tp<N>' (dtypes appended so two precisions of one replica stay distinct; the
-    engine and the scaling ('autoscale', 'mixed') appended when not generic / fixed)."""
+    engine, the serving mode ('pd1p1d-g8-mtp1', 'dep16') and the scaling ('autoscale', 'mixed') appended when not
+    generic / none / fixed)."""
     c = configuration
     name = f"search-{rank}-{c.model}-{c.hardware}-tp{c.gpus_per_replica}-{c.weight_dtype}-{c.kv_dtype}"
     name += f"-{c.engine}" if c.engine != "generic" else ""
+    name += f"-{c.mode_choice.slug(gpus=c.gpus_per_replica)}" if c.mode_choice is not None else ""
     return name + (f"-{c.scaling}" if c.scaling != "fixed" else "")
 
 

@@ -50,6 +50,7 @@ from costmodel.ops import uniform_work
 from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.roofline import Efficiency, step_arrays
 from costmodel.scenario import Scenario
+from costmodel.search.mode_screen import candidate_mode_bounds
 from costmodel.search.scope import OptionTerms, option_terms
 from costmodel.search.space import Candidate
 from costmodel.serving.profile import EngineSettings, engine_settings
@@ -67,7 +68,8 @@ class ReplicaScreen:
 
     fits: bool
     capacity_upper_requests_per_second: float  # >= any simulated capacity at the SLO
-    decode_step_lower_seconds: float  # <= any decode step (so <= TPOT p90)
+    decode_step_lower_seconds: float  # <= any decode step (so <= TPOT p90); a mode's: <= its TPOT
+    compute_seconds_per_token: float = 0.0  # c: the floor on compute per token (search/mode_screen.py reads it)
 
     @property
     def can_meet_slo(self) -> bool:
@@ -131,10 +133,12 @@ def screen_replica(scenario: Scenario, candidate: Candidate, *, calibration: Cal
     t_min = config.step(batch=1, new_tokens=1, context_tokens=0).step_seconds
     upper = _capacity_upper(per_token_seconds=per_token, tokens_per_request=tokens, max_num_seqs=engine.max_num_seqs,
                             output_tokens=workload.mean_output_tokens(), decode_step_lower_seconds=t_min)
-    return ReplicaScreen(fits=memory.fits, capacity_upper_requests_per_second=upper, decode_step_lower_seconds=t_min)
+    return ReplicaScreen(fits=memory.fits, capacity_upper_requests_per_second=upper, decode_step_lower_seconds=t_min,
+                         compute_seconds_per_token=per_token)
 
 
-ReplicaKey = tuple[str, str, int, str, str, str]  # Candidate.capacity_key: replica and engine
+PlainKey = tuple[str, str, int, str, str, str]  # a plain Candidate.capacity_key: replica and engine
+ReplicaKey = tuple[object, ...]  # Candidate.capacity_key: a PlainKey, plus the serving mode when it runs one
 
 
 def _replica_tokens(scenario: Scenario) -> tuple[int, float]:
@@ -148,7 +152,7 @@ def _column(values: list[float]) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-def _model_screens(spec: ModelSpec, keys: list[ReplicaKey], hardware: Mapping[str, tuple[AcceleratorSpec, Efficiency]],
+def _model_screens(spec: ModelSpec, keys: list[PlainKey], hardware: Mapping[str, tuple[AcceleratorSpec, Efficiency]],
                    *, engines: Mapping[str, EngineSettings], context_tokens: int, tokens_per_request: float,
                    output_tokens: float) -> list[ReplicaScreen]:
     """`screen_replica` for every replica configuration of one model at once (one array element per key)."""
@@ -184,16 +188,18 @@ def _model_screens(spec: ModelSpec, keys: list[ReplicaKey], hardware: Mapping[st
                 per_token_seconds=float(p), tokens_per_request=tokens_per_request,
                 max_num_seqs=engines[k[5]].max_num_seqs, output_tokens=output_tokens,
                 decode_step_lower_seconds=float(t)),
-            decode_step_lower_seconds=float(t)) for f, p, t, k in zip(fits, per_token, t_min, keys, strict=True)]
+            decode_step_lower_seconds=float(t), compute_seconds_per_token=float(p))
+            for f, p, t, k in zip(fits, per_token, t_min, keys, strict=True)]
 
 
 def screen_replicas(scenario: Scenario, candidates: tuple[Candidate, ...], *, calibration: Calibration | None,
                     model_specs: Mapping[str, ModelSpec] | None = None) -> dict[ReplicaKey, ReplicaScreen]:
     """Bounds of every replica configuration of the candidates, vectorized per model (module docstring)."""
     context, tokens = _replica_tokens(scenario)
-    by_model: dict[str, dict[ReplicaKey, Candidate]] = {}
+    by_model: dict[str, dict[PlainKey, Candidate]] = {}
     for c in candidates:
-        by_model.setdefault(c.model, {}).setdefault(c.capacity_key, c)
+        base = c.plain()
+        by_model.setdefault(c.model, {}).setdefault(_plain_key(base), base)
     hardware = {}
     for group in by_model.values():
         for c in group.values():
@@ -208,7 +214,27 @@ def screen_replicas(scenario: Scenario, candidates: tuple[Candidate, ...], *, ca
                                             tokens_per_request=tokens,
                                             output_tokens=scenario.workload.mean_output_tokens()),
                        strict=True))
+    for c in candidates:
+        if c.mode is not None and c.capacity_key not in out:
+            out[c.capacity_key] = _mode_replica(scenario, c, out[_plain_key(c.plain())],
+                                                hardware=hardware[c.hardware], engine=engines[c.engine])
     return out
+
+
+def _plain_key(c: Candidate) -> PlainKey:
+    return (c.model, c.hardware, c.gpus_per_replica, c.weight_dtype, c.kv_dtype, c.engine)
+
+
+def _mode_replica(scenario: Scenario, candidate: Candidate, base: ReplicaScreen, *,
+                  hardware: tuple[AcceleratorSpec, Efficiency], engine: EngineSettings) -> ReplicaScreen:
+    """A mode's screen from its plain replica's (search/mode_screen.py)."""
+    bounds = candidate_mode_bounds(
+        scenario, candidate, compute_seconds_per_token=base.compute_seconds_per_token,
+        decode_step_lower_seconds=base.decode_step_lower_seconds, hardware=hardware[0],
+        efficiency=engine_efficiency(hardware[1], engine), max_num_seqs=engine.max_num_seqs,
+        margin=LENGTH_SAMPLING_MARGIN)
+    return replace(base, capacity_upper_requests_per_second=bounds.capacity_upper_requests_per_second,
+                   decode_step_lower_seconds=bounds.tpot_lower_seconds)
 
 
 def _month_usd(*, replicas: int, gpus: int, usd_per_gpu_hour: float, ops_usd_per_month: float) -> float:

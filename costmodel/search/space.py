@@ -24,6 +24,7 @@ from functools import cached_property
 
 from costmodel.catalog import accelerators, load_accelerator, load_model
 from costmodel.catalog.engines import GENERIC_ENGINE_ID, engine_ids
+from costmodel.catalog.params import ModelShape, derive_shape
 from costmodel.catalog.quality import load_quality_scores
 from costmodel.dtypes import KV_DTYPES, WEIGHT_DTYPES, unsupported_dtype_reason
 from costmodel.errors import CostmodelError, unknown_id_error
@@ -31,7 +32,9 @@ from costmodel.estimate import valid_tensor_parallel_sizes
 from costmodel.pricing import GpuPriceRow, PriceSheet, load_api_prices
 from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import Scenario, SelfHostOption
+from costmodel.scenario.modes import DisaggregationSpec, SpeculationSpec
 from costmodel.scenario.options import ScalingPolicy
+from costmodel.search.mode_choice import ModeChoice, dep_choices, mode_choices
 from costmodel.search.scope import EXCLUDED_MODELS, OptionTerms, search_scope
 
 # Formats searched: the serving formats engines ship (fp32 and fp16 add nothing over bf16 for serving).
@@ -60,16 +63,43 @@ class Candidate:
     offering: str
     engine: str = "generic"
     scaling: str = "fixed"
+    mode: ModeChoice | None = None  # a serving mode (search/mode_choice.py); None: aggregated, tensor parallel
 
     @property
-    def replica_key(self) -> tuple[str, str, int, str, str]:
-        """The replica's hardware configuration (memory fit and the roofline depend only on it)."""
-        return (self.model, self.hardware, self.gpus_per_replica, self.weight_dtype, self.kv_dtype)
+    def replica_key(self) -> tuple[object, ...]:
+        """The replica's hardware configuration (memory fit and the roofline depend only on it), and its mode."""
+        key: tuple[object, ...] = (self.model, self.hardware, self.gpus_per_replica, self.weight_dtype, self.kv_dtype)
+        return key if self.mode is None else (*key, self.mode)
 
     @cached_property
-    def capacity_key(self) -> tuple[str, str, int, str, str, str]:
-        """What the simulated capacity depends on: the replica and its engine (offering and scaling only price it)."""
-        return (*self.replica_key, self.engine)
+    def capacity_key(self) -> tuple[object, ...]:
+        """What the simulated capacity depends on: the replica, its engine (offering and scaling only price it)
+        and its serving mode (appended after the engine, so the first six entries keep their meaning)."""
+        key = (self.model, self.hardware, self.gpus_per_replica, self.weight_dtype, self.kv_dtype, self.engine)
+        return key if self.mode is None else (*key, self.mode)
+
+    def plain(self) -> Candidate:
+        """The aggregated tensor-parallel replica a mode's screen starts from (search/mode_screen.py): a pool
+        instance of a disaggregated deployment, else the same GPUs (DEP, speculation)."""
+        if self.mode is None:
+            return self
+        gpus = self.mode.pool_gpus if self.mode.disaggregated else self.gpus_per_replica
+        return Candidate(model=self.model, hardware=self.hardware, gpus_per_replica=gpus, weight_dtype=self.weight_dtype,
+                         kv_dtype=self.kv_dtype, offering=self.offering, engine=self.engine, scaling=self.scaling)
+
+    def mode_fields(self) -> dict[str, object]:
+        """The option fields of the candidate's serving mode (none for the plain search)."""
+        mode = self.mode
+        if mode is None:
+            return {}
+        fields: dict[str, object] = {"parallelism": mode.parallelism}
+        if mode.speculation_method is not None:
+            fields["speculation"] = SpeculationSpec(method=mode.speculation_method, draft_tokens=mode.draft_tokens)
+        if mode.disaggregated:
+            fields["disaggregated"] = DisaggregationSpec(
+                prefill_gpus=mode.pool_gpus, decode_gpus=mode.pool_gpus, prefill_instances=mode.prefill_instances,
+                decode_instances=mode.decode_instances)
+        return fields
 
     def option(self, *, name: str, terms: OptionTerms | None = None) -> SelfHostOption:
         """This configuration as a scenario option carrying `terms` (ops, host overrides, warm-up; none: the
@@ -83,7 +113,8 @@ class Candidate:
         return SelfHostOption(name=name, model=self.model, hardware=self.hardware,
                               gpus_per_replica=self.gpus_per_replica, weight_dtype=self.weight_dtype,  # type: ignore[arg-type]
                               kv_dtype=self.kv_dtype, offering=self.offering,  # type: ignore[arg-type]
-                              engine=self.engine, scaling=scaling, **extra)  # type: ignore[arg-type]
+                              engine=self.engine, scaling=scaling, **extra,  # type: ignore[arg-type]
+                              **self.mode_fields())  # type: ignore[arg-type]
 
 
 def scalings(offering_kind: str, *, on_demand_burst: bool = False) -> tuple[str, ...]:
@@ -126,6 +157,24 @@ def _dtype_pairs(hardware_id: str) -> list[tuple[str, str]]:
             and unsupported_dtype_reason(weight_dtype=w, kv_dtype=kv, peak_flops_per_s=peaks) is None]
 
 
+def _mode_candidates(model_id: str, shape: ModelShape, hardware_id: str, *, sizes: Sequence[int],
+                     engines: Sequence[str], modes: frozenset[str], offerings: list[tuple[str, str]],
+                     burst: bool) -> list[Candidate]:
+    """The configurations `search.modes` adds for one model and accelerator (search/mode_choice.py)."""
+    hardware = load_accelerator(hardware_id)
+    layouts: list[tuple[int, str, ModeChoice]] = []
+    for engine in engines:
+        for gpus in sizes:
+            layouts += [(n, engine, m) for n, m in mode_choices(model_id=model_id, shape=shape, hardware=hardware,
+                                                                tp_gpus=gpus, engine=engine, modes=modes)]
+        layouts += [(n, engine, m) for n, m in dep_choices(model_id=model_id, shape=shape, hardware=hardware,
+                                                           engine=engine, modes=modes)]
+    return [Candidate(model=model_id, hardware=hardware_id, gpus_per_replica=gpus, weight_dtype=w, kv_dtype=kv,
+                      offering=offering, engine=engine, scaling=scaling, mode=mode)
+            for gpus, engine, mode in layouts for w, kv in _dtype_pairs(hardware_id) for offering, kind in offerings
+            for scaling in scalings(kind, on_demand_burst=burst)]
+
+
 def enumerate_candidates(scenario: Scenario, *, gpu_sheet: PriceSheet[GpuPriceRow],
                          quality: QualityFilter | None = None,
                          model_ids: tuple[str, ...] | None = None) -> tuple[Candidate, ...]:
@@ -142,18 +191,24 @@ def enumerate_candidates(scenario: Scenario, *, gpu_sheet: PriceSheet[GpuPriceRo
         _check_ids("search.hardware", listed_hw, sorted(accelerators()), "hardware")
     hardware_ids = [h for h in sorted(offerings) if h in accelerators() and (listed_hw is None or h in listed_hw)]
     engines = search_engines(scenario)
+    serving_modes = frozenset(scenario.search.modes if scenario.search else ())
     out: list[Candidate] = []
     for model_id in model_ids:
-        sizes = valid_tensor_parallel_sizes(load_model(model_id), max_gpus=MAX_SEARCH_GPUS)
+        spec = load_model(model_id)
+        sizes = valid_tensor_parallel_sizes(spec, max_gpus=MAX_SEARCH_GPUS)
         for hw in hardware_ids:
+            burst = any(k == "on-demand" for _, k in offerings[hw])
             for gpus in sizes:
                 for weight_dtype, kv_dtype in _dtype_pairs(hw):
                     for offering, kind in offerings[hw]:
-                        modes = scalings(kind, on_demand_burst=any(k == "on-demand" for _, k in offerings[hw]))
                         for engine in engines:
                             out.extend(Candidate(model=model_id, hardware=hw, gpus_per_replica=gpus,
                                                  weight_dtype=weight_dtype, kv_dtype=kv_dtype, offering=offering,
-                                                 engine=engine, scaling=scaling) for scaling in modes)
+                                                 engine=engine, scaling=scaling)
+                                       for scaling in scalings(kind, on_demand_burst=burst))
+            if serving_modes:  # after the plain space, so its order is unchanged
+                out += _mode_candidates(model_id, derive_shape(spec), hw, sizes=sizes, engines=engines,
+                                        modes=serving_modes, offerings=offerings[hw], burst=burst)
     if not out:
         raise CostmodelError("search: the search space is empty (no model passes the quality floor / "
                              "search.models, or no listed hardware has a GPU price offering); widen search.models "

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from costmodel.dtypes import BYTES_PER_ELEMENT, streamed_weight_bytes_per_param
+from costmodel.expert_parallel import dep_step
 from costmodel.ops import StepWork, op_flops_and_bytes, uniform_work
-from costmodel.roofline import step_from_work
+from costmodel.roofline import OpCost, step_from_work
 from costmodel.serving.replica import Replica
 from costmodel.serving.results import RequestTrace, SimulationResult
 
@@ -113,6 +114,29 @@ def _weight_bytes(replica: Replica) -> tuple[float, ...]:
     return tuple(float(w) for w in weights)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _DecodeStep:
+    ops: tuple[OpCost, ...]
+    comm_seconds: float
+    overhead_seconds: float
+    step_seconds: float
+
+
+def _decode_step(replica: Replica, *, batch: float, context_tokens: float) -> _DecodeStep:
+    """One decode step at the operating point: the roofline's (tensor parallel) or a DEP layout's."""
+    if replica.parallelism == "dep":  # DP attention + EP: per-rank attention, all-to-all as communication
+        dep = dep_step(replica.shape, replica.hardware, ep_gpus=replica.gpus, batch_per_gpu=batch / replica.gpus,
+                       new_tokens=1, context_tokens=int(context_tokens), logit_rows_per_sequence=1.0,
+                       weight_dtype=replica.weight_dtype, kv_dtype=replica.kv_dtype, efficiency=replica.efficiency)
+        return _DecodeStep(ops=dep.ops, comm_seconds=dep.all_to_all_seconds, overhead_seconds=dep.overhead_seconds,
+                           step_seconds=dep.step_seconds)
+    work = uniform_work(replica.shape, batch=batch, new_tokens=1.0, context_tokens=context_tokens)
+    result = step_from_work(replica.shape, replica.hardware, work, weight_dtype=replica.weight_dtype,
+                            kv_dtype=replica.kv_dtype, gpus=replica.gpus, efficiency=replica.efficiency)
+    return _DecodeStep(ops=result.ops, comm_seconds=result.comm_seconds, overhead_seconds=result.overhead_seconds,
+                       step_seconds=result.step_seconds)
+
+
 def tpot_breakdown(
     replica: Replica, *, tpot_seconds: float, percentile: float, mean_batch: float, context_tokens: float
 ) -> LatencyBreakdown | None:
@@ -120,9 +144,7 @@ def tpot_breakdown(
     if not np.isfinite(tpot_seconds) or mean_batch <= 0:
         return None
     batch = max(mean_batch, 1.0)
-    work = uniform_work(replica.shape, batch=batch, new_tokens=1.0, context_tokens=context_tokens)
-    result = step_from_work(replica.shape, replica.hardware, work, weight_dtype=replica.weight_dtype,
-                            kv_dtype=replica.kv_dtype, gpus=replica.gpus, efficiency=replica.efficiency)
+    result = _decode_step(replica, batch=batch, context_tokens=context_tokens)
     parts = dict.fromkeys(TPOT_PARTS, 0.0)
     weights = dict(zip(("qkv_proj", "attention", "o_proj", "mlp", "experts", "lm_head"), _weight_bytes(replica),
                        strict=True))

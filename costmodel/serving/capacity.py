@@ -166,7 +166,7 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch) -> CapacityRe
     # Every run below simulates the same requests; only their arrival times (and the rate label) change.
     simulate = partial(simulate_requests, replica, prompt_tokens=prompts, output_tokens=outputs,
                        prefix_cached_fraction=prefix_cached_fraction, slo=limits, kv_policy=kv_policy,
-                       max_num_seqs=search.max_num_seqs)
+                       max_num_seqs=replica.running_cap(search.max_num_seqs))
 
     # Zero-load latency percentiles need no more than a few hundred requests (each runs alone, so this
     # run costs as many steps as all its tokens): the first ZERO_LOAD_REQUESTS of the same draw.

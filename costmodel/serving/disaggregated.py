@@ -151,7 +151,7 @@ def _pool_runs(replica: Replica, *, instances: int, order: np.ndarray, arrivals:
         ids = ids[np.argsort(arrivals[ids], kind="stable")]
         run = simulate_requests(replica, arrival_seconds=arrivals[ids], prompt_tokens=prompts[ids],
                                 output_tokens=outputs[ids], prefix_cached_fraction=cached_fraction,
-                                kv_policy=kv_policy, max_num_seqs=max_num_seqs)
+                                kv_policy=kv_policy, max_num_seqs=replica.running_cap(max_num_seqs))
         first[ids], finish[ids] = run.trace.first_token_seconds, run.trace.finish_seconds
         rejected[ids] = run.trace.rejected
         batches.append(run.mean_batch)

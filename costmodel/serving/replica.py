@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from costmodel.catalog.params import ModelShape, derive_shape
 from costmodel.catalog.schema import AcceleratorSpec, ModelSpec
@@ -52,6 +53,12 @@ class Replica:
     streaming_tokens_per_chunk: int = 1  # the profile's stream interval: tokens per chunk after the first
     # Speculative decoding / MTP (`serving/speculative_timer.py:speculative_replica`); None = one token per step
     speculation: Speculation | None = None
+    # "tp": tensor parallel over `gpus`; "dep": DP attention + expert parallel MoE (serving/expert_parallel_timer.py)
+    parallelism: Literal["tp", "dep"] = "tp"
+
+    def running_cap(self, max_num_seqs: int) -> int:
+        """The engine's cap on running sequences for the whole replica: it holds per DP rank under 'dep' (N ranks)."""
+        return max_num_seqs * self.gpus if self.parallelism == "dep" else max_num_seqs
 
     @property
     def fits(self) -> bool:

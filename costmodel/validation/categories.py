@@ -138,7 +138,9 @@ def is_holdout(row: dict[str, str]) -> bool:
 def _ids(row: dict[str, str]) -> tuple[str | None, str | None, str | None]:
     """(model id, hardware id, reason not evaluated)."""
     if " DEP" in row["scenario"]:
-        return None, None, "attention data parallel + expert parallel (DEP) is not modelled"
+        return None, None, ("the attention-DP (DEP) runs of trtllm-bench: the simulator runs DEP "
+                            "(serving/expert_parallel_timer.py), but the per-rank batch and token limits trtllm-bench "
+                            "picks under attention DP are not modelled (the heuristic here is the tensor-parallel one)")
     model_id, hardware_id = MODEL_IDS.get(row["model"]), HARDWARE_IDS.get(row["hardware"])
     if model_id is None:
         return None, None, f"model {row['model']} is not in the catalog"

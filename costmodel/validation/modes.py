@@ -1,4 +1,4 @@
-"""Serving modes against published results: speculative decoding / MTP speed-ups and disaggregated gains.
+"""Serving modes against published results: MTP speed-ups, disaggregated gains, expert-parallel pool throughput.
 
 Rows live in `costmodel/data/mode_reference_measurements.csv` (mode, the reference columns, and
 `not_evaluated`: why a row cannot be predicted, else empty). Each evaluated row is predicted with the catalog's
@@ -16,6 +16,11 @@ same hash of its configuration as every other category (`categories.is_holdout`)
   TP8 replicas filling the GPUs; disaggregated = every xPyD of TP2/TP4 instances filling them. The source's
   figure is read off a throughput-vs-interactivity plot with no stated operating point, so the SLO is an
   assumption written here: TTFT p90 <= 2 s and TPOT p90 <= 40 ms (25 tokens/s per user).
+- `output_tokens_per_second_per_node` / `input_tokens_per_second_per_node` (expert-parallel): a DEPn pool's
+  step at the row's batch per GPU (`expert_parallel.dep_step`, the step the simulator's DEP timer takes, equal to
+  1e-9), decode: one token per sequence at the row's KV length; prefill: the row's prompts per GPU from an empty
+  cache; per node = 8 GPUs x tokens per GPU per step / step seconds. Evaluated with the engine's profile (SGLang's
+  step overhead) and fp8 KV (the sources do not state it).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pathlib import Path
 
 from costmodel.catalog.speculative import published_speculation
 from costmodel.config import ReplicaConfig
+from costmodel.expert_parallel import dep_step
 from costmodel.scenario.distributions import FixedTokens
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import build_replica
@@ -47,6 +53,8 @@ ASSUMED_CONTEXT_TOKENS = 1024
 DISAGG_SLO = (SloLimit("ttft", 90, 2.0), SloLimit("tpot", 90, 0.040))
 DISAGG_REQUESTS = 600
 INSTANCE_GPUS = (2, 4)
+NODE_GPUS = 8  # an HGX/DGX H100 node, as the SGLang rows count per node
+DEP_METRICS = ("output_tokens_per_second_per_node", "input_tokens_per_second_per_node")
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,21 @@ def predict_speedup(row: dict[str, str]) -> float:
     return speedup(config, spec, batch=batch, context_tokens=context).speedup
 
 
+def predict_dep_throughput(row: dict[str, str]) -> float:
+    """Tokens/s per 8-GPU node of a DEPn pool at the row's batch per GPU (module docstring)."""
+    model_id, hardware_id = MODEL_IDS[row["model"]], HARDWARE_IDS[row["hardware"]]
+    gpus = int(row["layout"].removeprefix("DEP"))
+    replica = build_replica(model_id, hardware_id, gpus=8, weight_dtype="fp8", kv_dtype="fp8",
+                            engine=engine_settings(_engine(row)))
+    prefill = row["metric"] == "input_tokens_per_second_per_node"
+    batch = int(row["batch_per_gpu"])
+    new_tokens = int(row["input_len"]) if prefill else 1
+    step = dep_step(replica.shape, replica.hardware, ep_gpus=gpus, batch_per_gpu=batch, new_tokens=new_tokens,
+                    context_tokens=int(row["context_tokens"]), logit_rows_per_sequence=1.0, weight_dtype="fp8",
+                    kv_dtype="fp8", efficiency=replica.efficiency)
+    return NODE_GPUS * batch * new_tokens / step.step_seconds
+
+
 @functools.cache
 def _rate(model_id: str, hardware_id: str, engine_id: str, gpus: int, isl: int, osl: int) -> float:
     """Aggregated capacity (requests/s) of one replica at DISAGG_SLO."""
@@ -134,6 +157,14 @@ def predict_disaggregated_gain(row: dict[str, str]) -> float:
     return best / aggregated
 
 
+def _predict(row: dict[str, str]) -> float:
+    if row["metric"] == "decode_speedup":
+        return predict_speedup(row)
+    if row["metric"] in DEP_METRICS:
+        return predict_dep_throughput(row)
+    return predict_disaggregated_gain(row)
+
+
 def mode_rows(path: Path = MODE_CSV) -> list[ModeRow]:
     """Every mode row with its prediction (or reason) and split, in CSV order."""
     result = []
@@ -141,8 +172,9 @@ def mode_rows(path: Path = MODE_CSV) -> list[ModeRow]:
         reason = row["not_evaluated"] or None
         predicted = None
         if reason is None:
-            predicted = predict_speedup(row) if row["metric"] == "decode_speedup" else predict_disaggregated_gain(row)
-        where = f"{row['hardware']} x{row['n_gpus']}" if row["n_gpus"].isdigit() else "hardware not stated"
+            predicted = _predict(row)
+        where = (f"{row['hardware']} x{row['n_gpus']}" if row["n_gpus"].isdigit() else
+                 "hardware not stated" if row["hardware"] == "not stated" else f"{row['hardware']}, GPUs not stated")
         label = f"{row['model']} {row['precision']} {where}: {row['scenario']}"
         result.append(ModeRow(mode=row["mode"], label=label, metric=row["metric"], measured=float(row["value"]),
                               predicted=predicted, not_evaluated=reason, holdout=is_holdout(row), source=row["source"]))
