@@ -83,35 +83,43 @@ def simulate(
     first = [0.0] * count
     done = [0.0] * count
     sent_all = sent + [0.0] * (count - len(sent))
-    running: dict[int, int] = {}  # index -> tokens generated
+    # The running batch is kept as totals, not walked per step: a request admitted at step s has emitted its
+    # k-th token at step s + k - 1, so it leaves at step s + max(output, 1) - 1 (`leaving`, in admission order
+    # within a step), and the context sum grows by one token per running sequence per step (integers: the
+    # same sums as adding prompt + generated over the batch; tests/test_endpoint_stepsim_reference.py).
+    leaving: dict[int, list[int]] = {}
+    n_running = context = 0
+    overhead, per_prefill = model.overhead_seconds, model.prefill_token_seconds
+    per_decode, per_context = model.decode_sequence_seconds, model.context_token_seconds
     now, steps, peak, finished = 0.0, 0, 0, 0
     waiting: list[int] = []
     while finished < count and steps < _MAX_STEPS:
         while pending and pending[0][0] <= now:
             waiting.append(heapq.heappop(pending)[1])
-        if not running and not waiting:
+        if not n_running and not waiting:
             now = pending[0][0]
             continue
-        admitted = waiting[: max(0, limit - len(running))]
+        admitted = waiting[: max(0, limit - n_running)]
         del waiting[: len(admitted)]
-        context = sum(prompt_tokens[i] + generated for i, generated in running.items())
-        now += model.step_seconds(prefill_tokens=sum(prompt_tokens[i] for i in admitted),
-                                  decoding=len(running), context_tokens=context)
-        steps += 1
-        for index in list(running):
-            running[index] += 1
+        prefill = sum(prompt_tokens[i] for i in admitted)
+        # StepModel.step_seconds inline (a call per step is a tenth of a capacity search), same operand order.
+        now += overhead + per_prefill * prefill + per_decode * n_running + per_context * context
+        context += n_running + prefill + len(admitted)  # each running and each admitted sequence: one token more
         for index in admitted:
             first[index] = now
-            running[index] = 1
-        peak = max(peak, len(running))
-        for index in [i for i, generated in running.items() if generated >= output_tokens[i]]:
-            del running[index]
+            leaving.setdefault(steps + max(output_tokens[index], 1) - 1, []).append(index)
+        n_running += len(admitted)
+        peak = max(peak, n_running)
+        for index in leaving.pop(steps, ()):
             done[index] = now
             finished += 1
+            n_running -= 1
+            context -= prompt_tokens[index] + max(output_tokens[index], 1)
             if sent_seconds is None and next_index < count:  # the client sends its next request
                 sent_all[next_index] = now + model.request_fixed_seconds
                 heapq.heappush(pending, (sent_all[next_index], next_index))
                 next_index += 1
+        steps += 1
     fixed = model.request_fixed_seconds
     ttft = [first[i] - sent_all[i] + fixed for i in range(count)]
     tpot = [(done[i] - first[i]) / (output_tokens[i] - 1) for i in range(count) if output_tokens[i] >= 2]
