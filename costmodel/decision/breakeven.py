@@ -64,6 +64,10 @@ def break_even_on_fleet(*, fleet_usd_per_month: float, fleet_tokens_per_month: f
 def with_break_even(result: OptionResult, reference: OptionResult | None) -> OptionResult:
     """A self-host result with its reference API named; the (u*, V*) pair is set by `with_break_evens` once
     the whole decision is priced (it needs every option's cost at other volumes)."""
+    against = reference.name if reference is not None else None
+    if (result.break_even_utilization is None and result.break_even_tokens_per_month is None
+            and result.break_even_against == against):
+        return result  # already so (every horizon month): no copy
     return replace(result, break_even_utilization=None, break_even_tokens_per_month=None,
                    break_even_against=reference.name if reference is not None else None)
 
