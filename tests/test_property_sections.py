@@ -35,6 +35,7 @@ from costmodel.measurements.calibration import (
     MAX_PEAK_FLOPS_PER_S,
 )
 from costmodel.pricing import load_api_prices, load_gpu_prices
+from costmodel.pricing.dispersion import load_latency_dispersion
 from costmodel.pricing.latency import load_api_latency
 from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import parse_scenario
@@ -56,6 +57,7 @@ MODELS = ["llama-3.1-8b", "qwen2.5-7b", "llama-3.1-70b", "mixtral-8x7b", "qwen3-
 CACHE = CapacityCache(max_entries=8192)
 QUALITY = load_quality_scores(open_model_ids=open_model_ids(API))
 LATENCY = load_api_latency()
+DISPERSION = load_latency_dispersion()  # loaded once, as the other sheets: decide reads it from disk otherwise
 # Day shapes: flat, business hours, all traffic in one hour (peak 24x the mean), one busy hour among near-idle
 # ones, and idle nights (zero weights). Drawn from a list: 24 free floats per example cost more to draw than
 # the decision does, and these span the range (the peak-to-mean bisection is covered by test_property_decide).
@@ -145,7 +147,8 @@ def _check(decision: Decision) -> None:
 def _decide(data: dict[str, Any]) -> Decision | None:
     try:
         return decide(parse_scenario(data), capacity_method="roofline", api_sheet=API, gpu_sheet=GPU,
-                      capacity_cache=CACHE, quality_sheet=QUALITY, latency_sheet=LATENCY)
+                      capacity_cache=CACHE, quality_sheet=QUALITY, latency_sheet=LATENCY,
+                      dispersion_sheet=DISPERSION)
     except CostmodelError:
         return None
 
