@@ -9,7 +9,7 @@ recommendation is one of the options and never an excluded one (or None); every 
 finite and >= 0; a rerun gives the identical result.
 
 Speed: the roofline capacity method (no simulation), one or two options per scenario, one shared capacity
-cache, and `derandomize=True` so the draws are the same on every run (it cannot flake). bench/ is where speed
+cache and every sheet loaded once for all examples, and `derandomize=True` so the draws are the same on every run (it cannot flake). bench/ is where speed
 is measured; this file only keeps its examples small.
 """
 
@@ -351,7 +351,7 @@ def calibration_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     output = data["workload"]["output_tokens"]
     output["tokens"] = min(output["tokens"], 32)
     host, api = data["options"][1], data["options"][0]
-    if draw(ONE_IN_EIGHT):  # the step-simulated capacity costs ~0.1 s a decision: drawn 1 time in 8
+    if draw(ONE_IN_EIGHT):  # a step-simulated capacity search costs tens of ms (each one cached): 1 time in 8
         host["calibration"] = json.dumps(_endpoint_calibration(draw))
     else:
         host["calibration"] = json.dumps(_roofline_calibration(draw, host["hardware"]))
