@@ -9,7 +9,7 @@ recommendation is one of the options and never an excluded one (or None); every 
 finite and >= 0; a rerun gives the identical result.
 
 Speed: the roofline capacity method (no simulation), one or two options per scenario, one shared capacity
-cache, and `derandomize=True` so the draws are the same on every run (it cannot flake). bench/ is where speed
+cache and every sheet loaded once for all examples, and `derandomize=True` so the draws are the same on every run (it cannot flake). bench/ is where speed
 is measured; this file only keeps its examples small.
 """
 
@@ -35,6 +35,7 @@ from costmodel.measurements.calibration import (
     MAX_PEAK_FLOPS_PER_S,
 )
 from costmodel.pricing import load_api_prices, load_gpu_prices
+from costmodel.pricing.dispersion import load_latency_dispersion
 from costmodel.pricing.latency import load_api_latency
 from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import parse_scenario
@@ -56,6 +57,7 @@ MODELS = ["llama-3.1-8b", "qwen2.5-7b", "llama-3.1-70b", "mixtral-8x7b", "qwen3-
 CACHE = CapacityCache(max_entries=8192)
 QUALITY = load_quality_scores(open_model_ids=open_model_ids(API))
 LATENCY = load_api_latency()
+DISPERSION = load_latency_dispersion()  # loaded once, as the other sheets: decide reads it from disk otherwise
 # Day shapes: flat, business hours, all traffic in one hour (peak 24x the mean), one busy hour among near-idle
 # ones, and idle nights (zero weights). Drawn from a list: 24 free floats per example cost more to draw than
 # the decision does, and these span the range (the peak-to-mean bisection is covered by test_property_decide).
@@ -145,7 +147,8 @@ def _check(decision: Decision) -> None:
 def _decide(data: dict[str, Any]) -> Decision | None:
     try:
         return decide(parse_scenario(data), capacity_method="roofline", api_sheet=API, gpu_sheet=GPU,
-                      capacity_cache=CACHE, quality_sheet=QUALITY, latency_sheet=LATENCY)
+                      capacity_cache=CACHE, quality_sheet=QUALITY, latency_sheet=LATENCY,
+                      dispersion_sheet=DISPERSION)
     except CostmodelError:
         return None
 
@@ -348,7 +351,7 @@ def calibration_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     output = data["workload"]["output_tokens"]
     output["tokens"] = min(output["tokens"], 32)
     host, api = data["options"][1], data["options"][0]
-    if draw(ONE_IN_EIGHT):  # the step-simulated capacity costs ~0.1 s a decision: drawn 1 time in 8
+    if draw(ONE_IN_EIGHT):  # a step-simulated capacity search costs tens of ms (each one cached): 1 time in 8
         host["calibration"] = json.dumps(_endpoint_calibration(draw))
     else:
         host["calibration"] = json.dumps(_roofline_calibration(draw, host["hardware"]))

@@ -64,6 +64,10 @@ def break_even_on_fleet(*, fleet_usd_per_month: float, fleet_tokens_per_month: f
 def with_break_even(result: OptionResult, reference: OptionResult | None) -> OptionResult:
     """A self-host result with its reference API named; the (u*, V*) pair is set by `with_break_evens` once
     the whole decision is priced (it needs every option's cost at other volumes)."""
+    against = reference.name if reference is not None else None
+    if (result.break_even_utilization is None and result.break_even_tokens_per_month is None
+            and result.break_even_against == against):
+        return result  # already so (every horizon month): no copy
     return replace(result, break_even_utilization=None, break_even_tokens_per_month=None,
                    break_even_against=reference.name if reference is not None else None)
 
@@ -71,17 +75,26 @@ def with_break_even(result: OptionResult, reference: OptionResult | None) -> Opt
 def break_even_crossing(model: CostModel, name: str, *, against: str) -> BreakEven | None:
     """V* (nearest today's volume where the order of `name` and `against` changes) and u* on the fleet sized
     for it; None when the order does not change within 1/100x .. 100x."""
+    priced: dict[tuple[str, float], float] = {}
+
     def usd(option: str, scale: float) -> float:
-        return usd_per_month(model, option, Scaling(volume=scale))
+        key = (option, scale)
+        if key not in priced:
+            priced[key] = usd_per_month(model, option, Scaling(volume=scale))
+        return priced[key]
 
     steps = step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES, names=(name, against))
     own, api = usd(name, 1.0), usd(against, 1.0)
     # The option's cost never falls as volume grows (replicas follow demand) and the API's is linear in it, so
-    # the lines can only cross beyond own / api x today's volume, on either side: the scan starts there.
+    # the lines can only cross beyond own / api x today's volume, on either side: the scan starts there. For
+    # the same reason, past a volume where the option costs X, the lines cannot cross while the API costs
+    # less than X (upward; downward: no less than X): those samples are skipped (`known_false`).
     start = own / api if api > 0 and math.isfinite(own) else 1.0
-    scale = (first_volume(lambda s: usd(name, s) > usd(against, s), upward=False, steps=steps, start=min(start, 1.0))
+    scale = (first_volume(lambda s: usd(name, s) > usd(against, s), upward=False, steps=steps, start=min(start, 1.0),
+                          known_false=lambda last, s: usd(against, s) >= usd(name, last))
              if own <= api else
-             first_volume(lambda s: usd(name, s) <= usd(against, s), upward=True, steps=steps, start=max(start, 1.0)))
+             first_volume(lambda s: usd(name, s) <= usd(against, s), upward=True, steps=steps, start=max(start, 1.0),
+                          known_false=lambda last, s: usd(against, s) < usd(name, last)))
     if scale is None:
         return None
     at = Scaling(volume=scale)

@@ -21,12 +21,15 @@ STEP_SIDE = 1e-9  # relative offset of the samples on either side of a cost step
 
 
 def first_volume(happens: Callable[[float], bool], *, upward: bool, steps: tuple[float, ...] = (),
-                 start: float = 1.0) -> float | None:
+                 start: float = 1.0, known_false: Callable[[float, float], bool] | None = None) -> float | None:
     """The volume multiple nearest 1 (above or below) at which `happens` turns true, within the search range;
     None if it is already true at 1 or never within the range. `steps` are volumes where costs jump
     (`volume.step_volumes`): the scan samples just below and above each, so a window between two steps is
     never skipped; between samples costs are continuous and bisection is exact. `start`: a volume the caller
-    knows `happens` is false on the whole way from 1 to it (a bound), where the scan may begin."""
+    knows `happens` is false on the whole way from 1 to it (a bound), where the scan may begin. `known_false(last,
+    scale)`: True when `happens` is surely false at `scale` given it was false at `last` (a scanned volume nearer
+    1); such samples are skipped, and a crossing found after them is still bisected from the sample just before
+    it, so the answer is the one the full scan gives."""
     if happens(1.0):
         return None
     low, high = 10.0**-FLIP_SEARCH_DECADES, 10.0**FLIP_SEARCH_DECADES
@@ -40,11 +43,15 @@ def first_volume(happens: Callable[[float], bool], *, upward: bool, steps: tuple
     points |= {s * f for s in steps for f in (1 - STEP_SIDE, 1 + STEP_SIDE) if low <= s * f <= high}
     beyond = sorted((p for p in points if (p > start if upward else p < start)), reverse=not upward)
     scales = [start, *beyond]
+    last_false = start
     for holds, scale in itertools.pairwise(scales):
+        if known_false is not None and known_false(last_false, scale):
+            continue
         if happens(scale):
             flipped = scale
             for _ in range(FLIP_BISECTIONS):
                 middle = math.sqrt(holds * flipped)
                 holds, flipped = (holds, middle) if happens(middle) else (middle, flipped)
             return flipped
+        last_false = scale
     return None

@@ -148,9 +148,23 @@ def with_evidence(result: OptionResult, evidence: LatencyEvidence, verdict: SloV
                   detail: str = "") -> OptionResult:
     """The result with its latency source, p90 figures, bands and verdict set from one evidence record
     (`detail`: more of the reason, e.g. how the fleet was sized)."""
-    return replace(
+    return _with_fields(
         result, latency_source=evidence.source, slo_status=verdict.status, meets_slo=verdict.meets_slo,
         slo_reason=verdict.reason + (f"; {detail}" if detail else ""), latency_basis=evidence.basis,
         ttft_p90_seconds=evidence.ttft.point, tpot_p90_seconds=evidence.tpot.point,
         ttft_p90_seconds_low=evidence.ttft.low, ttft_p90_seconds_high=evidence.ttft.high,
         tpot_p90_seconds_low=evidence.tpot.low, tpot_p90_seconds_high=evidence.tpot.high)
+
+
+def _with_fields(result: OptionResult, **changes: object) -> OptionResult:
+    """`dataclasses.replace(result, **changes)` by copying the attributes and setting the changed ones: the
+    same object (OptionResult has no __post_init__ and no init=False field), at a fraction of the cost of
+    re-running __init__ over its ~90 fields, and this runs once per option and per horizon month."""
+    cls = type(result)
+    unknown = changes.keys() - cls.__dataclass_fields__.keys()
+    if unknown or hasattr(cls, "__post_init__"):
+        return replace(result, **changes)  # type: ignore[arg-type]  # replace raises on an unknown field
+    copied = object.__new__(cls)
+    copied.__dict__.update(result.__dict__)
+    copied.__dict__.update(changes)
+    return copied

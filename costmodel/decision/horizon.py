@@ -133,9 +133,18 @@ def api_horizon(result: OptionResult, months: Sequence[Scenario]) -> OptionHoriz
 def self_host_months(option: SelfHostOption, result: OptionResult, months: Sequence[Scenario], *,
                      sheet: PriceSheet[GpuPriceRow], capacity: tuple[Capacity, str], today: dt.date,
                      gpu_price_scale: float) -> tuple[OptionResult, ...]:
-    """Month 0's result, then the same sizing re-run on each later month's volume (capacity reused)."""
-    return (result, *(self_host_result(option, s, sheet, capacity, reference=None, today=today,
-                                       gpu_price_scale=gpu_price_scale) for s in months[1:]))
+    """Month 0's result, then the same sizing re-run on each later month's volume (capacity reused). `months`
+    are `month_scenarios`', which differ only in volume: a later month at the volume of an earlier later month
+    (no growth) reuses that month's result."""
+    by_workload: dict[tuple[float | None, float | None], OptionResult] = {}
+    later = []
+    for s in months[1:]:
+        key = (s.workload.requests_per_day, s.workload.tokens_per_month)  # all a month changes (month_scenarios)
+        if key not in by_workload:
+            by_workload[key] = self_host_result(option, s, sheet, capacity, reference=None, today=today,
+                                                gpu_price_scale=gpu_price_scale)
+        later.append(by_workload[key])
+    return (result, *later)
 
 
 def self_host_horizon(option: SelfHostOption, by_month: Sequence[OptionResult], *,

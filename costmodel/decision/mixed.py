@@ -43,6 +43,7 @@ from costmodel.decision.fleet import (
     warmup_billed_hours,
 )
 from costmodel.decision.instances import InstancePacking
+from costmodel.decision.mixed_bases import bases_usd_per_day, cheapest_base
 from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.errors import CostmodelError
 from costmodel.pricing import GpuPriceRow, PriceSheet
@@ -175,8 +176,9 @@ def mixed_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_
                 "packings": packings or MixedPackings.single(gpus_per_replica=1)}
     if base_replicas is not None:
         return _day_for_base(base_replicas, paid, **settings)  # type: ignore[arg-type]
-    days = [_day_for_base(k, paid, **settings) for k in _bases_to_try(paid, packings)]  # type: ignore[arg-type]
-    return min(days, key=lambda d: (round(d.usd_per_day, 9), d.base_replicas))
+    bases = _bases_to_try(paid, packings)  # priced at once, the cheapest one's day built (decision/mixed_bases.py)
+    usd = bases_usd_per_day(bases, paid, **{k: v for k, v in settings.items() if k != "capped_hours"})  # type: ignore[arg-type]
+    return _day_for_base(cheapest_base(bases, usd), paid, **settings)  # type: ignore[arg-type]
 
 
 def _bases_to_try(paid: tuple[int, ...], packings: MixedPackings | None) -> list[int]:

@@ -16,6 +16,7 @@ no chunked prefill, no preemption.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +59,22 @@ class SimulatedLoad:
 _MAX_STEPS = 2_000_000  # a runaway guard: far above any sweep or capacity search here
 
 
+def _decode_steps(model: StepModel, *, now: float, context: int, steps: int, running: int, until_step: int,
+                  pending: list[tuple[float, int]]) -> tuple[float, int, int]:
+    """Decode-only steps (nothing admitted, nothing ends) from `steps` until `until_step` or until a request
+    arrives: (now, context, steps) after them. Each step's seconds is `StepModel.step_seconds` with no prefill,
+    the same operations in the same order (its constant part added first, as there), so the clock has the same
+    bits as stepping one by one."""
+    constant = (model.overhead_seconds + model.prefill_token_seconds * 0) + model.decode_sequence_seconds * running
+    per_context = model.context_token_seconds
+    arrives = pending[0][0] if pending else math.inf
+    while steps < until_step and arrives > now:
+        now += constant + per_context * context
+        context += running
+        steps += 1
+    return now, context, steps
+
+
 def simulate(
     model: StepModel,
     *,
@@ -83,35 +100,54 @@ def simulate(
     first = [0.0] * count
     done = [0.0] * count
     sent_all = sent + [0.0] * (count - len(sent))
-    running: dict[int, int] = {}  # index -> tokens generated
+    # The running batch is kept as totals, not walked per step: a request admitted at step s has emitted its
+    # k-th token at step s + k - 1, so it leaves at step s + max(output, 1) - 1 (`leaving`, in admission order
+    # within a step; `leave_steps`: those steps, a heap), and the context sum grows by one token per running
+    # sequence per step (integers: the same sums as adding prompt + generated over the batch). Steps that
+    # admit nothing and end no request run in a short loop of their own (`_decode_steps`), with the same
+    # float expression per step. tests/test_endpoint_stepsim_reference.py checks it against the plain loop.
+    leaving: dict[int, list[int]] = {}
+    leave_steps: list[int] = []
+    n_running = context = 0
     now, steps, peak, finished = 0.0, 0, 0, 0
     waiting: list[int] = []
     while finished < count and steps < _MAX_STEPS:
         while pending and pending[0][0] <= now:
             waiting.append(heapq.heappop(pending)[1])
-        if not running and not waiting:
+        if not n_running and not waiting:
             now = pending[0][0]
             continue
-        admitted = waiting[: max(0, limit - len(running))]
+        if n_running and (not waiting or n_running >= limit) and leave_steps[0] > steps:
+            now, context, steps = _decode_steps(model, now=now, context=context, steps=steps, running=n_running,
+                                                until_step=min(leave_steps[0], _MAX_STEPS), pending=pending)
+            continue
+        admitted = waiting[: max(0, limit - n_running)]
         del waiting[: len(admitted)]
-        context = sum(prompt_tokens[i] + generated for i, generated in running.items())
-        now += model.step_seconds(prefill_tokens=sum(prompt_tokens[i] for i in admitted),
-                                  decoding=len(running), context_tokens=context)
-        steps += 1
-        for index in list(running):
-            running[index] += 1
+        prefill = sum(prompt_tokens[i] for i in admitted)
+        now += model.step_seconds(prefill_tokens=prefill, decoding=n_running, context_tokens=context)
+        context += n_running + prefill + len(admitted)  # each running and each admitted sequence: one token more
         for index in admitted:
             first[index] = now
-            running[index] = 1
-        peak = max(peak, len(running))
-        for index in [i for i, generated in running.items() if generated >= output_tokens[i]]:
-            del running[index]
-            done[index] = now
-            finished += 1
-            if sent_seconds is None and next_index < count:  # the client sends its next request
-                sent_all[next_index] = now + model.request_fixed_seconds
-                heapq.heappush(pending, (sent_all[next_index], next_index))
-                next_index += 1
+            at = steps + max(output_tokens[index], 1) - 1
+            if at in leaving:
+                leaving[at].append(index)
+            else:
+                leaving[at] = [index]
+                heapq.heappush(leave_steps, at)
+        n_running += len(admitted)
+        peak = max(peak, n_running)
+        if leave_steps and leave_steps[0] == steps:
+            heapq.heappop(leave_steps)
+            for index in leaving.pop(steps):
+                done[index] = now
+                finished += 1
+                n_running -= 1
+                context -= prompt_tokens[index] + max(output_tokens[index], 1)
+                if sent_seconds is None and next_index < count:  # the client sends its next request
+                    sent_all[next_index] = now + model.request_fixed_seconds
+                    heapq.heappush(pending, (sent_all[next_index], next_index))
+                    next_index += 1
+        steps += 1
     fixed = model.request_fixed_seconds
     ttft = [first[i] - sent_all[i] + fixed for i in range(count)]
     tpot = [(done[i] - first[i]) / (output_tokens[i] - 1) for i in range(count) if output_tokens[i] >= 2]

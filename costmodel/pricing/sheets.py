@@ -47,11 +47,19 @@ class PriceSheet(Generic[RowT]):
         """Row ids in file order."""
         return tuple(row.id for row in self.rows)
 
+    @functools.cached_property
+    def _by_id(self) -> dict[str, RowT]:
+        """Rows by id, the first of a repeated id (as a scan in file order finds it); built on first lookup."""
+        by_id: dict[str, RowT] = {}
+        for row in self.rows:
+            by_id.setdefault(row.id, row)
+        return by_id
+
     def get(self, row_id: str) -> RowT:
         """The row with exactly this id; a miss raises CostmodelError suggesting the closest id."""
-        for row in self.rows:
-            if row.id == row_id:
-                return row
+        row = self._by_id.get(row_id)
+        if row is not None:
+            return row
         label = "API price id" if self.kind == "api" else "GPU offering id"
         raise unknown_id_error(label, row_id, self.ids())
 

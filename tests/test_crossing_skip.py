@@ -1,0 +1,58 @@
+"""The break-even search skips volumes where the lines surely do not cross (decision/breakeven.py,
+`known_false`); the answer must be the one the full scan gives, on fixed, autoscaled and mixed fleets.
+
+Each scenario is decided once; then every self-host option's crossing is searched with and without the skip
+(first_volume called with known_false dropped) and the two (u*, V*) pairs must be equal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import costmodel.decision.breakeven as breakeven
+from costmodel.decision.rank import decide
+from costmodel.decision.volume import cost_model
+from costmodel.scenario import parse_scenario
+
+
+def _scenario(mode: str, requests_per_day: float, offering: str, gpus: int) -> dict[str, Any]:
+    scaling: dict[str, Any] = {"mode": mode}
+    if mode != "fixed":
+        scaling["warmup_minutes"] = 30.0
+    host = {"kind": "self-host", "name": "self", "model": "llama-3.1-8b", "hardware": "h100-sxm",
+            "gpus_per_replica": gpus, "offering": offering, "scaling": scaling}
+    return {"name": "skip", "as_of": "2026-12-01", "workload": {
+        "requests_per_day": requests_per_day, "prompt_tokens": {"kind": "fixed", "tokens": 1500},
+        "output_tokens": {"kind": "fixed", "tokens": 300},
+        "hourly_traffic_weights": [1, 1, 1, 1, 1, 2, 4, 7, 10, 12, 12, 11, 10, 11, 12, 12, 11, 9, 7, 6, 5, 4, 3, 2]},
+        "slo": {"ttft_p90_seconds": 2.0, "tpot_p90_seconds": 0.05},
+        "options": [{"kind": "api", "name": "api", "price_id": "fireworks/llama-3.1-8b"}, host]}
+
+
+def _offering(kind: str) -> str:
+    from costmodel.pricing import load_gpu_prices
+    rows = [r for r in load_gpu_prices().rows if r.accelerator_id == "h100-sxm" and r.offering == kind]
+    return sorted(rows, key=lambda r: (-r.gpus_per_instance, r.id))[0].id  # a multi-GPU instance where sold
+
+
+@pytest.mark.parametrize("mode,kind", [("fixed", "on-demand"), ("autoscale", "on-demand"), ("mixed", "reserved")])
+@pytest.mark.parametrize("requests_per_day", [3e3, 2e5, 1e7])
+@pytest.mark.parametrize("gpus", [1, 2])
+def test_skip_gives_the_full_scan(mode: str, kind: str, requests_per_day: float, gpus: int,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = parse_scenario(_scenario(mode, requests_per_day, _offering(kind), gpus))
+    decision = decide(scenario, capacity_method="roofline")
+    model = cost_model(decision, scenario)
+    if "self" not in {o.name for o in model.options} or "api" not in {o.name for o in model.options}:
+        pytest.skip("no usable self-host option or API at this volume")
+    skipped = breakeven.break_even_crossing(model, "self", against="api")
+    full_scan = breakeven.first_volume
+
+    def without_skip(*args: Any, **kwargs: Any) -> float | None:
+        kwargs.pop("known_false", None)
+        return full_scan(*args, **kwargs)
+
+    monkeypatch.setattr(breakeven, "first_volume", without_skip)
+    assert breakeven.break_even_crossing(model, "self", against="api") == skipped
