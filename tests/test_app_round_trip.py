@@ -297,7 +297,7 @@ def test_cancelling_a_probe_stops_its_child_process(tmp_path: Path, monkeypatch:
     the child process is terminated, not left running."""
     import sys
 
-    from app import probe_runner
+    from app import child_process, probe_runner
 
     pid_file = tmp_path / "pid"
     child = ("import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid()))\n"
@@ -306,13 +306,13 @@ def test_cancelling_a_probe_stops_its_child_process(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(probe_runner, "probe_command",
                         lambda **_: [sys.executable, "-c", child, str(pid_file)])
     procs: list[Any] = []
-    real_popen = probe_runner.subprocess.Popen
+    real_popen = child_process.subprocess.Popen
 
     def popen(*args: Any, **kwargs: Any) -> Any:
         procs.append(real_popen(*args, **kwargs))
         return procs[-1]
 
-    monkeypatch.setattr(probe_runner.subprocess, "Popen", popen)
+    monkeypatch.setattr(child_process.subprocess, "Popen", popen)
 
     class Cancelled(Exception):
         pass
