@@ -403,3 +403,33 @@ def test_a_bad_speculation_value_is_shown_beside_the_option_and_not_applied() ->
     option = at.session_state["scenario"].option("h100-auto")
     assert option.speculation is not None and option.speculation.acceptance_rates == (0.8, 0.6)
     assert option.disaggregated is not None and option.gpus_per_replica == 8
+
+
+def test_an_unapplied_edit_survives_a_visit_to_another_page() -> None:
+    """An invalid edit (an empty name) is not applied, and is still in the form after another page; so is an edit
+    the Scenario page never ran with (the browser sent it with the click that opened another page)."""
+    import datetime as dt
+
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    before = at.session_state["scenario"]
+    at.text_input(key="sc_name").set_value("").run()
+    assert any("not applied" in w.value for w in at.warning)
+    at.switch_page("views/compare.py").run()
+    assert not at.exception
+    at.switch_page("views/scenario.py").run()
+    assert at.text_input(key="sc_name").value == ""  # the edit is back, still not applied
+    assert any("not applied" in w.value for w in at.warning)
+    assert at.session_state["scenario"] == before
+    assert at.number_input(key="sc_requests_per_day").value == before.workload.requests_per_day
+    at.text_input(key="sc_name").set_value("renamed").run()
+    assert at.session_state["scenario"].name == "renamed"
+    # The date set, then another page opened before the Scenario page ran with it (a slow server: the click on
+    # the page link interrupts the run the date change started).
+    at.date_input(key="sc_as_of").set_value(dt.date(2027, 12, 1))
+    at.switch_page("views/prices.py").run()
+    assert not at.exception
+    at.switch_page("views/scenario.py").run()
+    assert at.date_input(key="sc_as_of").value == dt.date(2027, 12, 1)
+    assert at.session_state["scenario"].as_of == dt.date(2027, 12, 1)
+    assert at.text_input(key="sc_name").value == "renamed"
