@@ -210,11 +210,12 @@ def test_the_scenario_form_comes_back_filled_after_a_date_edit_and_another_page(
             year.click()
             page.keyboard.type("2027")
             page.keyboard.press("Tab")
+            page.wait_for_timeout(3000)  # a user's next click: the run the edit started is still going
             page.locator('[data-testid="stSidebarNav"] a', has_text="Compare").first.click()
-            page.locator("h1", has_text="Compare").first.wait_for(state="visible", timeout=TIMEOUT_MS)
+            page.get_by_role("heading", name="Compare").first.wait_for(timeout=3 * TIMEOUT_MS)
             page.locator(idle).wait_for(state="attached", timeout=2 * TIMEOUT_MS)
             page.locator('[data-testid="stSidebarNav"] a', has_text="Scenario").first.click()
-            page.locator("h1", has_text="Scenario").first.wait_for(state="visible", timeout=TIMEOUT_MS)
+            page.get_by_role("heading", name="Scenario").first.wait_for(timeout=3 * TIMEOUT_MS)
             page.locator(idle).wait_for(state="attached", timeout=2 * TIMEOUT_MS)
             page.screenshot(path=str(ARTIFACTS / "scenario-after-date-edit.png"), full_page=False)
             assert page.get_by_label("Scenario name").input_value() == "chat-assistant"
