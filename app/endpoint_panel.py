@@ -29,6 +29,7 @@ from costmodel.measurements.endpoint_calibration import (
 )
 from costmodel.measurements.endpoint_sweep import EndpointSweep
 from costmodel.scenario import ApiOption, SelfHostOption
+from costmodel.units import counted
 
 SWEEP_KEY = "pbe_sweep_json"
 COLLECTIVES_KEY = "pbc_result_json"
@@ -95,7 +96,7 @@ def _sweep_form() -> None:
             sweep = endpoint_runner.run_sweep_subprocess(request, out=Path(folder) / "sweep.json",
                                                          api_key=api_key or None, on_level=show)
             st.session_state[SWEEP_KEY] = sweep.model_dump_json()
-            bar.progress(1.0, text=f"{len(sweep.levels)} level(s) done")
+            bar.progress(1.0, text=f"{counted(len(sweep.levels), 'level')} done")
         except CostmodelError as exc:
             show_error("Sweep", exc, labels={"--url": "Base URL", "--model": "Model name on the server",
                                              "--concurrency": "Levels", "--rates": "Levels",

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.probe_runner import stop_child
+from app.child_process import failure_detail, follow_stderr, start_child, wait_child
 from costmodel.errors import CostmodelError
 from costmodel.fileio import load_json_model
 from costmodel.measurements.collectives_result import CollectivesResult
@@ -83,31 +83,11 @@ def run_sweep_subprocess(request: SweepRequest, *, out: Path, api_key: str | Non
                          on_level: Callable[[LevelDone], None]) -> EndpointSweep:
     """Run the sweep, calling `on_level` per finished level; the sweep file is validated on return (a sweep
     with failed requests still returns its levels: calibration then says what is wrong)."""
-    try:
-        proc = subprocess.Popen(sweep_command(request, out=out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True, bufsize=1, env=_child_env(api_key))
-    except OSError as exc:
-        raise CostmodelError(f"could not start the sweep ({exc.strerror})") from None
-    errors: list[str] = []
-    assert proc.stderr is not None
-    try:
-        for line in proc.stderr:
-            level = parse_level_line(line)
-            if level is not None:
-                on_level(level)  # the page's progress bar: a click on Cancel (a rerun) raises here
-            elif line.strip():
-                errors.append(line.strip())
-    except BaseException:  # cancelled (Streamlit's rerun or stop) or failed: never leave the sweep running
-        stop_child(proc)
-        raise
-    try:
-        proc.wait(timeout=SWEEP_TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise CostmodelError(f"the sweep ran longer than {SWEEP_TIMEOUT_SECONDS:.0f} s and was stopped") from None
-    if proc.returncode not in (0, 1) or not out.exists():  # 1: some requests failed, the file is written
-        detail = " ".join(errors[-3:]) or f"exit code {proc.returncode}"
-        raise CostmodelError(f"the sweep failed: {detail.removeprefix('costmodel: error: ')}")
+    proc = start_child(sweep_command(request, out=out), what="sweep", env=_child_env(api_key))
+    errors = follow_stderr(proc, parse=parse_level_line, on_item=on_level)
+    returncode = wait_child(proc, what="sweep", timeout_seconds=SWEEP_TIMEOUT_SECONDS)
+    if returncode not in (0, 1) or not out.exists():  # 1: some requests failed, the file is written
+        raise CostmodelError(f"the sweep failed: {failure_detail(errors, returncode=returncode)}")
     return load_json_model(out, EndpointSweep, what="sweep")
 
 
@@ -128,6 +108,6 @@ def run_collectives_subprocess(*, processes: int, out: Path) -> CollectivesResul
         raise CostmodelError(f"could not start the collectives probe ({exc.strerror})") from None
     if done.returncode != 0 or not out.exists():
         lines = [line for line in done.stderr.splitlines() if line.strip()]
-        detail = " ".join(lines[-2:]) or f"exit code {done.returncode}"
-        raise CostmodelError(f"the collectives probe failed: {detail.removeprefix('costmodel: error: ')}")
+        raise CostmodelError("the collectives probe failed: "
+                             + failure_detail(lines, returncode=done.returncode, last=2))
     return load_json_model(out, CollectivesResult, what="collectives probe")

@@ -24,9 +24,11 @@ with st.sidebar:
     st.caption(f"Scenario: **{state.current().name}** ({st.session_state.get(state.SOURCE_KEY, '')})")
 link_box = st.sidebar.container()
 if page.url_path != "scenario" and any(str(k).startswith(state.WIDGET_PREFIX) for k in st.session_state):
-    # Another page: the Scenario form is re-seeded from the current (last valid) scenario on its next visit,
-    # never from widget values Streamlit may have dropped half-way (a form that came back blank).
-    state.forget_widgets()
+    # Another page: the Scenario form's values are kept aside and its widgets dropped, never left to Streamlit,
+    # which may drop them half-way (a form that came back blank); they come back, unapplied edits included.
+    state.leave_scenario_form()
+elif page.url_path == "scenario" and state.KEPT_KEY in st.session_state:
+    state.restore_scenario_form()
 page.run()
 state.sync_url()
 with link_box, st.expander("Copy link"):

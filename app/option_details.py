@@ -1,5 +1,6 @@
 """Scenario page, part 4: one option's fields the tables have no column for: the engine, the scaling policy
-and its parameters, headroom and N+1, ops per GPU-month, the owned host, and its measurements (calibration
+and its parameters, headroom and N+1, ops per GPU-month, the owned host, the serving mode and scheduler
+(app/option_modes.py), and its measurements (calibration
 files, uploaded and kept inline in the scenario: the app never reads a file of the server).
 
 The widgets are seeded from the option; "Apply" writes the changed ones into the scenario (errors beside them).
@@ -12,6 +13,7 @@ from typing import Any
 import streamlit as st
 
 from app import cache, state
+from app.option_modes import edit_modes, mode_widgets
 from app.widget_seed import changed, seed
 from app.widgets import md
 from costmodel.catalog.engines import engine_ids
@@ -77,6 +79,7 @@ def _self_host_widgets(option: SelfHostOption) -> None:
                                   (cols[1], "spot_offering", "Spot offering")):
             col.selectbox(label, offerings, key=_key(name, f"scaling.{field}"),
                           format_func=lambda o: "(default: the cheapest)" if o is None else o)
+    mode_widgets(option, lambda field: _key(name, field))
 
 
 def _scaling_keys(name: str) -> list[str]:
@@ -104,6 +107,7 @@ def _edited_option(option: SelfHostOption | ApiOption) -> dict[str, Any]:
         if mode == "mixed":
             scaling |= {f: get(_key(name, f"scaling.{f}")) for f in ("burst_offering", "spot_offering")}
         data["scaling"] = {k: v for k, v in scaling.items() if v is not None}
+    edit_modes(data, lambda field: _key(name, field))
     return {k: v for k, v in data.items() if v is not None}
 
 
@@ -206,7 +210,8 @@ def option_details(scenario: Scenario) -> None:
     names = [o.name for o in scenario.options if isinstance(o, SelfHostOption | ApiOption)]
     if not names:
         return
-    st.markdown("**Option details**: engine, scaling, headroom, ops per GPU, owned host, measurements")
+    st.markdown("**Option details**: engine, scaling, headroom, ops per GPU, owned host, scheduler, "
+                "speculative decoding, disaggregated pools, measurements")
     if st.session_state.get(CHOICE_KEY) not in names:
         st.session_state[CHOICE_KEY] = names[0]
     choice = st.selectbox("Option", names, key=CHOICE_KEY)

@@ -135,8 +135,9 @@ def _hourly_profile(scenario: Scenario) -> list[float]:
         weights = scenario.workload.hourly_traffic_weights or [1.0] * 24
         st.session_state[base_key] = pd.DataFrame({"hour": list(range(24)), "weight": [float(w) for w in weights]})
     edited = st.data_editor(
-        st.session_state[base_key], key=key, num_rows="fixed", hide_index=True, disabled=["hour"], height=300,
-        column_config={"weight": st.column_config.NumberColumn("relative requests", min_value=0.0, step=0.5)},
+        st.session_state[base_key], key=key, num_rows="fixed", hide_index=True, disabled=["hour"], height=300, placeholder="",
+        column_config={"weight": st.column_config.NumberColumn("relative requests", min_value=0.0, step=0.5,
+                                                              help="Requests in this hour relative to the others; empty: 0")},
     )
     weights = [float(w) if pd.notna(w) else 0.0 for w in edited["weight"]]
     fig = go.Figure(go.Bar(x=list(range(24)), y=weights, marker_color="#1f77b4",

@@ -58,22 +58,30 @@ def _column_config(kind: str, scenario: Scenario) -> dict[str, Any]:
             "name": col.TextColumn("name", required=True),
             "price_id": col.SelectboxColumn("API price id", options=cache.api_price_ids(), required=True),
             "use_batch_api": col.CheckboxColumn("batch API when allowed", default=True),
-            "requests_per_minute_limit": col.NumberColumn("RPM limit", min_value=1, step=1, format="%d"),
-            "tokens_per_minute_limit": col.NumberColumn("TPM limit", min_value=1, step=1, format="%d"),
-            "ttft_p90_seconds": col.NumberColumn("TTFT p90 (s)", min_value=0.0, format="%.3f"),
-            "tpot_p90_ms": col.NumberColumn("TPOT p90 (ms)", min_value=0.0, format="%.1f"),
+            "requests_per_minute_limit": col.NumberColumn("RPM limit (requests/min)", min_value=1, step=1, format="%d",
+                                                          help="Your account's rate limit; empty: no limit"),
+            "tokens_per_minute_limit": col.NumberColumn("TPM limit (tokens/min)", min_value=1, step=1, format="%d",
+                                                        help="Your account's rate limit; empty: no limit"),
+            "ttft_p90_seconds": col.NumberColumn("TTFT p90 (s)", min_value=0.0, format="%.3f",
+                                                 help="Your own measured p90; empty: the published latency sheet"),
+            "tpot_p90_ms": col.NumberColumn("TPOT p90 (ms)", min_value=0.0, format="%.1f",
+                                            help="Your own measured p90; empty: the published latency sheet"),
         }
     if kind == "self-host":
         return {
             "name": col.TextColumn("name", required=True),
             "model": col.SelectboxColumn("model", options=cache.model_ids(), required=True),
             "hardware": col.SelectboxColumn("accelerator", options=cache.hardware_ids(), required=True),
-            "gpus_per_replica": col.NumberColumn("GPUs/replica", min_value=1, max_value=64, step=1, format="%d"),
+            "gpus_per_replica": col.NumberColumn("GPUs/replica", min_value=1, max_value=64, step=1, format="%d",
+                                                 help="Tensor-parallel GPUs per replica; empty: 1"),
             "weight_dtype": col.SelectboxColumn("weights", options=list(WEIGHT_DTYPES), default="bf16"),
             "kv_dtype": col.SelectboxColumn("KV", options=list(KV_DTYPES), default="bf16"),
-            "offering": col.SelectboxColumn("GPU offering", options=cache.gpu_offering_ids()),
-            "usd_per_gpu_hour": col.NumberColumn("own $/GPU-h", min_value=0.0, format="$%.2f"),
-            "ops_usd_per_month": col.NumberColumn("ops $/month", min_value=0.0, format="$%.0f"),
+            "offering": col.SelectboxColumn("GPU offering", options=cache.gpu_offering_ids(),
+                                            help="A row of the GPU price sheet; empty: priced at own $/GPU-hour"),
+            "usd_per_gpu_hour": col.NumberColumn("own $/GPU-hour", min_value=0.0, format="$%.2f",
+                                                 help="Your own price; empty: the offering's"),
+            "ops_usd_per_month": col.NumberColumn("ops $/month", min_value=0.0, format="$%.0f",
+                                                  help="Fixed operations cost; empty: $0"),
         }
     self_hosts = [o.name for o in scenario.options if isinstance(o, SelfHostOption)]
     apis = [o.name for o in scenario.options if isinstance(o, ApiOption)]

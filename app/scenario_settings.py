@@ -31,7 +31,8 @@ def _decision(scenario: Scenario, draft: dict[str, Any]) -> None:
     seed("sc_accept_unverified", scenario.accept_unverified_latency)
     seed("sc_fleet_target", scenario.fleet.target_peak_utilization)
     seed("sc_fleet_min_replicas", scenario.fleet.min_replicas)
-    cols = st.columns(4)
+    seed("sc_fleet_spare_replicas", scenario.fleet.spare_replicas)
+    cols = st.columns(5)
     cols[0].number_input("Horizon (months)", step=1, key="sc_horizon_months",
                          help="Months the decision is evaluated over, 1..120; growth applies month by month.")
     cols[1].number_input("Fleet: target peak utilization", value=None, step=0.05, key="sc_fleet_target",
@@ -39,14 +40,18 @@ def _decision(scenario: Scenario, draft: dict[str, Any]) -> None:
                               "empty: 0.8 interactive, 1.0 batch. An option's own value wins.")
     cols[2].number_input("Fleet: minimum replicas", value=None, step=1, key="sc_fleet_min_replicas",
                          help="Replicas kept whatever the demand; empty: 2 interactive (N+1), 1 batch.")
-    cols[3].checkbox("Rank API options with unverified latency with the verified ones", key="sc_accept_unverified")
+    cols[3].number_input("Fleet: spare replicas (N+k)", value=None, step=1, key="sc_fleet_spare_replicas",
+                         help="Replicas beyond what the hour's demand needs, so k can be down; empty: 1 interactive "
+                              "(N+1), 0 batch.")
+    cols[4].checkbox("Rank API options with unverified latency with the verified ones", key="sc_accept_unverified")
     if changed("sc_horizon_months"):
         draft["horizon_months"] = st.session_state["sc_horizon_months"]
     if changed("sc_accept_unverified"):
         draft["accept_unverified_latency"] = st.session_state["sc_accept_unverified"]
-    if changed("sc_fleet_target", "sc_fleet_min_replicas"):
+    if changed("sc_fleet_target", "sc_fleet_min_replicas", "sc_fleet_spare_replicas"):
         fleet = {"target_peak_utilization": st.session_state["sc_fleet_target"],
-                 "min_replicas": st.session_state["sc_fleet_min_replicas"]}
+                 "min_replicas": st.session_state["sc_fleet_min_replicas"],
+                 "spare_replicas": st.session_state["sc_fleet_spare_replicas"]}
         draft["fleet"] = {k: v for k, v in fleet.items() if v is not None}
 
 
@@ -100,23 +105,33 @@ def _context(scenario: Scenario, draft: dict[str, Any]) -> None:
 
 def _search(scenario: Scenario, draft: dict[str, Any]) -> None:
     limits = scenario.search
-    seed("sc_search_models", list(limits.models or []) if limits else [])
+    seed("sc_search_all_models", bool(limits and limits.models == "all"))
+    seed("sc_search_models", list(limits.models) if limits and isinstance(limits.models, list) else [])
     seed("sc_search_hardware", list(limits.hardware or []) if limits else [])
     seed("sc_search_engines", list(limits.engines or []) if limits else [])
-    seed("sc_search_ops", float(limits.ops_usd_per_month) if limits else 0.0)
+    seed("sc_search_ops", float(limits.ops_usd_per_month) if limits and limits.ops_usd_per_month is not None else None)
+    seed("sc_search_ops_gpu", limits.ops_usd_per_gpu_month if limits else None)
     seed("sc_search_warmup", float(limits.warmup_minutes) if limits else 60.0)
-    cols = st.columns(5)
-    cols[0].multiselect("Models (empty: all)", cache.picker_model_ids(), key="sc_search_models")
+    whole = st.checkbox("Search the whole catalog (its models count as substitutes)", key="sc_search_all_models")
+    cols = st.columns(6)
+    if not whole:
+        cols[0].multiselect("Models (empty: the scenario's own)", cache.picker_model_ids(), key="sc_search_models")
     cols[1].multiselect("Accelerators (empty: all priced)", cache.hardware_ids(), key="sc_search_hardware")
     cols[2].multiselect("Engines (empty: all)", list(engine_ids()), key="sc_search_engines")
-    cols[3].number_input("Ops $/month per configuration", step=500.0, key="sc_search_ops")
-    cols[4].number_input("Warm-up per started replica (min)", step=5.0, key="sc_search_warmup")
-    keys = ("sc_search_models", "sc_search_hardware", "sc_search_engines", "sc_search_ops", "sc_search_warmup")
+    cols[3].number_input("Ops $/month per configuration", value=None, step=500.0, key="sc_search_ops",
+                         help="empty: the scenario's self-host options' own")
+    cols[4].number_input("Ops $ per GPU-month", value=None, step=50.0, key="sc_search_ops_gpu",
+                         help="empty: the scenario's self-host options' own")
+    cols[5].number_input("Warm-up per started replica (min)", step=5.0, key="sc_search_warmup")
+    keys = ("sc_search_all_models", "sc_search_models", "sc_search_hardware", "sc_search_engines", "sc_search_ops",
+            "sc_search_ops_gpu", "sc_search_warmup")
     if changed(*keys):
         get = st.session_state.get
-        draft["search"] = {"models": get("sc_search_models") or None, "hardware": get("sc_search_hardware") or None,
-                           "engines": get("sc_search_engines") or None, "ops_usd_per_month": get("sc_search_ops"),
-                           "warmup_minutes": get("sc_search_warmup")}
+        models = "all" if get("sc_search_all_models") else (get("sc_search_models") or None)
+        search = {"models": models, "hardware": get("sc_search_hardware") or None,
+                  "engines": get("sc_search_engines") or None, "ops_usd_per_month": get("sc_search_ops"),
+                  "ops_usd_per_gpu_month": get("sc_search_ops_gpu"), "warmup_minutes": get("sc_search_warmup")}
+        draft["search"] = {k: v for k, v in search.items() if v is not None}
 
 
 def settings_editor(scenario: Scenario, draft: dict[str, Any]) -> None:

@@ -102,6 +102,36 @@ def forget_widgets() -> None:
     st.session_state[REVISION_KEY] = int(st.session_state.get(REVISION_KEY, 0)) + 1
 
 
+KEPT_KEY = "scenario_form_kept"  # not sc_: the Scenario form's values while another page runs
+# Scenario widgets whose value Streamlit refuses to have set through session state (buttons, uploaders) and the
+# table editors (their state is a delta over a base frame; the bases are rebuilt from the scenario instead).
+_UNSETTABLE = ("_button", "_apply", "_detach", "_upload", "sc_options_", "sc_hourly_")
+
+
+def _settable(key: str) -> bool:
+    return not any(part in key for part in _UNSETTABLE)
+
+
+def leave_scenario_form() -> None:
+    """Another page runs: copy the Scenario form's values (an unapplied, even invalid, edit included: the browser
+    sent them with this run) out of Streamlit's widget state, then drop the widgets. Streamlit drops a widget's
+    value when its page is not shown and could leave half of it behind (a form that came back blank, its
+    name and counts empty); the copy is the first one since the form was last shown."""
+    if KEPT_KEY not in st.session_state:
+        st.session_state[KEPT_KEY] = {k: v for k, v in st.session_state.items()
+                                      if str(k).startswith(WIDGET_PREFIX) and _settable(str(k))}
+    forget_widgets()
+
+
+def restore_scenario_form() -> None:
+    """Back on the Scenario page: every form widget set from the copy before it is drawn (the option tables are
+    rebuilt from the current scenario)."""
+    kept = st.session_state.pop(KEPT_KEY, None) or {}
+    forget_widgets()
+    for key, value in kept.items():
+        st.session_state[key] = value
+
+
 def revision() -> int:
     """Bumped on every load; the Scenario page's table editors are keyed by it so they reset."""
     return int(st.session_state.get(REVISION_KEY, 0))

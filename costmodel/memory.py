@@ -13,6 +13,7 @@ import numpy as np
 from costmodel.catalog.params import ModelShape
 from costmodel.config import ReplicaConfig
 from costmodel.dtypes import ACTIVATION_BYTES_PER_ELEMENT, BYTES_PER_ELEMENT, lm_head_weight_dtype
+from costmodel.units import counted
 
 # vLLM's default gpu_memory_utilization = 0.9 leaves 10% of HBM for the CUDA context, cuBLAS/NCCL
 # workspaces and fragmentation; we keep the same reserve so max_batch matches what vLLM reports.
@@ -157,7 +158,7 @@ def plan_memory(
     if budget <= 0:
         message = (
             f"does not fit: weights {weights_per_gpu / gb:.1f} GB/GPU + workspace {activation / gb:.1f} GB + "
-            f"reserve {reserve / gb:.1f} GB exceed {hbm_bytes_per_gpu / gb:.1f} GB of HBM on each of {gpus} GPU(s); "
+            f"reserve {reserve / gb:.1f} GB exceed {hbm_bytes_per_gpu / gb:.1f} GB of HBM on each of {counted(gpus, 'GPU')}; "
             "use more GPUs, a smaller weight dtype or a larger accelerator"
         )
     elif batch < 1:

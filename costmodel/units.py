@@ -100,6 +100,11 @@ def fmt_count(count: float | None) -> str:
     return f"{count:,.0f}"
 
 
+def counted(count: int, noun: str) -> str:
+    """'1 replica', '3 replicas', '0 GPUs': the count with its noun in the right number, never a hedged '(s)'."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
 def fmt_latency(seconds: float | None) -> str:
     """'46 ms' below a second, '1.20 s' above ('?' when unknown)."""
     if seconds is None or not math.isfinite(seconds):

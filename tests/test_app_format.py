@@ -77,3 +77,39 @@ def test_roofline_does_not_fit_replaces_the_timings() -> None:
     for label in ("TTFT (prefill)", "TPOT (decode step)", "Decode tokens/s (replica)"):
         assert values[label] == "does not fit"
     assert all(m.help for m in at.metric)
+
+
+def _tables_read_cleanly(at: AppTest) -> list[tuple[str | None, tuple[str, ...]]]:
+    """Every table on the page: its missing cells drawn as '-' or left blank (never Streamlit's 'None'), and no
+    text cell holding a raw None/nan; returns each table's key (editors only) and columns."""
+    keys = []
+    for table in at.dataframe:
+        keys.append((table.key, tuple(table.value.columns)))
+        assert table.proto.HasField("placeholder") and table.proto.placeholder in ("-", ""), table.key
+        frame = table.value
+        for column in frame.columns:
+            if frame[column].dtype == object:
+                for cell in frame[column]:
+                    assert cell is None or str(cell).strip() not in RAW, (table.key, column, cell)
+    return keys
+
+
+def test_scenario_and_prices_tables_never_show_none() -> None:
+    # The example's own options leave optional cells empty (no RPM/TPM limits, no own $/GPU-hour, no own
+    # latency), so the missing-value drawing is exercised.
+    at = _page("views/scenario.py")
+    assert not at.exception
+    shown = {key for key, _ in _tables_read_cleanly(at)}
+    assert {"sc_options_api_1", "sc_options_self-host_1", "sc_options_hybrid_1"} <= shown
+    api = at.dataframe(key="sc_options_api_1").value
+    assert api["requests_per_minute_limit"].isna().any()  # a blank cell, drawn blank, its help says 'no limit'
+    at.switch_page("views/prices.py").run()
+    at.selectbox(key="pr_ovr_api_row").set_value(at.selectbox(key="pr_ovr_api_row").options[0])
+    at.number_input(key="pr_ovr_api_out").set_value(50.0)
+    at.button(key="pr_ovr_api_apply").click().run()
+    assert not at.exception
+    tables = _tables_read_cleanly(at)
+    assert len(tables) == 3  # the API sheet, the GPU sheet and this session's overrides
+    overrides = next(t.value for t in at.dataframe if "input $/M tokens" in t.value.columns)
+    assert list(overrides.columns) == ["price id", "input $/M tokens", "output $/M tokens"]
+    assert overrides.iloc[0]["input $/M tokens"] == "the sheet's" and overrides.iloc[0]["output $/M tokens"] == "$50.000"

@@ -51,7 +51,7 @@ def every_section() -> dict[str, Any]:
         },
         "slo": {"ttft_p90_seconds": 1.0, "tpot_p90_seconds": 0.05, "ttft_p99_seconds": 2.5,
                 "tpot_p50_seconds": 0.03, "e2e_p90_seconds": 20.0},
-        "fleet": {"target_peak_utilization": 0.9, "min_replicas": 1},
+        "fleet": {"target_peak_utilization": 0.9, "min_replicas": 1, "spare_replicas": 1},
         "options": [
             {"kind": "api", "name": "fw-8b", "price_id": "fireworks/llama-3.1-8b", "use_batch_api": False,
              "requests_per_minute_limit": 6000, "tokens_per_minute_limit": 2_000_000,
@@ -59,11 +59,17 @@ def every_section() -> dict[str, Any]:
             {"kind": "api", "name": "fw-8b-measured", "price_id": "fireworks/llama-3.1-8b",
              "calibration": probe_result().model_dump_json()},
             {"kind": "self-host", "name": "h100-auto", "model": "llama-3.1-8b", "hardware": "h100-sxm",
-             "offering": "lambda/h100-sxm/on-demand", "engine": "vllm", "ops_usd_per_month": 1000,
-             "ops_usd_per_gpu_month": 100, "target_peak_utilization": 0.7, "min_replicas": 2,
-             "scaling": {"mode": "autoscale", "min_replicas": 1, "max_replicas": 6, "warmup_minutes": 10}},
+             "gpus_per_replica": 2, "offering": "lambda/h100-sxm/on-demand", "engine": "vllm",
+             "ops_usd_per_month": 1000, "ops_usd_per_gpu_month": 100, "target_peak_utilization": 0.7,
+             "min_replicas": 2,
+             "scaling": {"mode": "autoscale", "min_replicas": 1, "max_replicas": 6, "warmup_minutes": 10},
+             "speculation": {"method": "eagle", "draft_tokens": 2, "acceptance_rates": [0.8, 0.6]},
+             "disaggregated": {"prefill_gpus": 1, "decode_gpus": 1, "prefill_instances": 1, "decode_instances": 1,
+                               "kv_link": "intra-node"}},
             {"kind": "self-host", "name": "h100-mixed", "model": "llama-3.1-8b", "hardware": "h100-sxm",
              "offering": "semianalysis/h100-sxm/reserved", "engine": "sglang", "weight_dtype": "fp8",
+             "max_num_seqs": 128, "max_batched_tokens": 4096, "scheduler_steps": 2, "gpu_memory_utilization": 0.85,
+             "spare_replicas": 2,
              "scaling": {"mode": "mixed", "warmup_minutes": 10, "base_replicas": 1, "spot_share": 0.25,
                          "interruption_rate_per_hour": 0.05, "burst_offering": "lambda/h100-sxm/on-demand",
                          "spot_offering": "aws/h100-sxm/spot"}},
@@ -76,7 +82,7 @@ def every_section() -> dict[str, Any]:
         "substitutes": [["fw-8b", "fw-8b-measured", "h100-auto", "auto+fw"], ["h100-mixed", "owned-measured"]],
         "accept_unverified_latency": True,
         "search": {"models": ["llama-3.1-8b"], "hardware": ["h100-sxm"], "engines": ["vllm"],
-                   "ops_usd_per_month": 100.0, "warmup_minutes": 30.0},
+                   "ops_usd_per_month": 100.0, "ops_usd_per_gpu_month": 50.0, "warmup_minutes": 30.0},
     }
 
 
@@ -193,10 +199,18 @@ def _stripped() -> dict[str, Any]:
                   "accept_unverified_latency", "search"):
         data.pop(field)
     for option in data["options"]:
-        for field in ("engine", "scaling", "target_peak_utilization", "min_replicas", "ops_usd_per_gpu_month",
-                      "host_capex_usd_per_gpu", "host_power_kw_per_gpu", "calibration"):
+        for field in (*OPTION_FIELDS, "scaling", "calibration", "speculation", "disaggregated"):
             option.pop(field, None)
+        if option["kind"] == "self-host":
+            option["gpus_per_replica"] = 1  # the disaggregated layout's editor sets it back from the layout
     return data
+
+
+# A self-host option's fields the details editor sets (beyond scaling, speculation, disaggregation, measurements).
+OPTION_FIELDS = ("engine", "target_peak_utilization", "min_replicas", "spare_replicas", "ops_usd_per_gpu_month",
+                 "host_capex_usd_per_gpu", "host_power_kw_per_gpu", "max_num_seqs", "max_batched_tokens",
+                 "scheduler_steps", "gpu_memory_utilization")
+FIRST = ("scaling.mode", "speculation.method", "disaggregated")  # widgets that show the others
 
 
 def _set(at: AppTest, values: dict[str, Any]) -> None:
@@ -210,8 +224,8 @@ def _set(at: AppTest, values: dict[str, Any]) -> None:
 def _details(at: AppTest, name: str, values: dict[str, Any]) -> None:
     at.selectbox(key="sc_detail_option").set_value(name).run()
     if values:
-        _set(at, {f"sc_opt_{name}_{k}": v for k, v in values.items() if k == "scaling.mode"})
-        _set(at, {f"sc_opt_{name}_{k}": v for k, v in values.items() if k != "scaling.mode"})
+        _set(at, {f"sc_opt_{name}_{k}": v for k, v in values.items() if k in FIRST})
+        _set(at, {f"sc_opt_{name}_{k}": v for k, v in values.items() if k not in FIRST})
         at.button(key="sc_opt_apply").click().run()
         assert not at.exception
         assert not at.error, [e.value for e in at.error]
@@ -226,23 +240,30 @@ def test_every_optional_field_can_be_set_in_the_app(tmp_path: Path) -> None:
     options = {o["name"]: o for o in full["options"]}
     options["owned-measured"]["calibration"] = options["owned-measured"]["calibration"][0]  # one file: no list
     for name in ("h100-auto", "h100-mixed", "owned-measured"):
-        fields = {k: v for k, v in options[name].items()
-                  if k in ("engine", "target_peak_utilization", "min_replicas", "ops_usd_per_gpu_month",
-                           "host_capex_usd_per_gpu", "host_power_kw_per_gpu")}
+        fields = {k: v for k, v in options[name].items() if k in OPTION_FIELDS}
         fields |= {f"scaling.{k}": v for k, v in options[name].get("scaling", {}).items()}
+        speculation = options[name].get("speculation")
+        if speculation:
+            fields |= {"speculation.method": speculation["method"], "speculation.draft_tokens":
+                       speculation["draft_tokens"], "speculation.acceptance_rates":
+                       ", ".join(str(a) for a in speculation["acceptance_rates"])}
+        layout = options[name].get("disaggregated")
+        if layout:
+            fields |= {"disaggregated": True} | {f"disaggregated.{k}": v for k, v in layout.items()}
         _details(at, name, fields)
     for name, file_name in (("fw-8b-measured", "probe.json"), ("owned-measured", "cal.json")):
         at.selectbox(key="sc_detail_option").set_value(name).run()
         text = options[name]["calibration"]
         at.file_uploader(key=f"sc_opt_upload_{name}").upload(file_name, text.encode(), "application/json").run()
         assert not at.exception and not at.error, [e.value for e in at.error]
-    _set(at, {"sc_horizon_months": 18, "sc_fleet_target": 0.9, "sc_fleet_min_replicas": 1,
+    _set(at, {"sc_horizon_months": 18, "sc_fleet_target": 0.9, "sc_fleet_min_replicas": 1, "sc_fleet_spare_replicas": 1,
               "sc_accept_unverified": True, "sc_quality_mode": "at least as good as"})
     _set(at, {"sc_quality_subject": "llama-3.1-8b", "sc_quality_benchmark": "lmarena-text",
               "sc_substitutes": "fw-8b, fw-8b-measured, h100-auto, auto+fw\nh100-mixed, owned-measured",
               "sc_owner": "platform lead", "sc_goals": "p90 TTFT under 1 s", "sc_non_goals": "fine-tuning",
               "sc_constraints": "prompts stay in the EU", "sc_search_models": ["llama-3.1-8b"],
               "sc_search_hardware": ["h100-sxm"], "sc_search_engines": ["vllm"], "sc_search_ops": 100.0,
+              "sc_search_ops_gpu": 50.0,
               "sc_search_warmup": 30.0})
     assert not at.error, [e.value for e in at.error]
     got, want = at.session_state["scenario"], parse_scenario(full)
@@ -297,7 +318,7 @@ def test_cancelling_a_probe_stops_its_child_process(tmp_path: Path, monkeypatch:
     the child process is terminated, not left running."""
     import sys
 
-    from app import probe_runner
+    from app import child_process, probe_runner
 
     pid_file = tmp_path / "pid"
     child = ("import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid()))\n"
@@ -306,13 +327,13 @@ def test_cancelling_a_probe_stops_its_child_process(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(probe_runner, "probe_command",
                         lambda **_: [sys.executable, "-c", child, str(pid_file)])
     procs: list[Any] = []
-    real_popen = probe_runner.subprocess.Popen
+    real_popen = child_process.subprocess.Popen
 
     def popen(*args: Any, **kwargs: Any) -> Any:
         procs.append(real_popen(*args, **kwargs))
         return procs[-1]
 
-    monkeypatch.setattr(probe_runner.subprocess, "Popen", popen)
+    monkeypatch.setattr(child_process.subprocess, "Popen", popen)
 
     class Cancelled(Exception):
         pass
@@ -358,3 +379,57 @@ def test_the_form_comes_back_filled_after_editing_the_date_and_moving_page() -> 
         assert at.number_input(key="sc_requests_per_day").value == edited.workload.requests_per_day
         assert at.date_input(key="sc_as_of").value == dt.date(2027, 12, 1)
         assert at.session_state["scenario"] == edited
+
+
+def test_a_bad_speculation_value_is_shown_beside_the_option_and_not_applied() -> None:
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    at.file_uploader(key="load_upload").upload("s.yaml", yaml.safe_dump(_stripped()).encode(), "application/x-yaml")
+    at.run()
+    before = at.session_state["scenario"]
+    at.selectbox(key="sc_detail_option").set_value("h100-auto").run()
+    _set(at, {"sc_opt_h100-auto_speculation.method": "eagle"})
+    _set(at, {"sc_opt_h100-auto_speculation.acceptance_rates": "0.8, 1.5"})
+    at.button(key="sc_opt_apply").click().run()
+    assert not at.exception
+    assert any("h100-auto" in e.value and "acceptance_rates" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state["scenario"] == before  # not applied
+    # A disaggregated layout sets the replica's GPUs: 2 prefill instances x 2 GPUs + 1 decode instance x 4 = 8.
+    _set(at, {"sc_opt_h100-auto_speculation.acceptance_rates": "0.8, 0.6", "sc_opt_h100-auto_disaggregated": True})
+    _set(at, {"sc_opt_h100-auto_disaggregated.prefill_instances": 2, "sc_opt_h100-auto_disaggregated.prefill_gpus": 2,
+              "sc_opt_h100-auto_disaggregated.decode_gpus": 4})
+    at.button(key="sc_opt_apply").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    option = at.session_state["scenario"].option("h100-auto")
+    assert option.speculation is not None and option.speculation.acceptance_rates == (0.8, 0.6)
+    assert option.disaggregated is not None and option.gpus_per_replica == 8
+
+
+def test_an_unapplied_edit_survives_a_visit_to_another_page() -> None:
+    """An invalid edit (an empty name) is not applied, and is still in the form after another page; so is an edit
+    the Scenario page never ran with (the browser sent it with the click that opened another page)."""
+    import datetime as dt
+
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    before = at.session_state["scenario"]
+    at.text_input(key="sc_name").set_value("").run()
+    assert any("not applied" in w.value for w in at.warning)
+    at.switch_page("views/compare.py").run()
+    assert not at.exception
+    at.switch_page("views/scenario.py").run()
+    assert at.text_input(key="sc_name").value == ""  # the edit is back, still not applied
+    assert any("not applied" in w.value for w in at.warning)
+    assert at.session_state["scenario"] == before
+    assert at.number_input(key="sc_requests_per_day").value == before.workload.requests_per_day
+    at.text_input(key="sc_name").set_value("renamed").run()
+    assert at.session_state["scenario"].name == "renamed"
+    # The date set, then another page opened before the Scenario page ran with it (a slow server: the click on
+    # the page link interrupts the run the date change started).
+    at.date_input(key="sc_as_of").set_value(dt.date(2027, 12, 1))
+    at.switch_page("views/prices.py").run()
+    assert not at.exception
+    at.switch_page("views/scenario.py").run()
+    assert at.date_input(key="sc_as_of").value == dt.date(2027, 12, 1)
+    assert at.session_state["scenario"].as_of == dt.date(2027, 12, 1)
+    assert at.text_input(key="sc_name").value == "renamed"

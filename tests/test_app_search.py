@@ -4,6 +4,7 @@ and adds a configuration found to the scenario in one click (issue 15)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,3 +99,98 @@ def test_configurations_found_show_engine_and_scaling() -> None:
     assert cells[first + 1:first + 4] == ["vllm", "autoscale", "\\$1,200"]
     second = cells.index("qwen2.5-7b, 1x h100-sxm bf16/bf16 (lambda/h100-sxm/on-demand)")
     assert cells[second + 1:second + 4] == ["sglang", "fixed", "\\$2,000"]
+
+
+def test_cancel_stops_a_running_search_and_leaves_the_page_usable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A click while the search runs reaches the script as a rerun request (what the browser sends); the page's
+    wait is interrupted at its next bar update, the worker's next progress call raises Cancelled, and the
+    rerun draws the page as before the run, saying the search was stopped."""
+    import threading
+    import time
+
+    from streamlit.runtime.scriptrunner import RerunData
+    from streamlit.runtime.scriptrunner_utils.script_run_context import SCRIPT_RUN_CONTEXT_ATTR_NAME
+
+    from app.background import BackgroundWork, Cancelled
+    from app.views import search as search_page
+
+    works: list[BackgroundWork[Any]] = []
+
+    class Recorded(BackgroundWork[Any]):
+        def start(self) -> BackgroundWork[Any]:
+            works.append(self)
+            return super().start()
+
+    monkeypatch.setattr(search_page, "BackgroundWork", Recorded)
+    at = _search_page()
+    # The widgets as they are before Run is pressed: a rerun with them is a click on any widget but Run
+    # (Cancel's own trigger needs its widget id, known only inside the running script).
+    before_run = at._tree.get_widget_states()
+    clicked = threading.Event()
+
+    def endless_search(scenario: Scenario, *, progress: Any, **_: Any) -> Any:
+        for step in range(1_000_000):
+            progress(0.5, f"simulated {step:,} configurations")
+            if step == 3:
+                ctx = next(getattr(t, SCRIPT_RUN_CONTEXT_ATTR_NAME) for t in threading.enumerate()
+                           if getattr(t, SCRIPT_RUN_CONTEXT_ATTR_NAME, None) is not None)
+                ctx.script_requests.request_rerun(RerunData(widget_states=before_run,
+                                                            page_script_hash=ctx.page_script_hash))
+                clicked.set()
+            time.sleep(0.01)
+        raise AssertionError("the search ran to its end: it was never cancelled")
+
+    monkeypatch.setattr(search_page, "search", endless_search)
+    at.button(key="search_run").click().run()
+    assert clicked.is_set() and len(works) == 1
+    assert works[0].join(timeout_seconds=60)  # the worker thread ended ...
+    assert works[0].cancelled and isinstance(works[0].error, Cancelled)  # ... on the cancel, not at its end
+    assert not at.exception and not at.error
+    assert any("The search was stopped at 50% (simulated" in w.value for w in at.warning)
+    assert "search_last" not in at.session_state  # nothing kept from the stopped run
+    assert not at.get("progress")  # the rerun is the page before the run: no bar, Run ready again
+    assert not at.button(key="search_run").disabled
+    at.number_input(key="search_top_k").set_value(3).run()  # the page still answers its widgets
+    assert not at.exception and at.number_input(key="search_top_k").value == 3
+
+
+def test_background_work_returns_its_result_and_its_error() -> None:
+    from app.background import BackgroundWork
+
+    seen: list[tuple[float, str]] = []
+    done = BackgroundWork(lambda progress: (progress(0.5, "half"), 42)[1]).start()
+    assert done.wait(lambda f, t: seen.append((f, t)), poll_seconds=0.01) == 42
+
+    def fails(progress: Any) -> int:
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        BackgroundWork(fails).start().wait(lambda f, t: None, poll_seconds=0.01)
+
+
+def test_an_interrupted_wait_cancels_the_work_at_its_next_progress_call() -> None:
+    import threading
+
+    from app.background import BackgroundWork, Cancelled
+
+    started, calls = threading.Event(), []
+
+    def work(progress: Any) -> None:
+        started.set()
+        for step in range(1_000_000):
+            calls.append(step)
+            progress(step / 1e6, "step")
+            threading.Event().wait(0.001)
+
+    class Click(Exception):
+        pass
+
+    def draw(fraction: float, text: str) -> None:
+        if started.is_set():
+            raise Click  # what Streamlit raises inside a st call once a widget was clicked
+
+    job = BackgroundWork(work).start()
+    with pytest.raises(Click):
+        job.wait(draw, poll_seconds=0.01)
+    assert job.join(timeout_seconds=60) and isinstance(job.error, Cancelled)
+    assert len(calls) < 1_000_000

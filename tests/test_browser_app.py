@@ -190,3 +190,35 @@ def test_compare_tables_fit_a_phone_width(server_url: str) -> None:
         finally:
             browser.close()
     assert not problems, "problems at phone width:\n" + "\n".join(problems)
+
+
+def test_the_scenario_form_comes_back_filled_after_a_date_edit_and_another_page(server_url: str) -> None:
+    """The as-of date typed, another page opened at once (its click interrupts the run the edit started), then
+    the Scenario page again: the form is filled, never blank (empty name, 0 requests/day). Reproduced in this
+    browser when another page left the form's widgets to Streamlit."""
+    from playwright.sync_api import sync_playwright
+
+    idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{server_url}/scenario", wait_until="domcontentloaded")
+            page.get_by_label("Scenario name").wait_for(timeout=TIMEOUT_MS)
+            page.locator(idle).wait_for(state="attached", timeout=2 * TIMEOUT_MS)
+            year = page.get_by_role("spinbutton", name="year, As of (empty: today)")
+            year.click()
+            page.keyboard.type("2027")
+            page.keyboard.press("Tab")
+            page.wait_for_timeout(3000)  # a user's next click: the run the edit started is still going
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Compare").first.click()
+            page.get_by_role("heading", name="Compare").first.wait_for(timeout=3 * TIMEOUT_MS)
+            page.locator(idle).wait_for(state="attached", timeout=2 * TIMEOUT_MS)
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Scenario").first.click()
+            page.get_by_role("heading", name="Scenario").first.wait_for(timeout=3 * TIMEOUT_MS)
+            page.locator(idle).wait_for(state="attached", timeout=2 * TIMEOUT_MS)
+            page.screenshot(path=str(ARTIFACTS / "scenario-after-date-edit.png"), full_page=False)
+            assert page.get_by_label("Scenario name").input_value() == "chat-assistant"
+            assert page.get_by_role("spinbutton", name="Requests per day").input_value() == "200000"
+        finally:
+            browser.close()

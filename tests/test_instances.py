@@ -37,7 +37,7 @@ def test_packing_rule_arithmetic() -> None:
     assert [tp4.instances(n) for n in (1, 2, 3)] == [1, 1, 2]  # two TP4 replicas per 8-GPU instance
     tp3 = InstancePacking(gpus_per_replica=3, gpus_per_instance=8)
     assert tp3.replicas_per_instance == 2 and tp3.gpus_billed(3) == 16  # 2 GPUs of each instance idle
-    assert "2 GPU(s) of each left idle" in tp3.rule()
+    assert "2 GPUs of each left idle" in tp3.rule()
     tp16 = InstancePacking(gpus_per_replica=16, gpus_per_instance=8)
     assert tp16.instances(3) == 6 and tp16.gpus_billed(3) == 48  # each replica spans 2 instances
     single = InstancePacking(gpus_per_replica=2)
@@ -87,7 +87,7 @@ def test_decide_bills_the_p5_48xlarge_and_not_the_p5_4xlarge() -> None:
     assert (small.instances, small.gpus_billed, small.gpus_per_instance) == (2, 2, 1)
     assert big.breakdown.gpu_usd_per_month == pytest.approx(40_206.72)
     assert small.breakdown.gpu_usd_per_month == pytest.approx(10_051.68)
-    assert any("billed by whole instance: 8 replica(s) of 1 GPU(s) share one 8-GPU p5.48xlarge" in n
+    assert any("billed by whole instance: 8 replicas of 1 GPU share one 8-GPU p5.48xlarge" in n
                for n in big.notes)
 
 

@@ -159,8 +159,13 @@ def _overrides() -> None:
             state.set_api_override(price_id, input_usd_per_mtok=new_in, output_usd_per_mtok=new_out)
             st.rerun()
     if overrides:
-        st.dataframe(pd.DataFrame([{"price id": k, **v} for k, v in overrides.items()]), hide_index=True, placeholder="-",
-                     key="pr_ovr_api_table")
+        def price(prices: dict[str, float], field: str) -> str:
+            return fmt.usd(prices[field]) if field in prices else "the sheet's"  # only the given price changes
+
+        st.dataframe(pd.DataFrame([{"price id": k, "input $/M tokens": price(v, "input_usd_per_mtok"),
+                                    "output $/M tokens": price(v, "output_usd_per_mtok")}
+                                   for k, v in overrides.items()]),
+                     hide_index=True, placeholder="-", key="pr_ovr_api_table")
         if st.button("Clear API overrides", key="pr_ovr_api_clear"):
             state.clear_api_overrides()
             st.rerun()

@@ -1,5 +1,5 @@
 """Search page: search the deployment space for the current scenario (costmodel.search.search) with a progress
-bar, show the Pareto fronts of $/M tokens vs tokens/s per user and vs TTFT p90, and add any configuration found
+bar and Cancel (the search runs in a worker thread, app/background.py), show the Pareto fronts of $/M tokens vs tokens/s per user and vs TTFT p90, and add any configuration found
 to the scenario as a self-host option in one click.
 
 Owns: the search's scope widgets (models, accelerators, top K), the last result (session state, with the
@@ -15,6 +15,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from app import state
+from app.background import BackgroundWork
 from app.cache_capacity import capacity_cache
 from app.widgets import md, show_error
 from costmodel.catalog import accelerators, models
@@ -28,6 +29,7 @@ from costmodel.search.rows import variants_summary
 from costmodel.search.space import EXCLUDED_MODELS
 
 RESULT_KEY = "search_last"
+STOPPED_KEY = "search_stopped"  # a StoppedSearch until the next search starts
 FRONT_COLOR, BEST_COLOR = "#1f77b4", "#ff7f0e"
 # The table of configurations found: engine profile and scaling (fixed / autoscale / mixed) as the search
 # enumerates them, the replicas paid at the peak and the scenario's operations cost inside $/month.
@@ -64,13 +66,37 @@ def scoped(scenario: Scenario, *, model_ids: list[str], hardware_ids: list[str],
     return scenario.model_copy(update={"search": settings})
 
 
+@dataclass(frozen=True)
+class StoppedSearch:
+    """A search the user stopped (Cancel, or any other widget while it ran): how far it had come."""
+
+    fraction: float
+    text: str
+
+
 def run_search(scenario: Scenario, *, top_k: int) -> SearchResult:
-    """One library call with a progress bar; the capacities go to the server's shared cache."""
+    """One library call in a worker thread, with a progress bar and Cancel (app/background.py); the capacities
+    go to the server's shared cache. A click while it runs stops it: the page's rerun comes at once and the
+    worker stops at the search's next progress call (after the current model screened or simulation)."""
     bar = st.progress(0.0, text="Enumerating and screening configurations with the roofline...")
+    st.button("Cancel", key="search_cancel", help="Stops the search now; the page stays as it was before the run.")
     calibration_json = state.calibration_json()
     calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
-    result = search(scenario, top_k=top_k, calibration=calibration, cache=capacity_cache(),
-                    progress=lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=text))
+    cache = capacity_cache()  # the server's cache, fetched here: Streamlit calls belong to the page's thread
+    work = BackgroundWork(lambda progress: search(scenario, top_k=top_k, calibration=calibration, cache=cache,
+                                                  progress=progress), name="costmodel-search").start()
+    shown: list[tuple[float, str]] = []
+
+    def draw(fraction: float, text: str) -> None:
+        shown.append((fraction, text))
+        bar.progress(fraction, text=text or "Enumerating and screening configurations with the roofline...")
+
+    try:
+        result = work.wait(draw)
+    except BaseException:  # Cancel (Streamlit's rerun or stop raised inside draw): the work is cancelled
+        fraction, text = shown[-1] if shown else (0.0, "")
+        st.session_state[STOPPED_KEY] = StoppedSearch(fraction=fraction, text=text)
+        raise
     bar.progress(1.0, text=f"Done: {result.candidates_simulated:,} of {result.candidates_enumerated:,} "
                            f"configurations simulated in {result.seconds:.1f} s")
     return result
@@ -208,12 +234,19 @@ def render() -> None:
                            "models, published MTP acceptance)", list(SEARCH_MODES),
                            default=list(limits.modes) if limits else [], key="search_modes")
     if st.button("Run the search", type="primary", key="search_run"):
+        st.session_state.pop(STOPPED_KEY, None)
         try:
             result = run_search(scoped(scenario, model_ids=model_ids, hardware_ids=hardware_ids, whole_catalog=whole,
                                        modes=modes), top_k=top_k)
             st.session_state[RESULT_KEY] = LastSearch(basis=search_basis(scenario), result=result, top_k=top_k)
         except CostmodelError as exc:
             show_error("Search", exc)
+    stopped = st.session_state.get(STOPPED_KEY)
+    if isinstance(stopped, StoppedSearch):
+        st.warning(md(f"The search was stopped at {stopped.fraction:.0%}"
+                      + (f" ({stopped.text})" if stopped.text else "") + ": nothing from it was kept"
+                      + (" (the last finished search is below)." if RESULT_KEY in st.session_state else ".")
+                      + " Press **Run the search** to start again."))
     if "search_added" in st.session_state:
         st.success(md(f"Added **{st.session_state.pop('search_added')}** to the scenario: it is on the Compare "
                       "page and in the memo."))

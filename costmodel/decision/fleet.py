@@ -22,7 +22,7 @@ from costmodel.decision.instances import InstancePacking
 from costmodel.decision.results import CostBreakdown, OptionResult
 from costmodel.errors import CostmodelError
 from costmodel.scenario import Scenario, SelfHostOption
-from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH
+from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH, counted
 
 INTERACTIVE_TARGET_PEAK_UTILIZATION = 0.8
 BATCH_TARGET_PEAK_UTILIZATION = 1.0
@@ -243,7 +243,7 @@ def capped_changes(*, max_replicas: int | None, capped_hours: int) -> dict[str, 
     those hours cannot serve their demand at the SLO, so the option misses it (empty when none is capped)."""
     if not capped_hours:
         return {}
-    reason = (f"max_replicas {max_replicas} is below the replicas needed in {capped_hours} hour(s) "
+    reason = (f"max_replicas {max_replicas} is below the replicas needed in {counted(capped_hours, 'hour')} "
               "of the day: raise scaling.max_replicas")
     return {"meets_slo": False, "slo_status": "misses", "slo_reason": reason}
 
@@ -287,7 +287,7 @@ def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Sc
     total = gpu_usd + ops
     scale = total / result.usd_per_month if result.usd_per_month > 0 else 1.0
     mean_paid = day.serving_replica_hours_per_day / 24.0
-    note = (f"autoscaled: {day.serving_replica_hours_per_day} replica-hours a day, {day.starts_per_day} start(s) a day "
+    note = (f"autoscaled: {day.serving_replica_hours_per_day} replica-hours a day, {counted(day.starts_per_day, 'start')} a day "
             f"paying {scaling.warmup_minutes:g} min warm-up each, billed per hour (the sheet records no finer "
             "billing granularity)")
     if rate > 0:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from costmodel.errors import CostmodelError
+from costmodel.units import counted
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,8 +83,9 @@ class InstancePacking:
         g, n = self.gpus_per_instance, self.gpus_per_replica
         if self.replicas_per_instance >= 1:
             idle = g - self.replicas_per_instance * n
-            share = (f"{self.replicas_per_instance} replica(s) of {n} GPU(s) share one {g}-GPU {name}instance"
-                     + (f" ({idle} GPU(s) of each left idle, billed)" if idle else ""))
+            shares = "shares" if self.replicas_per_instance == 1 else "share"
+            share = (f"{counted(self.replicas_per_instance, 'replica')} of {counted(n, 'GPU')} {shares} one {g}-GPU "
+                     f"{name}instance" + (f" ({counted(idle, 'GPU')} of each left idle, billed)" if idle else ""))
             return f"billed by whole instance: {share}; a partly-filled instance is billed in full"
         return (f"billed by whole instance: each {n}-GPU replica spans {self.instances_per_replica} {g}-GPU "
                 f"{name}instances")

@@ -48,7 +48,7 @@ from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
 from costmodel.errors import CostmodelError
 from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.scenario import Scenario, SelfHostOption
-from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_HOUR
+from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_HOUR, counted
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -280,8 +280,8 @@ def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenari
     spot = (f"; {scaling.spot_share:.0%} of the burst on spot at {scaling.interruption_rate_per_hour:g} interruptions "
             f"per replica-hour ({day.spot_overhead_replica_hours_per_day:.2f} replica-hours a day redone or warming up)"
             if scaling.spot_share > 0 else "")
-    note = (f"mixed: {day.base_replicas} base replica(s) 24/7 ({base_why}) plus an on-demand burst of "
-            f"{day.burst_serving_replica_hours_per_day} replica-hours a day, {day.burst_starts_per_day} start(s) paying "
+    note = (f"mixed: {counted(day.base_replicas, 'base replica')} 24/7 ({base_why}) plus an on-demand burst of "
+            f"{day.burst_serving_replica_hours_per_day} replica-hours a day, {counted(day.burst_starts_per_day, 'start')} paying "
             f"{scaling.warmup_minutes:g} min warm-up each, billed per hour{spot}")
     changes = capped_changes(max_replicas=scaling.max_replicas, capped_hours=day.capped_hours)
     peak = max(day.replicas_by_hour)

@@ -29,7 +29,7 @@ from costmodel.pricing.hosts import host_row, host_share
 from costmodel.pricing.latency import ApiLatencySheet
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 from costmodel.serving.analytic import Capacity
-from costmodel.units import HOURS_PER_MONTH, TOKENS_PER_MTOK
+from costmodel.units import HOURS_PER_MONTH, TOKENS_PER_MTOK, counted
 
 
 def _source(what: str, source: str, row: ApiPriceRow | GpuPriceRow, today: dt.date) -> PriceSource:
@@ -302,7 +302,8 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         else "misses"
     meets = status in USABLE_STATUSES
     shown = self_host if plan.base_replicas else api  # whose p90 figures and band the row shows
-    reason = (f"{plan.base_replicas} base replica(s) of {self_host.name} serve {1 - plan.overflow_fraction:.0%} of "
+    serve = "serves" if plan.base_replicas == 1 else "serve"
+    reason = (f"{counted(plan.base_replicas, 'base replica')} of {self_host.name} {serve} {1 - plan.overflow_fraction:.0%} of "
               f"requests; the rest overflow to {api.name} ({api.slo_reason})")
     tokens_month = workload.tokens_per_month_total()
     return OptionResult(

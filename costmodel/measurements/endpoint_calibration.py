@@ -21,6 +21,7 @@ from costmodel.measurements.endpoint_fit import Measured, check_level, design, p
 from costmodel.measurements.endpoint_stepsim import StepModel, simulate
 from costmodel.measurements.endpoint_sweep import EndpointSweep
 from costmodel.strict import StrictModel
+from costmodel.units import counted
 
 # Held-out relative error allowed on p50 TTFT, p50 TPOT and throughput (our choice: a model off by more than
 # a third at a load it did not see cannot place a capacity), with an absolute floor for latencies, since
@@ -194,7 +195,7 @@ def calibrate(
     be calibrated at all (one level, a level with no success, a mid-level change) raises CostmodelError."""
     levels = sweep.levels
     if len(levels) < 2:
-        raise CostmodelError(f"the sweep has {len(levels)} level(s); calibration holds one out, so it needs at "
+        raise CostmodelError(f"the sweep has {counted(len(levels), 'level')}; calibration holds one out, so it needs at "
                              "least 2 (e.g. probe-endpoint --concurrency 1,2,4,8)")
     prompt_default = sweep.settings.prompt_tokens
     rows = [usable(level, prompt_tokens_default=prompt_default) for level in levels]

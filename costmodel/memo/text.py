@@ -27,6 +27,7 @@ from costmodel.memo.blocks import (
 from costmodel.memo.commitments import ranking_basis_blocks
 from costmodel.memo.revisit import change_blocks
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
+from costmodel.units import counted
 
 NO_SPREAD_USD_PER_MONTH = 1.0  # a tornado whose every bar moves the advantage by less than this says nothing
 
@@ -47,11 +48,6 @@ def describe_option(result: OptionResult, scenario: Scenario) -> str:
                 f"traffic to {short(option.api)}")
     return (f"Keep {counted(result.replicas, 'replica')} of {short(option.self_host)} for the base load and send the "
             f"overflow to {short(option.api)}")
-
-
-def counted(count: int, noun: str) -> str:
-    """'1 replica', '3 replicas': the count with its noun in the right number."""
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def slo_limits(scenario: Scenario) -> str:

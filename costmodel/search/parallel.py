@@ -15,7 +15,7 @@ it reaches neither the capacity cache nor the counts. With 1 worker nothing is s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,15 +66,23 @@ def screen_job(job: ScreenJob) -> tuple[int, tuple[Screened, ...]]:
 
 def screen_in_parallel(scenario: Scenario, candidates: tuple[Candidate, ...], *, gpu_sheet: PriceSheet[GpuPriceRow],
                        calibration: Calibration | None, model_specs: Mapping[str, ModelSpec],
-                       runner: Runner) -> tuple[Screened, ...]:
-    """Every usable candidate's bounds, screened as `runner.map` jobs (order: by share, then enumeration)."""
+                       runner: Runner, progress: Callable[[int, int], None] | None = None) -> tuple[Screened, ...]:
+    """Every usable candidate's bounds, screened as `runner.map` jobs (order: by share, then enumeration).
+    In this process (one worker) `progress(shares done, shares)` is called after each share, so a caller's hook
+    (the app's Cancel) runs every model or so; a pool or cluster maps the jobs at once."""
     shares: dict[tuple[str, ...], list[Candidate]] = {}
     for c in candidates:
         key = (c.model,) if runner.parallelism == 1 else (c.model, c.hardware)
         shares.setdefault(key, []).append(c)
     jobs = [ScreenJob(scenario, tuple(share), gpu_sheet, calibration, {share[0].model: model_specs[share[0].model]})
             for share in shares.values()]
-    return tuple(s for _, part in runner.map(screen_job, jobs) for s in part)
+    if runner.parallelism > 1 or progress is None:
+        return tuple(s for _, part in runner.map(screen_job, jobs) for s in part)
+    parts: list[Screened] = []
+    for done, job in enumerate(jobs, start=1):
+        parts.extend(screen_job(job)[1])
+        progress(done, len(jobs))
+    return tuple(parts)
 
 
 @dataclass(frozen=True)
@@ -122,19 +130,23 @@ class Simulations:
             if self._cache is None or self._cache.get(self._cache_key(c)) is None:
                 self._start(c)
 
-    def capacities(self, candidates: list[Candidate]) -> tuple[list[CapacityValue], int]:
+    def capacities(self, candidates: list[Candidate], *,
+                   each: Callable[[int, int], None] | None = None) -> tuple[list[CapacityValue], int]:
         """Capacity of each candidate's replica: from the cache when it holds it, else simulated (or collected
-        from a simulation started ahead) and stored in the cache; also the number of cache hits."""
+        from a simulation started ahead) and stored in the cache; also the number of cache hits.
+        `each(done, missing)` is called after each simulation collected (a caller's progress or cancel hook)."""
         keys = [self._cache_key(c) for c in candidates]
         found = {k: hit for k in keys if self._cache is not None and (hit := self._cache.get(k)) is not None}
         missing = [(c, k) for c, k in zip(candidates, keys, strict=True) if k not in found]
         for c, _ in missing:  # all of the wave in flight before waiting on the first
             self._start(c)
-        for c, key in missing:
+        for done, (c, key) in enumerate(missing, start=1):
             value = self._runner.collect(self._running.pop(c.capacity_key))
             found[key] = value
             if self._cache is not None:
                 self._cache.put(key, value)
+            if each is not None:
+                each(done, len(missing))
         return [found[k] for k in keys], len(candidates) - len(missing)
 
     def discard(self) -> None:

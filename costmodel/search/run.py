@@ -47,6 +47,7 @@ from costmodel.serving.analytic import Capacity
 WAVE = 8
 TIE_USD = 0.005  # half a cent: a bound within it of the K-th cost may be one of its same-cost variants (rows.py)
 Progress = Callable[[float, str], None]  # (fraction done 0..1, what is running), e.g. the app's progress bar
+SCREEN_FRACTION = 0.1  # the bar's share for the roofline screen (a tenth of a search's time or less, measured)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -217,6 +218,25 @@ def search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPrice
                        progress=progress, api_sheet=api_sheet, quality_sheet=quality_sheet)
 
 
+def _silent(fraction: float, text: str) -> None:
+    """The progress hook when the caller gives none."""
+
+
+def simulated_fraction(*, simulated: int, queued: int) -> float:
+    """The bar's share after the screen: SCREEN_FRACTION + the rest x simulated / (simulated + still queued).
+    Pruning only shortens the queue and each wave moves WAVE from it to the simulated, so it never falls (the
+    screened queue itself is no measure: the first prune settles most of it in one step)."""
+    total = simulated + queued
+    return SCREEN_FRACTION + (1.0 - SCREEN_FRACTION) * (simulated / total if total else 1.0)
+
+
+def _wave_hook(report: Progress, *, simulated: int, at: float) -> Callable[[int, int], None]:
+    """The hook called after each simulation of a wave: the bar stays at `at`, its text counts the wave."""
+    def each(done: int, missing: int) -> None:
+        report(at, f"simulated {simulated:,} configurations; simulating the next {done}/{missing}")
+    return each
+
+
 def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPriceRow] | None = None,
            calibration: Calibration | None = None, today: dt.date | None = None,
            executor: LocalExecutor | RayExecutor | None = None, quality: QualityFilter | None = None,
@@ -227,8 +247,9 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
     simulate the survivors; `prune=False` simulates every usable candidate (brute force),
     `keep_front=True` keeps every candidate that could join the tokens/s-per-user front (module docstring).
     `cache` (shared with `decide`) holds capacities already simulated, so a repeated search or the decision
-    over its top K simulates nothing twice. `progress(fraction, text)` is called after the screen and after
-    every wave of simulations (fraction: share of the screened queue settled, simulated or pruned)."""
+    over its top K simulates nothing twice. `progress(fraction, text)` is called after each model screened (in
+    this process), after the screen, after each simulation and after each wave (fraction: `simulated_fraction`);
+    an exception it raises (the app's Cancel) stops the search there and propagates."""
     if top_k < 1:
         raise ValueError("top_k must be >= 1")
     started = time.perf_counter()
@@ -239,34 +260,39 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
     specs = {m: load_model(m) for m in {c.model for c in enumerated}}
     hosted = _with_host(scenario, enumerated, sheet=sheet)
     runner = executor or LocalExecutor()
-    screened = screen_in_parallel(scenario, hosted, gpu_sheet=sheet, calibration=calibration, model_specs=specs,
-                                  runner=runner)
+    report = progress or _silent
+    screened = screen_in_parallel(
+        scenario, hosted, gpu_sheet=sheet, calibration=calibration, model_specs=specs, runner=runner,
+        progress=lambda done, shares: report(SCREEN_FRACTION * done / shares, f"screening {len(enumerated):,} "
+                                             f"configurations with the roofline: {done}/{shares} models"))
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
                                             repr(s.candidate)))
     simulations = Simulations(scenario, runner=runner, calibration=calibration, cache=cache)
-    total = max(len(queue), 1)
-    if progress is not None:
-        progress(0.0, f"screened {len(enumerated):,} configurations; simulating the cheapest")
+    report(SCREEN_FRACTION, f"screened {len(enumerated):,} configurations; simulating the cheapest")
     simulated: list[Configuration] = []
     capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica and engine
     hits = 0
-    while queue:
-        feasible = _ranked(simulated, accept_unverified=scenario.accept_unverified_latency)
-        kth = _kth_cost(feasible, top_k=top_k)
-        if prune:
-            queue = [s for s in queue if not _pruned(s, feasible, kth_usd_per_month=kth, keep_front=keep_front)]
-        wave, queue = queue[:WAVE], queue[WAVE:]
-        new = list({s.candidate.capacity_key: s.candidate for s in wave
-                    if s.candidate.capacity_key not in capacities}.values())
-        simulations.start_ahead((s.candidate for s in queue), known=capacities)
-        values, wave_hits = simulations.capacities(new)
-        hits += wave_hits
-        capacities.update(zip((c.capacity_key for c in new), values, strict=True))
-        simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.capacity_key],
-                                       gpu_sheet=sheet, today=today, scope=scope) for s in wave)
-        if progress is not None:
-            progress(1.0 - len(queue) / total, f"simulated {len(simulated):,} configurations")
-    simulations.discard()
+    try:  # a hook that raises (the app's Cancel, Ctrl-C) drops the simulations started ahead
+        while queue:
+            feasible = _ranked(simulated, accept_unverified=scenario.accept_unverified_latency)
+            kth = _kth_cost(feasible, top_k=top_k)
+            if prune:
+                queue = [s for s in queue if not _pruned(s, feasible, kth_usd_per_month=kth, keep_front=keep_front)]
+            wave, queue = queue[:WAVE], queue[WAVE:]
+            new = list({s.candidate.capacity_key: s.candidate for s in wave
+                        if s.candidate.capacity_key not in capacities}.values())
+            simulations.start_ahead((s.candidate for s in queue), known=capacities)
+            values, wave_hits = simulations.capacities(new, each=_wave_hook(
+                report, simulated=len(simulated), at=simulated_fraction(simulated=len(simulated),
+                                                                        queued=len(wave) + len(queue))))
+            hits += wave_hits
+            capacities.update(zip((c.capacity_key for c in new), values, strict=True))
+            simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.capacity_key],
+                                           gpu_sheet=sheet, today=today, scope=scope) for s in wave)
+            report(simulated_fraction(simulated=len(simulated), queued=len(queue)),
+                   f"simulated {len(simulated):,} configurations")
+    finally:
+        simulations.discard()
     return _finish(simulated, top_k=top_k, enumerated=len(enumerated), started=started, hits=hits, scope=scope,
                    without_host=len(enumerated) - len(hosted), accept_unverified=scenario.accept_unverified_latency)
 
