@@ -206,17 +206,8 @@ def _rows(result: SearchResult) -> None:
                         on_click=_add, args=(row, name), help=f"adds the self-host option '{name}'")
 
 
-def render() -> None:
-    """The Search page."""
-    st.title("Search")
-    st.caption("Which model, GPU, GPU count and precision serve this scenario cheapest within its SLO? The search "
-               "enumerates every configuration (model x accelerator with a price offering x tensor-parallel size x "
-               "weight/KV dtype x offering x engine x scaling), screens them all with the roofline (memory fit, a "
-               "$/month lower bound, a TPOT lower bound), simulates only those that could still be among the "
-               "cheapest, and shows the Pareto fronts of the simulated ones. It plays by the decision's rules: the "
-               "scenario's own models (or those past its quality floor), and the scenario's operations and host "
-               "costs on every configuration. Add any configuration to the scenario in one click.")
-    scenario = state.current()
+def _scope_widgets(scenario: Scenario) -> tuple[list[str], list[str], int, bool, list[str]]:
+    """The search's scope as the page sets it: models, accelerators, top K, whole catalog, serving modes."""
     limits = scenario.search
     cols = st.columns([3, 3, 1])
     listed = limits.models if limits and isinstance(limits.models, list) else []
@@ -233,14 +224,11 @@ def render() -> None:
     modes = st.multiselect("Serving modes beside aggregated tensor parallel (where they apply: MoE or whole-node "
                            "models, published MTP acceptance)", list(SEARCH_MODES),
                            default=list(limits.modes) if limits else [], key="search_modes")
-    if st.button("Run the search", type="primary", key="search_run"):
-        st.session_state.pop(STOPPED_KEY, None)
-        try:
-            result = run_search(scoped(scenario, model_ids=model_ids, hardware_ids=hardware_ids, whole_catalog=whole,
-                                       modes=modes), top_k=top_k)
-            st.session_state[RESULT_KEY] = LastSearch(basis=search_basis(scenario), result=result, top_k=top_k)
-        except CostmodelError as exc:
-            show_error("Search", exc)
+    return model_ids, hardware_ids, top_k, whole, modes
+
+
+def _notices() -> None:
+    """What the last run, or the last click, left to say: a stopped search, an added or refused option."""
     stopped = st.session_state.get(STOPPED_KEY)
     if isinstance(stopped, StoppedSearch):
         st.warning(md(f"The search was stopped at {stopped.fraction:.0%}"
@@ -252,6 +240,29 @@ def render() -> None:
                       "page and in the memo."))
     if "search_added_error" in st.session_state:
         st.error(md(st.session_state.pop("search_added_error")))
+
+
+def render() -> None:
+    """The Search page."""
+    st.title("Search")
+    st.caption("Which model, GPU, GPU count and precision serve this scenario cheapest within its SLO? The search "
+               "enumerates every configuration (model x accelerator with a price offering x tensor-parallel size x "
+               "weight/KV dtype x offering x engine x scaling), screens them all with the roofline (memory fit, a "
+               "$/month lower bound, a TPOT lower bound), simulates only those that could still be among the "
+               "cheapest, and shows the Pareto fronts of the simulated ones. It plays by the decision's rules: the "
+               "scenario's own models (or those past its quality floor), and the scenario's operations and host "
+               "costs on every configuration. Add any configuration to the scenario in one click.")
+    scenario = state.current()
+    model_ids, hardware_ids, top_k, whole, modes = _scope_widgets(scenario)
+    if st.button("Run the search", type="primary", key="search_run"):
+        st.session_state.pop(STOPPED_KEY, None)
+        try:
+            result = run_search(scoped(scenario, model_ids=model_ids, hardware_ids=hardware_ids, whole_catalog=whole,
+                                       modes=modes), top_k=top_k)
+            st.session_state[RESULT_KEY] = LastSearch(basis=search_basis(scenario), result=result, top_k=top_k)
+        except CostmodelError as exc:
+            show_error("Search", exc)
+    _notices()
     last = st.session_state.get(RESULT_KEY)
     if not isinstance(last, LastSearch):
         st.info("Set the scope and press **Run the search** (the whole catalog takes about half a minute).")
