@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from costmodel.decision.quality import ResolvedFloor
 from costmodel.errors import CostmodelError
+
+if TYPE_CHECKING:  # decision/plan.py builds on the fleet modules, which import this one
+    from costmodel.decision.plan import OptionPlan
 
 OptionKind = Literal["api", "self-host", "hybrid"]
 
@@ -34,6 +37,7 @@ class CostBreakdown:
     gpu_usd_per_month: float = 0.0  # rented GPU-hours, or owned capex + power + colocation
     api_usd_per_month: float = 0.0  # token charges
     ops_usd_per_month: float = 0.0  # people, monitoring
+    host_usd_per_month: float = 0.0  # of gpu_usd_per_month: owned GPUs' host servers (capex + power)
 
 
 SloStatus = Literal["meets", "likely_meets", "misses", "unverified"]
@@ -153,6 +157,9 @@ class OptionResult:
     gpus_per_instance: int | None = None  # of the offering (mixed: of the base); 1 = GPUs sold singly
     burst_gpus_per_instance: int | None = None  # mixed: of the on-demand burst offering
     burst_spot_gpus_per_instance: int | None = None  # mixed: of the spot burst offering
+    # The self-host plan this result costs (decision/plan.py): the horizon, the volume sweep and sensitivity
+    # re-cost it at other demands. None for an API and for an option that could not be evaluated.
+    plan: OptionPlan | None = None
 
     @property
     def ranking_usd(self) -> float:
