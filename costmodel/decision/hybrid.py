@@ -9,10 +9,21 @@ from __future__ import annotations
 from costmodel.decision.evidence import USABLE_STATUSES, weakest_status
 from costmodel.decision.instances import InstancePacking
 from costmodel.decision.plan import HYBRID_TARGET_PEAK_UTILIZATION, hybrid_cost
-from costmodel.decision.results import CostBreakdown, OptionResult
+from costmodel.decision.results import CostBreakdown, OptionResult, SloStatus
 from costmodel.scenario import HybridOption, Scenario
 from costmodel.serving.analytic import Capacity
 from costmodel.units import HOURS_PER_MONTH, TOKENS_PER_MTOK
+
+
+def hybrid_slo_status(*, base_replicas: int, overflow_fraction: float, self_host_status: SloStatus,
+                      api_status: SloStatus, base_feasible: bool) -> SloStatus:
+    """The weakest status of the parts that serve (the base when kept, the API when it takes any request); a
+    kept base that meets no load misses."""
+    if not base_feasible and base_replicas:
+        return "misses"
+    parts = ((self_host_status,) if base_replicas else ()) + (
+        (api_status,) if overflow_fraction > 0 or not base_replicas else ())
+    return weakest_status(parts)
 
 
 def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[float, ...], self_host: OptionResult,
@@ -30,10 +41,9 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
                        api_usd_per_request=api.api_usd_per_request,
                        max_base_replicas=self_host.replicas if capacity.feasible else 0)
     base_gpu_usd = packing.gpus_billed(plan.base_replicas) * self_host.usd_per_gpu_hour * HOURS_PER_MONTH
-    parts = ([self_host] if plan.base_replicas else []) + ([api] if plan.overflow_fraction > 0 or not plan.base_replicas
-                                                             else [])
-    status = weakest_status(tuple(p.slo_status for p in parts)) if capacity.feasible or not plan.base_replicas \
-        else "misses"
+    status = hybrid_slo_status(base_replicas=plan.base_replicas, overflow_fraction=plan.overflow_fraction,
+                               self_host_status=self_host.slo_status, api_status=api.slo_status,
+                               base_feasible=capacity.feasible)
     meets = status in USABLE_STATUSES
     shown = self_host if plan.base_replicas else api  # whose p90 figures and band the row shows
     reason = (f"{plan.base_replicas} base replica(s) of {self_host.name} serve {1 - plan.overflow_fraction:.0%} of "

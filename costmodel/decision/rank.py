@@ -148,8 +148,7 @@ def decide(
                 capacity=capacities[option.self_host][0], api=results[option.api],
             )
     results = {name: named_reference(r, references.get(name)) for name, r in results.items()}
-    horizons = option_horizons(scenario, results, capacities, gpu_sheet=gpu_sheet, profile=profile, today=today,
-                         gpu_price_scale=over.gpu_price)
+    horizons = option_horizons(scenario, results, capacities, profile=profile)
     marked = tuple(replace(apply_exclusions(r, retired=feasible.retired, below_floor=feasible.below_floor),
                            quality_score=feasible.quality_scores.get(r.name), retires_on=feasible.retirements.get(r.name))
                    for r in results.values())
