@@ -41,15 +41,8 @@ from costmodel.decision.capacity import (  # re-exported: the app, search and me
 )
 from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.feasibility import Feasibility, apply_exclusions, assess
-from costmodel.decision.horizon import (
-    OptionHorizon,
-    RankingChange,
-    option_horizons,
-    ranking_change,
-    ranking_change_reason,
-    scaled_workload,
-    with_horizon,
-)
+from costmodel.decision.horizon import OptionHorizon, option_horizons, scaled_workload, with_horizon
+from costmodel.decision.horizon_ranking import RankingChange, ranking_change, ranking_change_reason
 from costmodel.decision.options import api_result, hybrid_result, self_host_result
 from costmodel.decision.ranking import (
     finite_or_excluded,

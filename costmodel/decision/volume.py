@@ -23,147 +23,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from dataclasses import dataclass, replace
 
 from costmodel.decision.economics import HybridPlan
 from costmodel.decision.fleet import replicas_by_hour
 from costmodel.decision.plan import Demand, OptionPlan, PlanCost, hybrid_cost, peak_replicas, plan_cost
-from costmodel.decision.results import Decision, OptionResult
-from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
-from costmodel.pricing.api_cost import api_option_cost
-from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
+from costmodel.decision.volume_model import (  # re-exported: the sweep's callers import them here
+    CostModel,
+    OptionCost,
+    Scaling,
+    cost_model,
+)
 from costmodel.units import SECONDS_PER_MONTH
 
+__all__ = ["CostModel", "OptionCost", "Scaling", "cost_model", "hybrid_plan", "plan_cost_at", "replicas_by_hour_at",
+           "same_plan", "serves", "step_volumes", "throttled", "tokens_per_second_per_replica", "usd_per_month"]
+
+AS_GIVEN = Scaling()  # every input at its month-0 value
 MAX_STEPS = 400  # replica steps listed per option (beyond them the search falls back to its grid)
-
-
-@dataclass(frozen=True)
-class Scaling:
-    """Multipliers applied to the month-0 inputs (1.0 = as evaluated)."""
-
-    volume: float = 1.0  # requests per month (and so utilization at fixed replicas)
-    usd_per_gpu_hour: float = 1.0
-    api_usd_per_mtok: float = 1.0
-    throughput: float = 1.0  # capacity per replica at the SLO (efficiency)
-    prompt_tokens: float = 1.0  # mean prompt tokens per request
-    output_tokens: float = 1.0  # mean output tokens per request
-    capacity_factors: tuple[tuple[str, float], ...] = ()  # (self-host option, capacity multiplier); 0 = infeasible
-
-
-@dataclass(frozen=True)
-class OptionCost:
-    """What one option's $/month depends on: an API's prices and limits, or a self-host option's plan."""
-
-    name: str
-    kind: str
-    meets_slo: bool
-    api_usd_per_request_prompt: float = 0.0  # API: prompt share of $/request at month 0
-    api_usd_per_request_output: float = 0.0
-    requests_limit_volume_scale: float = math.inf  # API: volume multiple at which requests/min hit the limit
-    tokens_limit_volume_scale: float = math.inf  # API: same for tokens/min (at the month-0 token mix)
-    prompt_token_share: float = 0.0  # prompt tokens / (prompt + output tokens) per request
-    ops_usd_per_month: float = 0.0  # API: its ops line (self-host ops are the plan's)
-    plan: OptionPlan | None = None  # self-host, and a hybrid's base (decision/plan.py)
-    capacity_requests_per_second: float = 0.0  # per replica at the SLO; 0 = no load meets the SLO
-    prefill_time_fraction: float = 0.0  # share of a replica's GPU time spent on prompt tokens
-    ttft_p90_seconds: float = 0.0  # with TPOT p90 and the output length: the work a spot interruption redoes
-    tpot_p90_seconds: float = 0.0
-    base: str | None = None  # hybrid: the self-host option it keeps
-    api: str | None = None  # hybrid: the API option that takes the overflow
-
-
-@dataclass(frozen=True)
-class CostModel:
-    """Everything needed to re-run the month-0 economics of every option under a `Scaling`."""
-
-    options: tuple[OptionCost, ...]
-    recommendation: str
-    mean_requests_per_second: float
-    peak_requests_per_second: float
-    hourly_profile: tuple[float, ...]
-    mean_prompt_tokens: float
-    mean_output_tokens: float
-    tokens_per_month: float
-    # Infeasible options a feasible hybrid is built from (its base or its API): priced, never competing.
-    parts: tuple[OptionCost, ...] = ()
-
-    def option(self, name: str) -> OptionCost:
-        """The option with this name (a feasible option, or a part of a feasible hybrid)."""
-        for option in (*self.options, *self.parts):
-            if option.name == name:
-                return option
-        raise KeyError(name)
-
-
-def _share(part: float, whole: float) -> float:
-    return part / whole if whole > 0 and math.isfinite(whole) and math.isfinite(part) else 0.0
-
-
-def _api_cost(result: OptionResult, option: ApiOption, decision: Decision, scenario: Scenario,
-              sheet: PriceSheet[ApiPriceRow]) -> OptionCost:
-    per_request = result.api_usd_per_request
-    if per_request is None:
-        per_request = _share(result.breakdown.api_usd_per_month, decision.requests_per_month)
-    prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
-    prompt_share = _share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens)
-    limits = api_option_cost(option, scenario.workload, sheet).rate_limit
-    # A batch-API route has no per-minute limit: check_rate_limits never throttles it.
-    batch = limits.batch
-
-    def headroom(limit: int | None, demand: float) -> float:
-        return math.inf if batch or limit is None or demand <= 0 else limit / demand
-
-    return OptionCost(
-        name=result.name, kind=result.kind, meets_slo=result.meets_slo,
-        api_usd_per_request_prompt=per_request * prompt_share,
-        api_usd_per_request_output=per_request * (1.0 - prompt_share),
-        requests_limit_volume_scale=headroom(limits.requests_per_minute_limit, limits.peak_requests_per_minute),
-        tokens_limit_volume_scale=headroom(limits.tokens_per_minute_limit, limits.peak_tokens_per_minute),
-        prompt_token_share=_share(decision.mean_prompt_tokens, decision.mean_prompt_tokens + decision.mean_output_tokens),
-        ops_usd_per_month=result.breakdown.ops_usd_per_month,
-    )
-
-
-def _self_host_cost(result: OptionResult, decision: Decision) -> OptionCost:
-    assert result.plan is not None  # every evaluated self-host result carries its plan
-    prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
-    return OptionCost(
-        name=result.name, kind=result.kind, meets_slo=result.meets_slo, plan=result.plan,
-        capacity_requests_per_second=result.capacity_requests_per_second or 0.0,
-        prefill_time_fraction=_share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens),
-        ttft_p90_seconds=result.ttft_p90_seconds or 0.0, tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
-    )
-
-
-def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[ApiPriceRow] | None = None) -> CostModel:
-    """The economics inputs of every evaluated option (hybrids and rate limits resolved through the scenario)."""
-    sheet = api_sheet or load_api_prices()
-    costs: dict[str, OptionCost] = {}
-    usable = {r.name for r in decision.usable_options}
-    hybrid_parts = {part for r in decision.usable_options if isinstance(o := scenario.option(r.name), HybridOption)
-                    for part in (o.self_host, o.api)}
-    for result in decision.options:
-        if result.name not in usable and result.name not in hybrid_parts:
-            continue
-        option = scenario.option(result.name)
-        if isinstance(option, ApiOption):
-            costs[result.name] = _api_cost(result, option, decision, scenario, sheet)
-        elif result.kind == "self-host" and isinstance(option, SelfHostOption) and result.plan is not None:
-            costs[result.name] = _self_host_cost(result, decision)
-    for result in decision.usable_options:
-        option = scenario.option(result.name)
-        if isinstance(option, HybridOption):
-            base = costs[option.self_host]
-            costs[result.name] = replace(base, name=result.name, kind="hybrid", meets_slo=result.meets_slo,
-                                         base=option.self_host, api=option.api)
-    return CostModel(
-        options=tuple(costs[r.name] for r in decision.usable_options), recommendation=decision.recommendation or "",
-        parts=tuple(costs[name] for name in sorted(hybrid_parts - usable)),
-        mean_requests_per_second=decision.mean_requests_per_second,
-        peak_requests_per_second=decision.peak_requests_per_second, hourly_profile=decision.hourly_profile,
-        mean_prompt_tokens=decision.mean_prompt_tokens, mean_output_tokens=decision.mean_output_tokens,
-        tokens_per_month=decision.tokens_per_month,
-    )
 
 
 def _api_usd_per_request(option: OptionCost, scaling: Scaling) -> float:
@@ -179,7 +55,7 @@ def _capacity(option: OptionCost, scaling: Scaling) -> float:
     return option.capacity_requests_per_second * scaling.throughput * factor / time_per_request
 
 
-def serves(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:
+def serves(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> bool:
     """False when a self-hosted option's capacity at the SLO is 0 under `scaling` (it cannot meet the SLO)."""
     option = model.option(name)
     return option.kind != "self-host" or _capacity(option, scaling) > 0
@@ -198,7 +74,7 @@ def _plan(option: OptionCost) -> OptionPlan:
     return option.plan
 
 
-def plan_cost_at(model: CostModel, name: str, scaling: Scaling = Scaling()) -> PlanCost:
+def plan_cost_at(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> PlanCost:
     """A self-host option's (or a hybrid's base's) plan costed at the scaled inputs (decision/plan.py)."""
     option = model.option(name)
     return plan_cost(_plan(option), _demand(model, scaling), capacity_requests_per_second=_capacity(option, scaling),
@@ -206,7 +82,7 @@ def plan_cost_at(model: CostModel, name: str, scaling: Scaling = Scaling()) -> P
                      gpu_price_scale=scaling.usd_per_gpu_hour)
 
 
-def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> HybridPlan:
+def hybrid_plan(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> HybridPlan:
     """The hybrid option's plan (base replicas, overflow) under `scaling` (0 base replicas if the base is infeasible)."""
     option = model.option(name)
     assert option.kind == "hybrid" and option.api is not None
@@ -219,7 +95,7 @@ def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> Hy
         gpu_price_scale=scaling.usd_per_gpu_hour)
 
 
-def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> float:
+def usd_per_month(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> float:
     """$/month of option `name` with the month-0 inputs scaled."""
     option = model.option(name)
     if option.kind == "api":
@@ -230,7 +106,7 @@ def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> 
     return plan_cost_at(model, name, scaling).usd_per_month
 
 
-def replicas_by_hour_at(model: CostModel, name: str, scaling: Scaling = Scaling()) -> tuple[int, ...]:
+def replicas_by_hour_at(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> tuple[int, ...]:
     """A self-host option's replicas in each hour at the scaled inputs, by its fleet policy (a fixed fleet:
     the peak hour's count all day; an hourly fleet: each hour's demand, capped at max_replicas, a mixed
     fleet's base taken as no more than the demand needs); () when it cannot meet the SLO."""
@@ -249,14 +125,14 @@ def replicas_by_hour_at(model: CostModel, name: str, scaling: Scaling = Scaling(
     return tuple(min(r, fleet.max_replicas) for r in wanted)
 
 
-def tokens_per_second_per_replica(model: CostModel, name: str, scaling: Scaling = Scaling()) -> float:
+def tokens_per_second_per_replica(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> float:
     """Prompt + output tokens/s one replica serves at the SLO under `scaling` (capacity x tokens per request)."""
     option = model.option(name)
     tokens = model.mean_prompt_tokens * scaling.prompt_tokens + model.mean_output_tokens * scaling.output_tokens
     return _capacity(option, scaling) * tokens
 
 
-def throttled(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:
+def throttled(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> bool:
     """True when the option's API traffic passes the per-minute limits at this volume and token mix."""
     option = model.option(name)
     if option.kind == "self-host":
@@ -300,7 +176,7 @@ def _replica_steps(model: CostModel, option: OptionCost, *, up_to: float) -> lis
     return sorted(found, key=lambda s: abs(math.log(s)))[:MAX_STEPS]
 
 
-def same_plan(model: CostModel, first: str, second: str, scaling: Scaling = Scaling()) -> bool:
+def same_plan(model: CostModel, first: str, second: str, scaling: Scaling = AS_GIVEN) -> bool:
     """True when one option is a hybrid that keeps 0 base replicas and so is just the other (its API)."""
     for hybrid, other in ((first, second), (second, first)):
         option = model.option(hybrid)
