@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from costmodel.decision.evidence import USABLE_STATUSES, weakest_status
 from costmodel.decision.instances import InstancePacking
-from costmodel.decision.plan import HYBRID_TARGET_PEAK_UTILIZATION, hybrid_cost
+from costmodel.decision.plan import HYBRID_TARGET_PEAK_UTILIZATION, fixed_cost, hybrid_cost
 from costmodel.decision.results import CostBreakdown, OptionResult, SloStatus
 from costmodel.scenario import HybridOption, Scenario
 from costmodel.serving.analytic import Capacity
@@ -33,14 +33,14 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
     assert self_host.usd_per_gpu_hour is not None and self_host.gpus_per_replica is not None
     assert api.api_usd_per_request is not None and self_host.plan is not None
     own = self_host.plan
-    ops_fixed, ops_per_gpu = own.ops_usd_per_month, own.ops_usd_per_gpu_month
+    ops_per_gpu = own.ops_usd_per_gpu_month
     target = HYBRID_TARGET_PEAK_UTILIZATION
     packing = InstancePacking(gpus_per_replica=self_host.gpus_per_replica, gpus_per_instance=own.packing.gpus_per_instance)
     plan = hybrid_cost(own, mean_requests_per_second=workload.mean_requests_per_second(), hourly_profile=profile,
                        capacity_requests_per_second=capacity.requests_per_second if capacity.feasible else 0.0,
                        api_usd_per_request=api.api_usd_per_request,
                        max_base_replicas=self_host.replicas if capacity.feasible else 0)
-    base_gpu_usd = packing.gpus_billed(plan.base_replicas) * self_host.usd_per_gpu_hour * HOURS_PER_MONTH
+    base = fixed_cost(own, replicas=plan.base_replicas)  # the base's bill, as a fixed fleet of the same plan
     status = hybrid_slo_status(base_replicas=plan.base_replicas, overflow_fraction=plan.overflow_fraction,
                                self_host_status=self_host.slo_status, api_status=api.slo_status,
                                base_feasible=capacity.feasible)
@@ -63,10 +63,9 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         throttled=api.throttled and plan.overflow_fraction > 0, retired=api.retired,
         capacity_requests_per_second=capacity.requests_per_second if capacity.feasible else None,
         tokens_per_second_per_replica=self_host.tokens_per_second_per_replica,
-        breakdown=CostBreakdown(gpu_usd_per_month=base_gpu_usd,
-            api_usd_per_month=plan.api_usd_per_month,
-            ops_usd_per_month=(ops_fixed + packing.gpus_billed(plan.base_replicas) * ops_per_gpu
-                               if plan.base_replicas else 0.0)),
+        breakdown=CostBreakdown(gpu_usd_per_month=base.gpu_usd_per_month, api_usd_per_month=plan.api_usd_per_month,
+                                ops_usd_per_month=base.ops_usd_per_month if plan.base_replicas else 0.0,
+                                host_usd_per_month=base.host_usd_per_month),
         instances=packing.instances(plan.base_replicas), gpus_billed=packing.gpus_billed(plan.base_replicas),
         gpus_per_instance=packing.gpus_per_instance,
         host_not_counted=self_host.host_not_counted and plan.base_replicas > 0,

@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from costmodel.decision.economics import HybridPlan, plan_hybrid
+from costmodel.decision.economics import HybridPlan, fixed_fleet_usd_per_month, plan_hybrid
 from costmodel.decision.fleet import (
     AutoscaledDay,
     autoscaled_day,
@@ -154,12 +154,15 @@ def peak_replicas(plan: OptionPlan, demand: Demand, *, capacity_requests_per_sec
 def fixed_cost(plan: OptionPlan, *, replicas: int, gpu_price_scale: float = 1.0) -> PlanCost:
     """`replicas` paid all month in whole instances (economics.size_self_host's bill)."""
     gpus_billed = plan.packing.gpus_billed(replicas)
+    gpu_usd, ops_usd = fixed_fleet_usd_per_month(gpus_billed=gpus_billed,
+                                                 usd_per_gpu_hour=plan.usd_per_gpu_hour * gpu_price_scale,
+                                                 ops_usd_per_month=plan.ops_usd_per_month,
+                                                 ops_usd_per_gpu_month=plan.ops_usd_per_gpu_month)
     return PlanCost(
         replicas_by_hour=(replicas,) * 24, instances=plan.packing.instances(replicas), gpus_billed=gpus_billed,
-        gpu_hours_per_month=gpus_billed * HOURS_PER_MONTH,
-        gpu_usd_per_month=gpus_billed * (plan.usd_per_gpu_hour * gpu_price_scale) * HOURS_PER_MONTH,
+        gpu_hours_per_month=gpus_billed * HOURS_PER_MONTH, gpu_usd_per_month=gpu_usd,
         host_usd_per_month=_host_usd(plan, replicas=replicas, gpu_price_scale=gpu_price_scale),
-        ops_usd_per_month=plan.ops_usd_per_month + gpus_billed * plan.ops_usd_per_gpu_month)
+        ops_usd_per_month=ops_usd)
 
 
 def _host_usd(plan: OptionPlan, *, replicas: int, gpu_price_scale: float) -> float:
