@@ -20,7 +20,6 @@ from costmodel.decision.fleet_policy import (  # re-exported: tests, the search 
     INTERACTIVE_TARGET_PEAK_UTILIZATION,
     MAX_AUTOSCALE_REPLICAS,
     FleetPolicy,
-    ResolvedFleetPolicy,
     fleet_policy,
     policy_rule,
 )
@@ -32,7 +31,7 @@ from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH
 
 __all__ = ["BATCH_MIN_REPLICAS", "BATCH_SPARE_REPLICAS", "BATCH_TARGET_PEAK_UTILIZATION", "INTERACTIVE_MIN_REPLICAS",
            "INTERACTIVE_SPARE_REPLICAS", "INTERACTIVE_TARGET_PEAK_UTILIZATION", "MAX_AUTOSCALE_REPLICAS",
-           "FleetPolicy", "ResolvedFleetPolicy", "fleet_policy", "policy_rule"]
+           "FleetPolicy", "fleet_policy", "policy_rule"]
 
 
 def replicas_for_demand(*, demand_requests_per_second: float, capacity_requests_per_second: float,

@@ -65,10 +65,6 @@ class FleetPolicy:
         return self.hourly_min_replicas if self.hourly_min_replicas is not None else (self.min_replicas or 1)
 
 
-# The name the decision used before the scaling fields joined the policy.
-ResolvedFleetPolicy = FleetPolicy
-
-
 def fleet_policy(option: SelfHostOption, scenario: Scenario) -> FleetPolicy:
     """The option's headroom, replica floor and scaling: its own fields, else the scenario's `fleet:`, else
     defaults (module docstring)."""
