@@ -51,11 +51,11 @@ def self_host_evidence(option: SelfHostOption, scenario: Scenario,
 
 def self_host_result(option: SelfHostOption, scenario: Scenario, sheet: PriceSheet[GpuPriceRow],
                      capacity_and_source: tuple[Capacity, str], *, reference: OptionResult | None, today: dt.date,
-                     gpu_price_scale: float = 1.0, planned: PlannedOption | None = None) -> OptionResult:
-    """A self-host option sized by its fleet policy from its capacity at the SLO (`planned`: its plan, when the
-    caller built it already)."""
+                     gpu_price_scale: float = 1.0) -> OptionResult:
+    """A self-host option's plan (GPU prices x `gpu_price_scale`) sized by its fleet policy from its capacity at
+    the SLO and costed by `plan_cost`."""
     capacity, efficiency_source = capacity_and_source
-    planned = planned or option_plan(option, scenario, sheet, today=today, gpu_price_scale=gpu_price_scale)
+    planned = option_plan(option, scenario, sheet, today=today, gpu_price_scale=gpu_price_scale)
     if not capacity.feasible:
         return _infeasible_result(option, planned, capacity, efficiency_source,
                                   reference=reference.name if reference else None)
