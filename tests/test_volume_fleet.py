@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from costmodel.decision.rank import Overrides, decide
-from costmodel.decision.sensitivity import overtakes_at
-from costmodel.decision.volume import CostModel, OptionCost, Scaling, cost_model, step_volumes, usd_per_month
 from costmodel.decision.fleet_policy import FleetPolicy
 from costmodel.decision.instances import InstancePacking
 from costmodel.decision.plan import OptionPlan
+from costmodel.decision.rank import Overrides, decide
+from costmodel.decision.sensitivity import overtakes_at
+from costmodel.decision.volume import CostModel, OptionCost, Scaling, cost_model, step_volumes, usd_per_month
 from costmodel.scenario import parse_scenario
 from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH, SECONDS_PER_MONTH
 from tests.test_fleet import TODAY, nightly
