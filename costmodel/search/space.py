@@ -75,16 +75,15 @@ class Candidate:
         """This configuration as a scenario option carrying `terms` (ops, host overrides, warm-up; none: the
         replica alone, for capacity and the roofline, which the terms do not change)."""
         warmup = terms.warmup_minutes if terms is not None else DEFAULT_SEARCH_WARMUP_MINUTES
-        # Validated like a scenario's own option (the literal fields are checked at run time, not by the types).
-        scaling = (ScalingPolicy.model_validate({"mode": self.scaling, "warmup_minutes": warmup})
+        scaling = (ScalingPolicy(mode=self.scaling, warmup_minutes=warmup)  # type: ignore[arg-type]
                    if self.scaling in ("autoscale", "mixed") else ScalingPolicy())
         extra = {} if terms is None else {
             "ops_usd_per_month": terms.ops_usd_per_month, "ops_usd_per_gpu_month": terms.ops_usd_per_gpu_month,
             "host_capex_usd_per_gpu": terms.host_capex_usd_per_gpu, "host_power_kw_per_gpu": terms.host_power_kw_per_gpu}
-        return SelfHostOption.model_validate({
-            "name": name, "model": self.model, "hardware": self.hardware, "gpus_per_replica": self.gpus_per_replica,
-            "weight_dtype": self.weight_dtype, "kv_dtype": self.kv_dtype, "offering": self.offering,
-            "engine": self.engine, "scaling": scaling, **extra})
+        return SelfHostOption(name=name, model=self.model, hardware=self.hardware,
+                              gpus_per_replica=self.gpus_per_replica, weight_dtype=self.weight_dtype,  # type: ignore[arg-type]
+                              kv_dtype=self.kv_dtype, offering=self.offering,  # type: ignore[arg-type]
+                              engine=self.engine, scaling=scaling, **extra)  # type: ignore[arg-type]
 
 
 def scalings(offering_kind: str, *, on_demand_burst: bool = False) -> tuple[str, ...]:
