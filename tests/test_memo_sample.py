@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 
 from costmodel.decision.economics import plan_hybrid, size_self_host
+from costmodel.decision.fleet_policy import FleetPolicy
+from costmodel.decision.instances import InstancePacking
+from costmodel.decision.plan import OptionPlan
 from costmodel.decision.results import CostBreakdown, Decision, OptionResult, PriceSource
 from costmodel.scenario import Scenario, load_scenario
 from costmodel.units import SECONDS_PER_MONTH
@@ -70,6 +73,12 @@ def _self_host(name: str, *, model: str, hardware: str, gpus: int, usd_per_gpu_h
         price_sources=(PriceSource(f"GPU offering {offering}", "skypilot-org/skypilot-catalog", CHECKED, 0),),
         model_id=model, hardware_id=hardware, gpus_per_replica=gpus, usd_per_gpu_hour=usd_per_gpu_hour,
         efficiency_source=f"datasheet defaults for {hardware}",
+        # The plan the figures above assume (the volume sweep re-costs it): sized at 100% of capacity, >= 1
+        # replica, no spare, GPUs sold singly, fixed ops only.
+        plan=OptionPlan(name=name, gpus_per_replica=gpus, usd_per_gpu_hour=usd_per_gpu_hour, host_usd_per_gpu_hour=0.0,
+                        packing=InstancePacking(gpus_per_replica=gpus),
+                        fleet=FleetPolicy(target_peak_utilization=1.0, min_replicas=1, reason="hand-built"),
+                        ops_usd_per_month=ops, ops_usd_per_gpu_month=0.0),
     )
 
 

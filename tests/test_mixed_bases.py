@@ -13,7 +13,7 @@ import random
 import pytest
 
 from costmodel.decision.instances import InstancePacking
-from costmodel.decision.mixed import MixedPackings, _bases_to_try, _day_for_base, mixed_day
+from costmodel.decision.mixed import MixedPackings, _bases_to_try, _day_for_base, _DayTerms, mixed_day
 from costmodel.decision.mixed_bases import bases_usd_per_day, cheapest_base
 
 
@@ -34,7 +34,7 @@ def test_every_base_priced_as_its_own_day(seed: int) -> None:
                 "spot_share": rng.choice([0.0, 1.0, rng.random()]),
                 "interruptions_per_hour": rng.choice([0.0, 1.0, rng.random()]), "packings": packings}
     bases = _bases_to_try(paid, packings)
-    days = [_day_for_base(k, paid, capped_hours=0, **settings) for k in bases]  # type: ignore[arg-type]
+    days = [_day_for_base(k, paid, _DayTerms(capped_hours=0, **settings)) for k in bases]  # type: ignore[arg-type]
     priced = bases_usd_per_day(bases, paid, **settings)  # type: ignore[arg-type]
     assert priced == [d.usd_per_day for d in days]
     assert cheapest_base(bases, priced) == min(days, key=lambda d: (round(d.usd_per_day, 9), d.base_replicas)).base_replicas

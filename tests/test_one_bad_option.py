@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from costmodel.cli import main
-from costmodel.decision import fleet
+from costmodel.decision import plan, self_host
 from costmodel.decision.fleet import autoscaled_day
 from costmodel.decision.rank import decide
 from costmodel.errors import CostmodelError
@@ -54,7 +54,8 @@ def test_off_spot_nothing_is_redone_whatever_the_latency() -> None:
 
 def _unbounded_redo(monkeypatch: pytest.MonkeyPatch) -> None:
     """The redone work an unbounded latency estimate gives (an extreme scenario's TTFT or TPOT p90)."""
-    monkeypatch.setattr(fleet, "interrupted_work_seconds", lambda **kwargs: math.inf)
+    for module in (plan, self_host):  # where the decision's costing looks it up (decision/plan.py, self_host.py)
+        monkeypatch.setattr(module, "interrupted_work_seconds", lambda **kwargs: math.inf)
 
 
 def test_an_autoscaled_option_off_spot_is_priced(monkeypatch: pytest.MonkeyPatch) -> None:

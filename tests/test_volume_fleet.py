@@ -1,5 +1,5 @@
 """The volume sweep (decision/volume.py) re-runs the hourly fleet of autoscaled and mixed options
-(decision/volume_fleet.py) instead of scaling their peak replica count: arithmetic written out on a two-level
+(their plan, decision/plan.py `plan_cost`) instead of scaling their peak replica count: arithmetic written out on a two-level
 day, the break-even volume against an API, and decide() at other volumes and GPU prices.
 
 Formulas: decision/fleet.py (replicas_h = max(m, ceil(demand_h / (t x capacity))), starts = the cyclic rises,
@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import pytest
 
+from costmodel.decision.fleet_policy import FleetPolicy
+from costmodel.decision.instances import InstancePacking
+from costmodel.decision.plan import OptionPlan
 from costmodel.decision.rank import Overrides, decide
 from costmodel.decision.sensitivity import overtakes_at
 from costmodel.decision.volume import CostModel, OptionCost, Scaling, cost_model, step_volumes, usd_per_month
-from costmodel.decision.volume_fleet import FleetInputs
 from costmodel.scenario import parse_scenario
 from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH, SECONDS_PER_MONTH
 from tests.test_fleet import TODAY, nightly
@@ -26,19 +28,24 @@ MEAN_RPS, CAPACITY_RPS, USD_PER_GPU_HOUR, OPS_USD = 10.0, 5.0, 2.0, 10_000.0
 API_USD_PER_MONTH_AT_1X = 10_000.0  # the API's $/month at the month-0 volume; it grows linearly with volume
 
 
+def _plan(scaling: str) -> OptionPlan:
+    """One GPU per replica sold singly at $2/GPU-hour, $10,000/month fixed ops, target 1, floor 1, 10 min warm-up."""
+    fleet = FleetPolicy(target_peak_utilization=1.0, min_replicas=1, reason="", scaling=scaling,  # type: ignore[arg-type]
+                        max_replicas=1000, warmup_minutes=10.0)
+    return OptionPlan(name=scaling, gpus_per_replica=1, usd_per_gpu_hour=USD_PER_GPU_HOUR, host_usd_per_gpu_hour=0.0,
+                      packing=InstancePacking(gpus_per_replica=1), fleet=fleet, ops_usd_per_month=OPS_USD,
+                      ops_usd_per_gpu_month=0.0)
+
+
 def _model() -> CostModel:
-    fleet = FleetInputs(mode="autoscale", gpus_per_replica=1, usd_per_gpu_hour=USD_PER_GPU_HOUR,
-                        ops_usd_per_gpu_month=0.0, max_replicas=1000, warmup_minutes=10.0,
-                        interruptions_per_replica_hour=0.0, ttft_p90_seconds=0.2, tpot_p90_seconds=0.02,
-                        mean_output_tokens=200.0)
     self_host = {"kind": "self-host", "meets_slo": True, "capacity_requests_per_second": CAPACITY_RPS,
-                 "prefill_time_fraction": 0.5, "min_replicas": 1, "target_peak_utilization": 1.0,
-                 "ops_usd_per_month": OPS_USD, "replica_usd_per_month": USD_PER_GPU_HOUR * HOURS_PER_MONTH}
+                 "prefill_time_fraction": 0.5, "ttft_p90_seconds": 0.2, "tpot_p90_seconds": 0.02}
     per_request = API_USD_PER_MONTH_AT_1X / (MEAN_RPS * SECONDS_PER_MONTH)
     api = OptionCost(name="api", kind="api", meets_slo=True, api_usd_per_request_prompt=per_request / 2,
                      api_usd_per_request_output=per_request / 2, prompt_token_share=0.5)
     return CostModel(
-        options=(api, OptionCost(name="auto", fleet=fleet, **self_host), OptionCost(name="fixed", **self_host)),
+        options=(api, OptionCost(name="auto", plan=_plan("autoscale"), **self_host),  # type: ignore[arg-type]
+                 OptionCost(name="fixed", plan=_plan("fixed"), **self_host)),  # type: ignore[arg-type]
         recommendation="api", mean_requests_per_second=MEAN_RPS, peak_requests_per_second=MEAN_RPS * 1.5,
         hourly_profile=PROFILE, mean_prompt_tokens=1000.0, mean_output_tokens=200.0, tokens_per_month=1e9)
 

@@ -77,6 +77,14 @@ class SelfHostCost:
     gpus_billed: int = 0  # instances x GPUs per instance (= gpus when the offering sells single GPUs)
 
 
+def fixed_fleet_usd_per_month(*, gpus_billed: int, usd_per_gpu_hour: float, ops_usd_per_month: float,
+                              ops_usd_per_gpu_month: float) -> tuple[float, float]:
+    """(GPU $, ops $) a month of GPUs billed all month: GPUs billed x c x 730.5 h, and fixed ops + $/GPU-month x
+    GPUs billed (the fixed fleet's bill; decision/plan.py `fixed_cost` and `size_self_host` share it)."""
+    return (gpus_billed * usd_per_gpu_hour * HOURS_PER_MONTH,
+            ops_usd_per_month + gpus_billed * ops_usd_per_gpu_month)
+
+
 def size_self_host(
     *,
     mean_requests_per_second: float,
@@ -110,8 +118,9 @@ def size_self_host(
     if packing.gpus_per_replica != gpus_per_replica:
         raise CostmodelError(f"instance packing is for {packing.gpus_per_replica}-GPU replicas, not {gpus_per_replica}")
     gpus_billed = packing.gpus_billed(replicas)
-    gpu_usd = gpus_billed * usd_per_gpu_hour * HOURS_PER_MONTH
-    ops_usd_per_month = ops_usd_per_month + gpus_billed * ops_usd_per_gpu_month
+    gpu_usd, ops_usd_per_month = fixed_fleet_usd_per_month(
+        gpus_billed=gpus_billed, usd_per_gpu_hour=usd_per_gpu_hour, ops_usd_per_month=ops_usd_per_month,
+        ops_usd_per_gpu_month=ops_usd_per_gpu_month)
     total = gpu_usd + ops_usd_per_month
     tokens_per_month = mean_requests_per_second * tokens_per_request * SECONDS_PER_MONTH
     per_replica_tps = capacity_requests_per_second * tokens_per_request

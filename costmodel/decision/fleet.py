@@ -1,15 +1,8 @@
-"""Fleet sizing policy: headroom (target peak utilization) and redundancy (a replica floor), hour by hour.
+"""Fleet sizing, hour by hour: replicas for a demand, autoscaled days, warm-up billing, spot overhead.
 
-replicas_h = max(min_replicas, ceil(demand_h / (target_peak_utilization x capacity))) (docs/economics.md,
-"Headroom and redundancy"), and, for N+k redundancy, at least ceil(demand_h / capacity) + k replicas in every
-hour with demand: with k replicas down the rest still carry that hour at no more than 100% of capacity.
-Defaults depend on whether the workload is interactive (a workload is interactive unless `batch_allowed`):
-- interactive: target 0.8, i.e. 20% headroom, the middle of the "keep ~15-20% headroom" rule this tool
-  already warns about (decision/warnings.py), spare_replicas 1 (true N+1: one replica can fail or be
-  drained for an upgrade while the rest carry the peak) and min_replicas 2;
-- batch: target 1.0, spare_replicas 0 and min_replicas 1 (a batch job can wait out a restart; results are
-  due within 24 h).
-An option's own fields win over the scenario's `fleet:` section, which wins over these defaults.
+replicas_h = max(min_replicas, ceil(demand_h / (target_peak_utilization x capacity))), and with N+k spares at
+least ceil(demand_h / capacity) + k in every hour with demand (docs/economics.md, "Headroom and redundancy").
+The policy itself (its defaults and where each value comes from) is decision/fleet_policy.py.
 """
 
 from __future__ import annotations
@@ -18,68 +11,27 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from costmodel.decision.fleet_policy import (  # re-exported: tests, the search and the docs import them here
+    BATCH_MIN_REPLICAS,
+    BATCH_SPARE_REPLICAS,
+    BATCH_TARGET_PEAK_UTILIZATION,
+    INTERACTIVE_MIN_REPLICAS,
+    INTERACTIVE_SPARE_REPLICAS,
+    INTERACTIVE_TARGET_PEAK_UTILIZATION,
+    MAX_AUTOSCALE_REPLICAS,
+    FleetPolicy,
+    fleet_policy,
+    policy_rule,
+)
 from costmodel.decision.instances import InstancePacking
-from costmodel.decision.results import CostBreakdown, OptionResult
+from costmodel.decision.results import OptionResult
 from costmodel.errors import CostmodelError
-from costmodel.scenario import Scenario, SelfHostOption
+from costmodel.scenario import SelfHostOption
 from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH, counted
 
-INTERACTIVE_TARGET_PEAK_UTILIZATION = 0.8
-BATCH_TARGET_PEAK_UTILIZATION = 1.0
-INTERACTIVE_MIN_REPLICAS = 2
-BATCH_MIN_REPLICAS = 1
-INTERACTIVE_SPARE_REPLICAS = 1  # N+1
-BATCH_SPARE_REPLICAS = 0
-MAX_AUTOSCALE_REPLICAS = 1_000_000  # no scaling.max_replicas: the fleet grows with the demand
-
-
-@dataclass(frozen=True, kw_only=True)
-class ResolvedFleetPolicy:
-    """The resolved policy of one self-host option, with where each value comes from."""
-
-    target_peak_utilization: float
-    min_replicas: int
-    reason: str  # for people: which value came from where
-    spare_replicas: int = 0  # N+k: replicas beyond ceil(demand / capacity) in every hour with demand
-
-
-def fleet_policy(option: SelfHostOption, scenario: Scenario) -> ResolvedFleetPolicy:
-    """The option's headroom and replica floor: its own fields, else the scenario's `fleet:`, else defaults."""
-    batch = scenario.workload.batch_allowed
-    default_target = BATCH_TARGET_PEAK_UTILIZATION if batch else INTERACTIVE_TARGET_PEAK_UTILIZATION
-    default_min = BATCH_MIN_REPLICAS if batch else INTERACTIVE_MIN_REPLICAS
-    why_default = ("default for a batch workload (batch_allowed)" if batch
-                   else "default for an interactive workload (batch_allowed is false)")
-
-    def pick(own: float | int | None, fleet: float | int | None) -> tuple[float | int | None, str]:
-        if own is not None:
-            return own, "set on the option"
-        if fleet is not None:
-            return fleet, "set in the scenario's fleet section"
-        return None, why_default
-
-    target, target_why = pick(option.target_peak_utilization, scenario.fleet.target_peak_utilization)
-    floor, floor_why = pick(option.min_replicas, scenario.fleet.min_replicas)
-    spare, spare_why = pick(option.spare_replicas, scenario.fleet.spare_replicas)
-    target_value = float(target) if target is not None else default_target
-    floor_value = int(floor) if floor is not None else default_min
-    spare_value = int(spare) if spare is not None else (BATCH_SPARE_REPLICAS if batch else INTERACTIVE_SPARE_REPLICAS)
-    sizing = policy_rule(target_peak_utilization=target_value, min_replicas=floor_value, spare_replicas=spare_value)
-    whys = {target_why, floor_why, spare_why}
-    reason = (f"{sizing}: {target_why}" if len(whys) == 1
-              else f"{sizing}: target {target_why}, floor {floor_why}, spare {spare_why}")
-    return ResolvedFleetPolicy(target_peak_utilization=target_value, min_replicas=floor_value, reason=reason,
-                               spare_replicas=spare_value)
-
-
-def policy_rule(*, target_peak_utilization: float, min_replicas: int, spare_replicas: int) -> str:
-    """The sizing rule in words, as every output that states the policy says it."""
-    plural = "replica" if min_replicas == 1 else "replicas"
-    rule = f"each hour at {target_peak_utilization:.0%} of capacity at the SLO, at least {min_replicas} {plural}"
-    if spare_replicas:
-        rule += (f", N+{spare_replicas} (with {spare_replicas} down the rest still carry the hour at no more "
-                 "than capacity)")
-    return rule
+__all__ = ["BATCH_MIN_REPLICAS", "BATCH_SPARE_REPLICAS", "BATCH_TARGET_PEAK_UTILIZATION", "INTERACTIVE_MIN_REPLICAS",
+           "INTERACTIVE_SPARE_REPLICAS", "INTERACTIVE_TARGET_PEAK_UTILIZATION", "MAX_AUTOSCALE_REPLICAS",
+           "FleetPolicy", "fleet_policy", "policy_rule"]
 
 
 def replicas_for_demand(*, demand_requests_per_second: float, capacity_requests_per_second: float,
@@ -232,77 +184,22 @@ def spot_interruption_rate(option: SelfHostOption, offering_kind: str | None) ->
     return rate or 0.0
 
 
-def fleet_ops_usd_per_month(option: SelfHostOption, *, gpu_hours_per_month: float) -> float:
+def hourly_ops_usd_per_month(*, ops_usd_per_month: float, ops_usd_per_gpu_month: float,
+                             gpu_hours_per_month: float) -> float:
     """Ops = fixed $/month + $/GPU-month x GPU-months paid (GPU-hours / 730.5 h): a fleet that follows the
     day pays the per-GPU part only for the GPU-hours it runs (docs/economics.md "Ops and hosts")."""
-    return option.ops_usd_per_month + option.ops_usd_per_gpu_month * gpu_hours_per_month / HOURS_PER_MONTH
+    return ops_usd_per_month + ops_usd_per_gpu_month * gpu_hours_per_month / HOURS_PER_MONTH
 
 
-def capped_changes(*, max_replicas: int | None, capped_hours: int) -> dict[str, object]:
-    """OptionResult fields an hourly fleet changes when `max_replicas` caps `capped_hours` hours of the day:
-    those hours cannot serve their demand at the SLO, so the option misses it (empty when none is capped)."""
-    if not capped_hours:
-        return {}
-    reason = (f"max_replicas {max_replicas} is below the replicas needed in {counted(capped_hours, 'hour')} "
-              "of the day: raise scaling.max_replicas")
-    return {"meets_slo": False, "slo_status": "misses", "slo_reason": reason}
+def fleet_ops_usd_per_month(option: SelfHostOption, *, gpu_hours_per_month: float) -> float:
+    """`hourly_ops_usd_per_month` with the option's ops figures."""
+    return hourly_ops_usd_per_month(ops_usd_per_month=option.ops_usd_per_month,
+                                    ops_usd_per_gpu_month=option.ops_usd_per_gpu_month,
+                                    gpu_hours_per_month=gpu_hours_per_month)
 
 
-def autoscaled_result(result: OptionResult, option: SelfHostOption, scenario: Scenario, *,
-                      hourly_profile: Sequence[float], offering_kind: str | None,
-                      packing: InstancePacking | None = None) -> OptionResult:
-    """The fixed-fleet `result` re-priced as an autoscaled fleet (option.scaling.mode == "autoscale").
-
-    GPU-hours/month = (sum_h replicas_h + starts x billed warm-up hours) x N x D (D = 30.4375 days); $/month =
-    GPU-hours x $/GPU-hour + ops (fixed + $/GPU-month x GPU-hours / 730.5 h). Owned and reserved capacity is paid
-    whether used or not, so it cannot autoscale.
-    The break-even pair is recomputed on the autoscaled fleet by the caller (decision/breakeven.py)."""
-    scaling = option.scaling
-    if offering_kind in ("owned", "reserved"):
-        raise CostmodelError(f"option '{option.name}': scaling.mode autoscale on a {offering_kind} offering "
-                             f"({option.offering}); {offering_kind} GPUs are paid whether used or not: use mode fixed "
-                             "or an on-demand/spot offering")
-    assert result.capacity_requests_per_second and result.usd_per_gpu_hour is not None
-    assert result.gpus_per_replica is not None and result.target_peak_utilization is not None
-    assert scaling.warmup_minutes is not None  # validated by the scenario schema
-    mean = scenario.workload.mean_requests_per_second()
-    floor = scaling.min_replicas if scaling.min_replicas is not None else (result.min_replicas or 1)
-    rate = spot_interruption_rate(option, offering_kind)
-    redo = interrupted_work_seconds(ttft_p90_seconds=result.ttft_p90_seconds or 0.0,
-                                    tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
-                                    mean_output_tokens=scenario.workload.mean_output_tokens())
-    excluded = redo_exclusion(result, option, interruptions_per_replica_hour=rate, redo_seconds=redo)
-    if excluded is not None:
-        return excluded
-    day = autoscaled_day(hourly_requests_per_second=[mean * w for w in hourly_profile],
-                         capacity_requests_per_second=result.capacity_requests_per_second,
-                         target_peak_utilization=result.target_peak_utilization, min_replicas=floor,
-                         max_replicas=scaling.max_replicas or MAX_AUTOSCALE_REPLICAS,
-                         warmup_minutes=scaling.warmup_minutes, interruptions_per_replica_hour=rate,
-                         redo_seconds=redo, spare_replicas=result.spare_replicas)
-    packing = packing or InstancePacking(gpus_per_replica=result.gpus_per_replica)
-    gpu_hours = day.billed_gpu_hours_per_month(packing=packing)
-    gpu_usd = gpu_hours * result.usd_per_gpu_hour
-    ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)
-    total = gpu_usd + ops
-    scale = total / result.usd_per_month if result.usd_per_month > 0 else 1.0
-    mean_paid = day.serving_replica_hours_per_day / 24.0
-    note = (f"autoscaled: {day.serving_replica_hours_per_day} replica-hours a day, {counted(day.starts_per_day, 'start')} a day "
-            f"paying {scaling.warmup_minutes:g} min warm-up each, billed per hour (the sheet records no finer "
-            "billing granularity)")
-    if rate > 0:
-        note += (f"; on spot at {rate:g} interruptions per replica-hour "
-                 f"({day.spot_overhead_replica_hours_per_day:.2f} replica-hours a day redone or warming up)")
-    changes = capped_changes(max_replicas=scaling.max_replicas, capped_hours=day.capped_hours)
-    return replace(
-        result, usd_per_month=total, usd_per_mtok=result.usd_per_mtok * scale,
-        usd_per_mtok_input=result.usd_per_mtok_input * scale, usd_per_mtok_output=result.usd_per_mtok_output * scale,
-        replicas=max(day.replicas_by_hour), gpus=max(day.replicas_by_hour) * result.gpus_per_replica,
-        instances=max(packing.instances_by_hour(day.replicas_by_hour)),
-        gpus_billed=max(packing.instances_by_hour(day.replicas_by_hour)) * packing.gpus_per_instance,
-        utilization=mean / (mean_paid * result.capacity_requests_per_second) if mean_paid > 0 else None,
-        break_even_tokens_per_month=None, scaling="autoscale", replicas_by_hour=day.replicas_by_hour,
-        gpu_hours_per_month=gpu_hours, min_replicas=floor,
-        breakdown=CostBreakdown(gpu_usd_per_month=gpu_usd, ops_usd_per_month=ops),
-        notes=(*result.notes, note), **changes,  # type: ignore[arg-type]
-    )
+def capped_reason(*, max_replicas: int | None, capped_hours: int) -> str:
+    """Why an hourly fleet capped by `max_replicas` in `capped_hours` hours of the day misses the SLO: those
+    hours cannot serve their demand at the SLO."""
+    return (f"max_replicas {max_replicas} is below the replicas needed in {counted(capped_hours, 'hour')} "
+            "of the day: raise scaling.max_replicas")

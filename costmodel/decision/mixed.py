@@ -28,27 +28,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from costmodel.decision.fleet import (
-    MAX_AUTOSCALE_REPLICAS,
     billed_gpu_hours_per_day,
-    capped_changes,
     cyclic_starts,
-    fleet_ops_usd_per_month,
-    interrupted_work_seconds,
-    redo_exclusion,
     replicas_by_hour,
     spot_overhead_replica_hours,
     warmup_billed_hours,
 )
 from costmodel.decision.instances import InstancePacking
 from costmodel.decision.mixed_bases import bases_usd_per_day, cheapest_base
-from costmodel.decision.results import CostBreakdown, OptionResult, PriceSource
+from costmodel.decision.results import PriceSource
 from costmodel.errors import CostmodelError
 from costmodel.pricing import GpuPriceRow, PriceSheet
-from costmodel.scenario import Scenario, SelfHostOption
-from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_HOUR, counted
+from costmodel.scenario import SelfHostOption
+from costmodel.units import DAYS_PER_MONTH, SECONDS_PER_HOUR
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,9 +111,26 @@ class MixedDay:
         return self.usd_per_gpu_per_day * gpus_per_replica * DAYS_PER_MONTH
 
 
-def _day_for_base(k: int, paid: tuple[int, ...], *, warmup_hours: float, redo_hours: float, base_usd: float,
-                  on_demand_usd: float, spot_usd: float, spot_share: float, interruptions_per_hour: float,
-                  capped_hours: int, packings: MixedPackings) -> MixedDay:
+@dataclass(frozen=True, kw_only=True)
+class _DayTerms:
+    """What a mixed day costs besides its base: warm-up and redone work (hours), $/GPU-hour of each part."""
+
+    warmup_hours: float
+    redo_hours: float
+    base_usd: float
+    on_demand_usd: float
+    spot_usd: float
+    spot_share: float
+    interruptions_per_hour: float
+    capped_hours: int
+    packings: MixedPackings
+
+
+def _day_for_base(k: int, paid: tuple[int, ...], terms: _DayTerms) -> MixedDay:
+    t = terms
+    warmup_hours, redo_hours, base_usd, on_demand_usd = t.warmup_hours, t.redo_hours, t.base_usd, t.on_demand_usd
+    spot_usd, spot_share, interruptions_per_hour, packings = t.spot_usd, t.spot_share, t.interruptions_per_hour, t.packings
+    capped_hours = t.capped_hours
     burst = tuple(max(0, p - k) for p in paid)
     starts = cyclic_starts(burst)
     serving = sum(burst)
@@ -169,16 +181,19 @@ def mixed_day(*, hourly_requests_per_second: Sequence[float], capacity_requests_
     paid = tuple(min(r, max_replicas) for r in wanted)
     capped = sum(1 for w, p in zip(wanted, paid, strict=True) if w > p)
     warmup_hours = warmup_billed_hours(warmup_minutes)
-    settings = {"warmup_hours": warmup_hours, "redo_hours": redo_seconds / SECONDS_PER_HOUR,
-                "base_usd": base_usd_per_gpu_hour, "on_demand_usd": on_demand_usd_per_gpu_hour,
-                "spot_usd": spot_usd_per_gpu_hour, "spot_share": spot_share,
-                "interruptions_per_hour": interruptions_per_replica_hour, "capped_hours": capped,
-                "packings": packings or MixedPackings.single(gpus_per_replica=1)}
+    terms = _DayTerms(warmup_hours=warmup_hours, redo_hours=redo_seconds / SECONDS_PER_HOUR,
+                      base_usd=base_usd_per_gpu_hour, on_demand_usd=on_demand_usd_per_gpu_hour,
+                      spot_usd=spot_usd_per_gpu_hour, spot_share=spot_share,
+                      interruptions_per_hour=interruptions_per_replica_hour, capped_hours=capped,
+                      packings=packings or MixedPackings.single(gpus_per_replica=1))
     if base_replicas is not None:
-        return _day_for_base(base_replicas, paid, **settings)  # type: ignore[arg-type]
+        return _day_for_base(base_replicas, paid, terms)
     bases = _bases_to_try(paid, packings)  # priced at once, the cheapest one's day built (decision/mixed_bases.py)
-    usd = bases_usd_per_day(bases, paid, **{k: v for k, v in settings.items() if k != "capped_hours"})  # type: ignore[arg-type]
-    return _day_for_base(cheapest_base(bases, usd), paid, **settings)  # type: ignore[arg-type]
+    usd = bases_usd_per_day(bases, paid, warmup_hours=terms.warmup_hours, redo_hours=terms.redo_hours,
+                            base_usd=terms.base_usd, on_demand_usd=terms.on_demand_usd, spot_usd=terms.spot_usd,
+                            spot_share=terms.spot_share, interruptions_per_hour=terms.interruptions_per_hour,
+                            packings=terms.packings)
+    return _day_for_base(cheapest_base(bases, usd), paid, terms)
 
 
 def _bases_to_try(paid: tuple[int, ...], packings: MixedPackings | None) -> list[int]:
@@ -236,70 +251,3 @@ def check_mixed_base(option: SelfHostOption, offering_kind: str | None) -> None:
         raise CostmodelError(f"option '{option.name}': scaling.mode mixed needs a reserved or owned offering as its "
                              f"fixed base ({option.offering} is {offering_kind}); use mode autoscale for an "
                              "all-on-demand fleet")
-
-
-def mixed_result(result: OptionResult, option: SelfHostOption, scenario: Scenario, *,
-                 hourly_profile: Sequence[float], burst: BurstPrices,
-                 packings: MixedPackings | None = None) -> OptionResult:
-    """The fixed-fleet `result` re-priced as a mixed fleet (option.scaling.mode == "mixed"); `packings`: the
-    base's and the burst's instances (default: GPUs sold singly)."""
-    scaling = option.scaling
-    assert result.capacity_requests_per_second and result.usd_per_gpu_hour is not None
-    assert result.gpus_per_replica is not None and result.target_peak_utilization is not None
-    assert scaling.warmup_minutes is not None  # validated by the scenario schema
-    workload = scenario.workload
-    mean = workload.mean_requests_per_second()
-    floor = scaling.min_replicas if scaling.min_replicas is not None else (result.min_replicas or 1)
-    redo_seconds = interrupted_work_seconds(ttft_p90_seconds=result.ttft_p90_seconds or 0.0,
-                                            tpot_p90_seconds=result.tpot_p90_seconds or 0.0,
-                                            mean_output_tokens=workload.mean_output_tokens())
-    spot_rate = (scaling.interruption_rate_per_hour or 0.0) if scaling.spot_share > 0 else 0.0
-    excluded = redo_exclusion(result, option, interruptions_per_replica_hour=spot_rate, redo_seconds=redo_seconds)
-    if excluded is not None:
-        return excluded
-    redo_seconds = redo_seconds if spot_rate > 0 else 0.0  # nothing is redone without spot
-    day = mixed_day(hourly_requests_per_second=[mean * w for w in hourly_profile],
-                    capacity_requests_per_second=result.capacity_requests_per_second,
-                    target_peak_utilization=result.target_peak_utilization, min_replicas=floor,
-                    max_replicas=scaling.max_replicas or MAX_AUTOSCALE_REPLICAS, warmup_minutes=scaling.warmup_minutes,
-                    base_usd_per_gpu_hour=result.usd_per_gpu_hour,
-                    on_demand_usd_per_gpu_hour=burst.on_demand_usd_per_gpu_hour,
-                    spot_usd_per_gpu_hour=burst.spot_usd_per_gpu_hour or 0.0, spot_share=scaling.spot_share,
-                    interruptions_per_replica_hour=scaling.interruption_rate_per_hour or 0.0,
-                    redo_seconds=redo_seconds, base_replicas=scaling.base_replicas,
-                    spare_replicas=result.spare_replicas,
-                    packings=packings or MixedPackings.single(gpus_per_replica=result.gpus_per_replica))
-    n = result.gpus_per_replica
-    gpu_hours = day.billed_gpu_hours_per_day * DAYS_PER_MONTH
-    gpu_usd = day.usd_per_day * DAYS_PER_MONTH
-    ops = fleet_ops_usd_per_month(option, gpu_hours_per_month=gpu_hours)
-    total = gpu_usd + ops
-    scale = total / result.usd_per_month if result.usd_per_month > 0 else 1.0
-    mean_paid = sum(day.replicas_by_hour) / 24.0
-    base_why = "set in scaling.base_replicas" if scaling.base_replicas is not None else "the cheapest base for this day"
-    spot = (f"; {scaling.spot_share:.0%} of the burst on spot at {scaling.interruption_rate_per_hour:g} interruptions "
-            f"per replica-hour ({day.spot_overhead_replica_hours_per_day:.2f} replica-hours a day redone or warming up)"
-            if scaling.spot_share > 0 else "")
-    note = (f"mixed: {counted(day.base_replicas, 'base replica')} 24/7 ({base_why}) plus an on-demand burst of "
-            f"{day.burst_serving_replica_hours_per_day} replica-hours a day, {counted(day.burst_starts_per_day, 'start')} paying "
-            f"{scaling.warmup_minutes:g} min warm-up each, billed per hour{spot}")
-    changes = capped_changes(max_replicas=scaling.max_replicas, capped_hours=day.capped_hours)
-    peak = max(day.replicas_by_hour)
-    packed = packings or MixedPackings.single(gpus_per_replica=n)
-    burst_gpus = max((i * packed.on_demand.gpus_per_instance for i in day.burst_instances_by_hour), default=0)
-    return replace(
-        result, usd_per_month=total, usd_per_mtok=result.usd_per_mtok * scale,
-        usd_per_mtok_input=result.usd_per_mtok_input * scale, usd_per_mtok_output=result.usd_per_mtok_output * scale,
-        replicas=peak, gpus=peak * n,
-        instances=day.base_instances + max(day.burst_instances_by_hour, default=0),
-        gpus_billed=day.base_instances * packed.base.gpus_per_instance + burst_gpus,
-        burst_gpus_per_instance=packed.on_demand.gpus_per_instance,
-        burst_spot_gpus_per_instance=packed.spot.gpus_per_instance if scaling.spot_share > 0 else None,
-        utilization=mean / (mean_paid * result.capacity_requests_per_second) if mean_paid > 0 else None,
-        scaling="mixed", replicas_by_hour=day.replicas_by_hour,
-        base_replicas=day.base_replicas, burst_replicas_by_hour=day.burst_replicas_by_hour,
-        burst_usd_per_gpu_hour=burst.on_demand_usd_per_gpu_hour, burst_spot_usd_per_gpu_hour=burst.spot_usd_per_gpu_hour,
-        gpu_hours_per_month=gpu_hours, min_replicas=floor, price_sources=(*result.price_sources, *burst.sources),
-        breakdown=CostBreakdown(gpu_usd_per_month=gpu_usd, ops_usd_per_month=ops),
-        notes=(*result.notes, note), **changes,  # type: ignore[arg-type]
-    )

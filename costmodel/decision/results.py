@@ -8,51 +8,26 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from costmodel.decision.quality import ResolvedFloor
+from costmodel.decision.result_parts import (  # re-exported: every face imports them here
+    EXCLUSION_LABELS,
+    CostBreakdown,
+    PriceSource,
+    SloStatus,
+    exclusion_label,
+)
 from costmodel.errors import CostmodelError
 
+if TYPE_CHECKING:  # decision/plan.py builds on the fleet modules, which import this one
+    from costmodel.decision.plan import OptionPlan
+
 OptionKind = Literal["api", "self-host", "hybrid"]
+__all__ = ["EXCLUSION_LABELS", "CheaperUnverified", "CostBreakdown", "Decision", "OptionKind", "OptionResult",
+           "PriceSource", "RankingBasis", "SloStatus", "exclusion_label"]
 
 
-@dataclass(frozen=True)
-class PriceSource:
-    """Where a price in an option comes from, and how old it is."""
-
-    what: str  # e.g. "API price openai/gpt-4o" or "GPU offering lambda/h100-sxm/on-demand"
-    source: str
-    checked: str  # ISO date the row was last compared with its source
-    age_days: int  # days from the price's own date (price_as_of, else checked) to the as-of date
-    price_as_of: str | None = None  # ISO date of the price's own source, when the sheet records it
-
-
-@dataclass(frozen=True)
-class CostBreakdown:
-    """USD per month by component."""
-
-    gpu_usd_per_month: float = 0.0  # rented GPU-hours, or owned capex + power + colocation
-    api_usd_per_month: float = 0.0  # token charges
-    ops_usd_per_month: float = 0.0  # people, monitoring
-
-
-SloStatus = Literal["meets", "likely_meets", "misses", "unverified"]
-# Each infeasibility kind (decision/validity.py, decision/feasibility.py) in words, for tables and pages.
-EXCLUSION_LABELS = {
-    "invalid_option": "invalid option",
-    "cannot_serve_lengths": "can't serve the lengths",
-    "non_finite_cost": "no finite cost",
-    "below_quality_floor": "below the quality floor",
-    "not_substitute": "not a substitute",
-    "retired": "retired",
-    "misses_slo": "misses the SLO",
-    "throttled": "throttled",
-}
-
-
-def exclusion_label(kind: str | None) -> str:
-    """The words for an infeasibility kind ('' for None; the kind itself when it has no label)."""
-    return "" if kind is None else EXCLUSION_LABELS.get(kind, kind.replace("_", " "))
 LatencySource = Literal["simulated", "measured", "published", "none"]
 # What options are ranked by: $/month (no horizon set), or the horizon total with commitments (horizon_months set).
 RankingBasis = Literal["usd_per_month", "usd_horizon_total_with_commitments"]
@@ -153,6 +128,9 @@ class OptionResult:
     gpus_per_instance: int | None = None  # of the offering (mixed: of the base); 1 = GPUs sold singly
     burst_gpus_per_instance: int | None = None  # mixed: of the on-demand burst offering
     burst_spot_gpus_per_instance: int | None = None  # mixed: of the spot burst offering
+    # The self-host plan this result costs (decision/plan.py): the horizon, the volume sweep and sensitivity
+    # re-cost it at other demands. None for an API and for an option that could not be evaluated.
+    plan: OptionPlan | None = None
 
     @property
     def ranking_usd(self) -> float:

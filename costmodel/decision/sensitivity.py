@@ -13,7 +13,8 @@ the ratio of its roofline capacities (`decision.self_host_capacity(method="roofl
 the given efficiencies, 0 when the roofline says the SLO can no longer be met (re-running the simulator
 for each end would cost about a second); token counts scale API cost by its prompt/output price split
 and capacity by the prefill/decode time split. The flip volumes come from a sweep of
-`costmodel.decision.volume` (the same economics as `decide`, checked against it by tests).
+`costmodel.decision.volume`, which re-costs each option's plan with the decision's own `plan_cost`
+(decision/plan.py), so the sweep and `decide` agree by construction (tests check it still).
 """
 
 from __future__ import annotations

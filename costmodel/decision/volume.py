@@ -1,20 +1,21 @@
 """Each option's $/month (and eligibility) as a function of scaled inputs: volume, prices, throughput, tokens.
 
-The memo's cost-vs-volume chart, the flip-volume search and the token-mix bars of the tornado re-run the
-same economics (`costmodel.decision.economics`) from one evaluated `Decision` without re-running the roofline, so
-a sweep of a hundred volumes stays fast. `tests/test_memo_volume.py` checks that this reproduces
-`decide(scenario, overrides=Overrides(volume=s, gpu_price=..., api_price=...))` option by option.
+The memo's cost-vs-volume chart, the flip-volume search, the break-even and the token-mix bars of the tornado
+re-cost every option from one evaluated `Decision` without re-running the roofline, so a sweep of a hundred
+volumes stays fast. Self-host options are not rebuilt from their finished figures: each carries its plan
+(`OptionResult.plan`, decision/plan.py) and the sweep calls the decision's own `plan_cost` at the scaled demand
+and capacity (and `hybrid_cost` for a hybrid's base), so `decide` and the sweep cost the same plan the same way.
+`tests/test_memo_volume.py` still checks the sweep against `decide(scenario, overrides=Overrides(...))`.
 
 Per option, from its `OptionResult` (month 0):
 - API: $/request = prompt share + output share (its input/output $/M split); $/month = requests x $/request.
   Throttled when the peak minute's requests or tokens pass the price row's limits (batch API: never).
-- self-host: replicas = max(min_replicas, ceil(peak req/s / (target_peak_utilization x capacity req/s per
-  replica))), as `economics.size_self_host` (the option's fleet policy, decision/fleet.py); an autoscaled or
-  mixed fleet re-runs the decision's hourly fleet on the scaled day's demand (decision/volume_fleet.py);
-  capacity scales with throughput (efficiency, first order) and inversely with GPU time per request, whose
-  split between prompt and output tokens is the option's input/output cost split (prefill vs decode time).
-- hybrid: `economics.plan_hybrid` over the day's profile with the base option's replica cost and capacity
-  and the API option's $/request; throttled when its API is and some requests overflow.
+- self-host: `plan_cost(plan, demand x volume, capacity)`: the fleet policy's replicas (fixed, autoscale or
+  mixed), whole instances, ops, GPU prices x the scale; capacity scales with throughput (efficiency, first
+  order) and inversely with GPU time per request, whose split between prompt and output tokens is the option's
+  input/output cost split (prefill vs decode time).
+- hybrid: `hybrid_cost` over the day's profile on the base option's plan and capacity and the API option's
+  $/request; throttled when its API is and some requests overflow.
 Long-context tiers and SLO verdicts are held at their month-0 state (first order in the token mix).
 """
 
@@ -22,169 +23,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from dataclasses import dataclass, replace
 
-from costmodel.decision.economics import HybridPlan, plan_hybrid
-from costmodel.decision.fleet import replicas_by_hour, replicas_for_demand
-from costmodel.decision.instances import InstancePacking
-from costmodel.decision.results import Decision, OptionResult
-from costmodel.decision.volume_fleet import FleetInputs, fleet_inputs, fleet_usd_per_month
-from costmodel.pricing import ApiPriceRow, PriceSheet, load_api_prices
-from costmodel.pricing.api_cost import api_option_cost
-from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
-from costmodel.units import HOURS_PER_MONTH, SECONDS_PER_MONTH
+from costmodel.decision.economics import HybridPlan
+from costmodel.decision.fleet import replicas_by_hour
+from costmodel.decision.plan import Demand, OptionPlan, PlanCost, hybrid_cost, peak_replicas, plan_cost
+from costmodel.decision.volume_model import (  # re-exported: the sweep's callers import them here
+    CostModel,
+    OptionCost,
+    Scaling,
+    cost_model,
+)
+from costmodel.units import SECONDS_PER_MONTH
 
+__all__ = ["CostModel", "OptionCost", "Scaling", "cost_model", "hybrid_plan", "plan_cost_at", "replicas_by_hour_at",
+           "same_plan", "serves", "step_volumes", "throttled", "tokens_per_second_per_replica", "usd_per_month"]
+
+AS_GIVEN = Scaling()  # every input at its month-0 value
 MAX_STEPS = 400  # replica steps listed per option (beyond them the search falls back to its grid)
-
-
-@dataclass(frozen=True)
-class Scaling:
-    """Multipliers applied to the month-0 inputs (1.0 = as evaluated)."""
-
-    volume: float = 1.0  # requests per month (and so utilization at fixed replicas)
-    usd_per_gpu_hour: float = 1.0
-    api_usd_per_mtok: float = 1.0
-    throughput: float = 1.0  # capacity per replica at the SLO (efficiency)
-    prompt_tokens: float = 1.0  # mean prompt tokens per request
-    output_tokens: float = 1.0  # mean output tokens per request
-    capacity_factors: tuple[tuple[str, float], ...] = ()  # (self-host option, capacity multiplier); 0 = infeasible
-
-
-@dataclass(frozen=True)
-class OptionCost:
-    """What one option's $/month depends on, taken from its evaluated result."""
-
-    name: str
-    kind: str
-    meets_slo: bool
-    api_usd_per_request_prompt: float = 0.0  # API: prompt share of $/request at month 0
-    api_usd_per_request_output: float = 0.0
-    requests_limit_volume_scale: float = math.inf  # API: volume multiple at which requests/min hit the limit
-    tokens_limit_volume_scale: float = math.inf  # API: same for tokens/min (at the month-0 token mix)
-    prompt_token_share: float = 0.0  # prompt tokens / (prompt + output tokens) per request
-    replica_usd_per_month: float = 0.0  # self-host / hybrid base: one replica's GPUs, all month
-    ops_usd_per_month: float = 0.0  # fixed ops (self-host: the per-GPU part is in ops_usd_per_replica_month)
-    ops_usd_per_replica_month: float = 0.0  # self-host / hybrid base: per-GPU ops x GPUs per replica
-    capacity_requests_per_second: float = 0.0  # per replica at the SLO; 0 = no load meets the SLO
-    prefill_time_fraction: float = 0.0  # share of a replica's GPU time spent on prompt tokens
-    base: str | None = None  # hybrid: the self-host option it keeps
-    min_replicas: int = 1  # self-host / hybrid base: the fleet policy's replica floor
-    target_peak_utilization: float = 1.0  # share of capacity a replica may carry in the peak hour
-    spare_replicas: int = 0  # N+k: replicas beyond ceil(demand / capacity) (decision/fleet.py)
-    api: str | None = None  # hybrid: the API option that takes the overflow
-    fleet: FleetInputs | None = None  # self-host: an autoscaled or mixed fleet (None: fixed, sized for the peak)
-    gpus_per_replica: int = 1  # self-host / hybrid base: N, packed into instances of G GPUs (decision/instances.py)
-    gpus_per_instance: int = 1
-
-    def packing(self) -> InstancePacking:
-        """The fixed fleet's (or hybrid base's) instances."""
-        return InstancePacking(gpus_per_replica=self.gpus_per_replica, gpus_per_instance=self.gpus_per_instance)
-
-
-@dataclass(frozen=True)
-class CostModel:
-    """Everything needed to re-run the month-0 economics of every option under a `Scaling`."""
-
-    options: tuple[OptionCost, ...]
-    recommendation: str
-    mean_requests_per_second: float
-    peak_requests_per_second: float
-    hourly_profile: tuple[float, ...]
-    mean_prompt_tokens: float
-    mean_output_tokens: float
-    tokens_per_month: float
-    # Infeasible options a feasible hybrid is built from (its base or its API): priced, never competing.
-    parts: tuple[OptionCost, ...] = ()
-
-    def option(self, name: str) -> OptionCost:
-        """The option with this name (a feasible option, or a part of a feasible hybrid)."""
-        for option in (*self.options, *self.parts):
-            if option.name == name:
-                return option
-        raise KeyError(name)
-
-
-def _share(part: float, whole: float) -> float:
-    return part / whole if whole > 0 and math.isfinite(whole) and math.isfinite(part) else 0.0
-
-
-def _api_cost(result: OptionResult, option: ApiOption, decision: Decision, scenario: Scenario,
-              sheet: PriceSheet[ApiPriceRow]) -> OptionCost:
-    per_request = result.api_usd_per_request
-    if per_request is None:
-        per_request = _share(result.breakdown.api_usd_per_month, decision.requests_per_month)
-    prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
-    prompt_share = _share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens)
-    limits = api_option_cost(option, scenario.workload, sheet).rate_limit
-    # A batch-API route has no per-minute limit: check_rate_limits never throttles it.
-    batch = limits.batch
-
-    def headroom(limit: int | None, demand: float) -> float:
-        return math.inf if batch or limit is None or demand <= 0 else limit / demand
-
-    return OptionCost(
-        name=result.name, kind=result.kind, meets_slo=result.meets_slo,
-        api_usd_per_request_prompt=per_request * prompt_share,
-        api_usd_per_request_output=per_request * (1.0 - prompt_share),
-        requests_limit_volume_scale=headroom(limits.requests_per_minute_limit, limits.peak_requests_per_minute),
-        tokens_limit_volume_scale=headroom(limits.tokens_per_minute_limit, limits.peak_tokens_per_minute),
-        prompt_token_share=_share(decision.mean_prompt_tokens, decision.mean_prompt_tokens + decision.mean_output_tokens),
-        ops_usd_per_month=result.breakdown.ops_usd_per_month,
-    )
-
-
-def _self_host_cost(result: OptionResult, option: SelfHostOption, decision: Decision) -> OptionCost:
-    fleet = fleet_inputs(result, option, mean_output_tokens=decision.mean_output_tokens)
-    prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
-    # Ops = fixed + per-GPU x GPU-hours / 730.5 h (decision/fleet.py): the per-GPU part rides with each replica.
-    per_gpu_ops = result.ops_usd_per_gpu_month * (result.gpu_hours_per_month or 0.0) / HOURS_PER_MONTH
-    # One replica's GPUs all month, N x c x 730.5 h; whole instances are billed on top (`usd_per_month`).
-    replica_usd = (result.usd_per_gpu_hour or 0.0) * (result.gpus_per_replica or 1) * HOURS_PER_MONTH
-    return OptionCost(
-        name=result.name, kind=result.kind, meets_slo=result.meets_slo, fleet=fleet,
-        replica_usd_per_month=replica_usd,
-        ops_usd_per_month=result.breakdown.ops_usd_per_month - per_gpu_ops,
-        ops_usd_per_replica_month=result.ops_usd_per_gpu_month * (result.gpus_per_replica or 1),
-        capacity_requests_per_second=result.capacity_requests_per_second or 0.0,
-        prefill_time_fraction=_share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens),
-        # an hourly fleet's floor may be 0 (scaling.min_replicas: nothing runs in an empty hour)
-        min_replicas=(result.min_replicas or 1) if fleet is None else (result.min_replicas or 0),
-        target_peak_utilization=result.target_peak_utilization or 1.0, spare_replicas=result.spare_replicas,
-        gpus_per_replica=result.gpus_per_replica or 1, gpus_per_instance=result.gpus_per_instance or 1,
-    )
-
-
-def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[ApiPriceRow] | None = None) -> CostModel:
-    """The economics inputs of every evaluated option (hybrids and rate limits resolved through the scenario)."""
-    sheet = api_sheet or load_api_prices()
-    costs: dict[str, OptionCost] = {}
-    usable = {r.name for r in decision.usable_options}
-    hybrid_parts = {part for r in decision.usable_options if isinstance(o := scenario.option(r.name), HybridOption)
-                    for part in (o.self_host, o.api)}
-    for result in decision.options:
-        if result.name not in usable and result.name not in hybrid_parts:
-            continue
-        option = scenario.option(result.name)
-        if isinstance(option, ApiOption):
-            costs[result.name] = _api_cost(result, option, decision, scenario, sheet)
-        elif result.kind == "self-host" and isinstance(option, SelfHostOption):
-            costs[result.name] = _self_host_cost(result, option, decision)
-    for result in decision.usable_options:
-        option = scenario.option(result.name)
-        if isinstance(option, HybridOption):
-            base = costs[option.self_host]
-            costs[result.name] = replace(base, name=result.name, kind="hybrid", meets_slo=result.meets_slo,
-                                         base=option.self_host, api=option.api, fleet=None,
-                                         min_replicas=base.min_replicas or 1, target_peak_utilization=1.0,
-                                         spare_replicas=0)  # as options.hybrid_result
-    return CostModel(
-        options=tuple(costs[r.name] for r in decision.usable_options), recommendation=decision.recommendation or "",
-        parts=tuple(costs[name] for name in sorted(hybrid_parts - usable)),
-        mean_requests_per_second=decision.mean_requests_per_second,
-        peak_requests_per_second=decision.peak_requests_per_second, hourly_profile=decision.hourly_profile,
-        mean_prompt_tokens=decision.mean_prompt_tokens, mean_output_tokens=decision.mean_output_tokens,
-        tokens_per_month=decision.tokens_per_month,
-    )
 
 
 def _api_usd_per_request(option: OptionCost, scaling: Scaling) -> float:
@@ -200,43 +55,47 @@ def _capacity(option: OptionCost, scaling: Scaling) -> float:
     return option.capacity_requests_per_second * scaling.throughput * factor / time_per_request
 
 
-def serves(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:
+def serves(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> bool:
     """False when a self-hosted option's capacity at the SLO is 0 under `scaling` (it cannot meet the SLO)."""
     option = model.option(name)
     return option.kind != "self-host" or _capacity(option, scaling) > 0
 
 
-def _peak_replicas(model: CostModel, option: OptionCost, capacity: float, scaling: Scaling) -> int:
-    return replicas_for_demand(demand_requests_per_second=model.peak_requests_per_second * scaling.volume,
-                               capacity_requests_per_second=capacity,
-                               target_peak_utilization=option.target_peak_utilization,
-                               min_replicas=option.min_replicas, spare_replicas=option.spare_replicas)
+def _demand(model: CostModel, scaling: Scaling) -> Demand:
+    """Month 0's demand with the volume (and the output length) scaled."""
+    mean = model.mean_requests_per_second * scaling.volume
+    return Demand(mean_requests_per_second=mean, peak_requests_per_second=model.peak_requests_per_second * scaling.volume,
+                  hourly_requests_per_second=tuple(mean * w for w in model.hourly_profile),
+                  mean_output_tokens=model.mean_output_tokens * scaling.output_tokens)
 
 
-def hybrid_plan(model: CostModel, name: str, scaling: Scaling = Scaling()) -> HybridPlan:
+def _plan(option: OptionCost) -> OptionPlan:
+    assert option.plan is not None, f"{option.name} has no self-host plan"
+    return option.plan
+
+
+def plan_cost_at(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> PlanCost:
+    """A self-host option's (or a hybrid's base's) plan costed at the scaled inputs (decision/plan.py)."""
+    option = model.option(name)
+    return plan_cost(_plan(option), _demand(model, scaling), capacity_requests_per_second=_capacity(option, scaling),
+                     ttft_p90_seconds=option.ttft_p90_seconds, tpot_p90_seconds=option.tpot_p90_seconds,
+                     gpu_price_scale=scaling.usd_per_gpu_hour)
+
+
+def hybrid_plan(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> HybridPlan:
     """The hybrid option's plan (base replicas, overflow) under `scaling` (0 base replicas if the base is infeasible)."""
     option = model.option(name)
     assert option.kind == "hybrid" and option.api is not None
     capacity = _capacity(option, scaling)
-    return plan_hybrid(
-        mean_requests_per_second=model.mean_requests_per_second * scaling.volume,
-        hourly_profile=model.hourly_profile, capacity_requests_per_second=capacity * option.target_peak_utilization,
-        min_base_replicas=option.min_replicas,
-        replica_usd_per_month=option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month,
-        ops_usd_per_month=option.ops_usd_per_month,
+    return hybrid_cost(
+        _plan(option), mean_requests_per_second=model.mean_requests_per_second * scaling.volume,
+        hourly_profile=model.hourly_profile, capacity_requests_per_second=capacity,
         api_usd_per_request=_api_usd_per_request(model.option(option.api), scaling),
-        max_base_replicas=_peak_replicas(model, option, capacity, scaling) if capacity > 0 else 0,
-        packing=option.packing(), usd_per_gpu_month=_usd_per_gpu_month(option, scaling),
-    )
+        max_base_replicas=plan_cost_at(model, name, scaling).replicas if capacity > 0 else 0,
+        gpu_price_scale=scaling.usd_per_gpu_hour)
 
 
-def _usd_per_gpu_month(option: OptionCost, scaling: Scaling) -> float:
-    """One GPU all month, per-GPU ops included: (R x GPU price scale + per-GPU ops x N) / N."""
-    return (option.replica_usd_per_month * scaling.usd_per_gpu_hour + option.ops_usd_per_replica_month) / (
-        option.gpus_per_replica)
-
-
-def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> float:
+def usd_per_month(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> float:
     """$/month of option `name` with the month-0 inputs scaled."""
     option = model.option(name)
     if option.kind == "api":
@@ -244,21 +103,10 @@ def usd_per_month(model: CostModel, name: str, scaling: Scaling = Scaling()) -> 
         return requests_per_month * _api_usd_per_request(option, scaling) + option.ops_usd_per_month
     if option.kind == "hybrid":
         return hybrid_plan(model, name, scaling).usd_per_month
-    capacity = _capacity(option, scaling)
-    if option.fleet is not None and capacity > 0:  # autoscaled or mixed: the decision's hourly fleet, re-run
-        return option.ops_usd_per_month + fleet_usd_per_month(
-            option.fleet, hourly_requests_per_second=[model.mean_requests_per_second * scaling.volume * w
-                                                      for w in model.hourly_profile],
-            capacity_requests_per_second=capacity, target_peak_utilization=option.target_peak_utilization,
-            min_replicas=option.min_replicas, spare_replicas=option.spare_replicas,
-            gpu_price_scale=scaling.usd_per_gpu_hour,
-            output_tokens_scale=scaling.output_tokens)
-    replicas = _peak_replicas(model, option, capacity, scaling) if capacity > 0 else 1  # infeasible: one, as decide
-    # Whole instances billed (decision/instances.py), per-GPU ops on the GPUs billed, as economics.size_self_host.
-    return option.packing().gpus_billed(replicas) * _usd_per_gpu_month(option, scaling) + option.ops_usd_per_month
+    return plan_cost_at(model, name, scaling).usd_per_month
 
 
-def replicas_by_hour_at(model: CostModel, name: str, scaling: Scaling = Scaling()) -> tuple[int, ...]:
+def replicas_by_hour_at(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> tuple[int, ...]:
     """A self-host option's replicas in each hour at the scaled inputs, by its fleet policy (a fixed fleet:
     the peak hour's count all day; an hourly fleet: each hour's demand, capped at max_replicas, a mixed
     fleet's base taken as no more than the demand needs); () when it cannot meet the SLO."""
@@ -266,24 +114,25 @@ def replicas_by_hour_at(model: CostModel, name: str, scaling: Scaling = Scaling(
     capacity = _capacity(option, scaling)
     if capacity <= 0:
         return ()
-    if option.fleet is None:
-        return (_peak_replicas(model, option, capacity, scaling),) * len(model.hourly_profile)
-    wanted = replicas_by_hour(hourly_requests_per_second=[model.mean_requests_per_second * scaling.volume * w
-                                                          for w in model.hourly_profile],
+    plan, demand = _plan(option), _demand(model, scaling)
+    if not plan.fleet.hourly:
+        return (peak_replicas(plan, demand, capacity_requests_per_second=capacity),) * len(model.hourly_profile)
+    fleet = plan.fleet
+    wanted = replicas_by_hour(hourly_requests_per_second=demand.hourly_requests_per_second,
                               capacity_requests_per_second=capacity,
-                              target_peak_utilization=option.target_peak_utilization,
-                              min_replicas=option.min_replicas, spare_replicas=option.spare_replicas)
-    return tuple(min(r, option.fleet.max_replicas) for r in wanted)
+                              target_peak_utilization=fleet.target_peak_utilization,
+                              min_replicas=fleet.floor, spare_replicas=fleet.spare_replicas)
+    return tuple(min(r, fleet.max_replicas) for r in wanted)
 
 
-def tokens_per_second_per_replica(model: CostModel, name: str, scaling: Scaling = Scaling()) -> float:
+def tokens_per_second_per_replica(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> float:
     """Prompt + output tokens/s one replica serves at the SLO under `scaling` (capacity x tokens per request)."""
     option = model.option(name)
     tokens = model.mean_prompt_tokens * scaling.prompt_tokens + model.mean_output_tokens * scaling.output_tokens
     return _capacity(option, scaling) * tokens
 
 
-def throttled(model: CostModel, name: str, scaling: Scaling = Scaling()) -> bool:
+def throttled(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> bool:
     """True when the option's API traffic passes the per-minute limits at this volume and token mix."""
     option = model.option(name)
     if option.kind == "self-host":
@@ -306,7 +155,7 @@ def step_volumes(model: CostModel, *, up_to: float, names: Collection[str] | Non
     for option in (o for o in model.options if names is None or o.name in names):
         if option.kind == "api":
             steps.update(s for s in (option.requests_limit_volume_scale, option.tokens_limit_volume_scale) if s <= up_to)
-        elif option.capacity_requests_per_second > 0 and option.kind == "self-host":
+        elif option.capacity_requests_per_second > 0 and option.kind == "self-host" and option.plan is not None:
             steps.update(_replica_steps(model, option, up_to=up_to))
     return tuple(sorted(steps))
 
@@ -314,11 +163,12 @@ def step_volumes(model: CostModel, *, up_to: float, names: Collection[str] | Non
 def _replica_steps(model: CostModel, option: OptionCost, *, up_to: float) -> list[float]:
     """Volumes where a replica is added: in the peak hour (fixed fleet), or in any hour of the day (autoscaled
     or mixed; the MAX_STEPS nearest to 1 in log scale, beyond them the search's grid)."""
-    demands = ([model.peak_requests_per_second] if option.fleet is None
+    fleet = _plan(option).fleet
+    demands = ([model.peak_requests_per_second] if not fleet.hourly
                else [model.mean_requests_per_second * w for w in sorted(set(model.hourly_profile))])
     found: list[float] = []
     # A replica is added where demand passes k x target x capacity (headroom) or, with N+k spares, k x capacity.
-    loads = {option.target_peak_utilization, 1.0} if option.spare_replicas else {option.target_peak_utilization}
+    loads = {fleet.target_peak_utilization, 1.0} if fleet.spare_replicas else {fleet.target_peak_utilization}
     for demand, load in ((d, u) for d in demands if d > 0 for u in loads):
         per_replica = option.capacity_requests_per_second * load / demand
         count = min(int(up_to / per_replica), MAX_STEPS)
@@ -326,7 +176,7 @@ def _replica_steps(model: CostModel, option: OptionCost, *, up_to: float) -> lis
     return sorted(found, key=lambda s: abs(math.log(s)))[:MAX_STEPS]
 
 
-def same_plan(model: CostModel, first: str, second: str, scaling: Scaling = Scaling()) -> bool:
+def same_plan(model: CostModel, first: str, second: str, scaling: Scaling = AS_GIVEN) -> bool:
     """True when one option is a hybrid that keeps 0 base replicas and so is just the other (its API)."""
     for hybrid, other in ((first, second), (second, first)):
         option = model.option(hybrid)

@@ -3,39 +3,28 @@
 A candidate becomes a scenario option carrying the scenario's terms (search/scope.py: ops, host overrides,
 warm-up) and is costed by the decision's own `self_host_result`, so a searched configuration costs what
 `compare` says it costs, and its verdict is the decision's (`meets_slo` / `slo_status`, never recomputed here).
-The breakdown splits the result's GPU line into the GPU-hours and, for owned GPUs, the host server's share
-(`host_price` per GPU-hour x the owned GPU-hours: the fixed fleet, or a mixed fleet's base).
+The breakdown splits the result's GPU line into the GPU-hours and, for owned GPUs, the host server's share,
+both from the decision's one costing function (decision/plan.py `plan_cost`: the host's $/GPU-hour x the
+owned replicas' GPU-hours, the fixed fleet or a mixed fleet's base).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
-from costmodel.decision.options import host_not_counted, host_price, self_host_result
-from costmodel.decision.results import OptionResult
+from costmodel.decision.options import host_not_counted, self_host_result
 from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.scenario import Scenario, SelfHostOption
 from costmodel.search.rows import Configuration
 from costmodel.search.scope import SearchScope, option_terms
 from costmodel.search.space import Candidate
 from costmodel.serving.analytic import Capacity
-from costmodel.units import HOURS_PER_MONTH
 
 
 def host_counted(option: SelfHostOption, sheet: PriceSheet[GpuPriceRow]) -> bool:
     """False for an owned GPU whose host server has no figures (sheet or option): its cost leaves the host out,
     so it is never ranked (the decision's own rule, decision/options.py `host_not_counted`)."""
     return not host_not_counted(option, sheet)
-
-
-def host_usd_per_month(option: SelfHostOption, result: OptionResult, sheet: PriceSheet[GpuPriceRow], *,
-                       today: dt.date) -> float:
-    """The host server's share of the result's GPU line: host $/GPU-hour x the owned GPU-hours paid."""
-    per_gpu_hour, _, _ = host_price(option, sheet, today=today)
-    if per_gpu_hour == 0 or not result.gpus_per_replica:
-        return 0.0
-    owned_replicas = result.base_replicas if result.scaling == "mixed" else result.replicas
-    return per_gpu_hour * (owned_replicas or 0) * result.gpus_per_replica * HOURS_PER_MONTH
 
 
 def searched_option(scenario: Scenario, candidate: Candidate, *, name: str) -> SelfHostOption:
@@ -55,7 +44,7 @@ def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capa
     option = searched_option(scenario, candidate, name="search")
     result = self_host_result(option, scenario, gpu_sheet, capacity, reference=None, today=today)
     tpot = result.tpot_p90_seconds
-    host = host_usd_per_month(option, result, gpu_sheet, today=today)
+    host = result.breakdown.host_usd_per_month
     c = candidate
     return Configuration(
         model=c.model, hardware=c.hardware, gpus_per_replica=c.gpus_per_replica, weight_dtype=c.weight_dtype,

@@ -5,7 +5,7 @@ further by a quality hook) x accelerators with a GPU price offering x valid tens
 holds x offerings x engine profiles x scaling. Every bundled engine profile is searched (`naive`, the teaching
 baseline, included: its one-sequence cap gives a tight capacity bound, so the screen prunes it without simulating).
 Scaling is `fixed` on every offering, `autoscale` on on-demand offerings (owned and reserved GPUs are paid
-whether used or not, so the decision refuses to autoscale them: `decision.fleet.autoscaled_result`; autoscale
+whether used or not, so the decision refuses to autoscale them: `decision.terms.option_plan`; autoscale
 on spot needs the user's interruption rate, which has no public default, so the search does not invent one), and
 `mixed` on reserved and owned offerings of an accelerator that also has an on-demand row (the fixed base on the
 offering, the burst on the cheapest on-demand row: `decision.mixed`; no spot share, for the same reason).
