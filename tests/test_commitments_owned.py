@@ -123,3 +123,28 @@ def test_owned_hardware_scenario_counts_hosts_and_never_ranks_a_partial_cost_fir
     assert decision.recommendation == "h100"
     assert any("host server not counted" in n for n in h200.notes)
     assert h200.contract()["host_not_counted"] is True
+
+
+def test_a_partial_cost_is_never_the_break_even_or_the_horizon_s_new_cheapest():
+    # 100,000 requests/day at $0.00012 = $365/month on the API, below the H200's partial $918 and the H100's $1,190:
+    # the API is recommended. Both fleets cross it, the H200 nearer today's volume; its cost leaves the host out, so
+    # the break-even sentence names the H100. With 30%/month growth the API passes $918 in month 4 (365 x 1.3^4 =
+    # $1,042) and $1,190 in month 5 ($1,355): the ranking change names the H100 in month 5, never the H200.
+    data = scenario([API, owned("h100", "h100-sxm"), owned("h200", "h200")], requests_per_day=100_000, horizon=6)
+    data["workload"]["growth_per_month"] = 0.3
+    decision = decided(data)
+    assert decision.recommendation == "api"
+    h100, h200 = decision.option("h100"), decision.option("h200")
+    assert h200.host_not_counted and h200.usd_per_month < h100.usd_per_month
+    assert h200.break_even_tokens_per_month is not None  # it does cross the API: the rule, not a missing V*, skips it
+    said = " ".join(decision.reasons)
+    assert "Self-hosting (h100)" in said and "Self-hosting (h200)" not in said
+    assert "month 5" in said and "h100 becomes cheaper" in said and "h200 becomes cheaper" not in said
+
+
+def test_compare_text_says_which_costs_leave_the_host_out():
+    from costmodel.cli.compare import render_table
+
+    text = render_table(decided(scenario([owned("h100", "h100-sxm"), owned("h200", "h200")])))
+    section = text.split("Costs that leave the host server out")[1].split("\n\n")[0]
+    assert "h200: host server not counted" in section and "h100:" not in section

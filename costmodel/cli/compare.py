@@ -62,6 +62,10 @@ def render_table(decision: Decision) -> str:
     if excluded:
         lines += ["", "Excluded (shown, never recommended):"]
         lines += [f"  - {o.name} [{o.excluded_kind}]: {o.excluded_reason}" for o in excluded]
+    partial = [o for o in decision.options if o.host_not_counted and o.excluded_reason is None]
+    if partial:
+        lines += ["", "Costs that leave the host server out (ranked after every complete cost, never recommended first):"]
+        lines += [f"  - {o.name}: {note}" for o in partial for note in o.notes if note.startswith("host server not counted")]
     lines += _evidence_lines(decision)
     policies = [f"  - {o.name}: {o.fleet_reason}{_scaling_text(o)}" for o in decision.options if o.fleet_reason]
     if policies:

@@ -36,11 +36,12 @@ def _cheapest(results: Sequence[OptionResult], horizons: Mapping[str, OptionHori
 
 def ranking_change(results: Sequence[OptionResult], horizons: Mapping[str, OptionHorizon], *,
                    accept_unverified: bool = False) -> RankingChange | None:
-    """Candidates: not excluded, not throttled, meeting or likely meeting the SLO (unverified only when accepted)
+    """Candidates: not excluded, not throttled, host counted, meeting or likely meeting the SLO (unverified only when accepted)
     in the month considered; None when month 0 has none or the cheapest never changes."""
     allowed = set(allowed_statuses(accept_unverified=accept_unverified))
+    # A cost that leaves the host server out never becomes "the cheapest" (decision/ranking.py ranks it last).
     candidates = [r for r in results if r.excluded_reason is None and not r.throttled and r.slo_status in allowed
-                  and r.name in horizons]
+                  and r.name in horizons and not r.host_not_counted]
     if not candidates:
         return None
     first = _cheapest(candidates, horizons, 0, allowed=allowed)

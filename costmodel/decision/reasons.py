@@ -70,9 +70,10 @@ def _break_even_reasons(ranked: tuple[OptionResult, ...], chosen: OptionResult, 
                 f"{chosen.break_even_utilization:.0%} utilization of the fleet sized for that volume)."]
     # V* is where the self-host option's cost, its fleet re-sized for that volume, crosses the API's
     # (decision/breakeven.py); none within 1/100x .. 100x: no break-even.
+    # An owned option whose host server has no sourced figures is never the reference: its cost leaves the host out.
     volumes = [(r.break_even_tokens_per_month, r.name) for r in ranked
                if r.kind == "self-host" and r.break_even_tokens_per_month and r.excluded_reason is None
-               and r.break_even_against == chosen.name]
+               and r.break_even_against == chosen.name and not r.host_not_counted]
     if volumes:
         volume, name = min(volumes, key=lambda pair: abs(math.log(pair[0] / max(total_tokens, 1.0))))
         return [f"Self-hosting ({name}) would break even with it at {volume / 1e9:,.1f}B tokens/month."]
