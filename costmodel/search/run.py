@@ -227,7 +227,7 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
     screened = screen_in_parallel(scenario, hosted, gpu_sheet=sheet, calibration=calibration, model_specs=specs,
                                   runner=runner)
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
-                                            repr(s.candidate)))
+                                            s.candidate.order_key))
     simulations = Simulations(scenario, runner=runner, calibration=calibration, cache=cache)
     total = max(len(queue), 1)
     if progress is not None:
