@@ -15,6 +15,10 @@ import sys
 SHORT_KWDOC = "Properties: see matplotlib.artist.kwdoc(type(self))."
 
 
+def _short_kwdoc(artist: object) -> str:
+    return SHORT_KWDOC
+
+
 def import_figure_modules() -> None:
     """Import matplotlib.figure, the Agg canvas, patches and tickers (once; later calls return at once)."""
     if "matplotlib.figure" in sys.modules:  # already imported (by this process's app, say): nothing to save
@@ -22,7 +26,7 @@ def import_figure_modules() -> None:
     import matplotlib.artist as artist
 
     full_kwdoc = artist.kwdoc
-    artist.kwdoc = lambda _artist: SHORT_KWDOC
+    artist.kwdoc = _short_kwdoc
     try:
         import matplotlib.backends.backend_agg
         import matplotlib.figure
