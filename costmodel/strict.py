@@ -13,4 +13,4 @@ from pydantic import BaseModel, ConfigDict
 class StrictModel(BaseModel):
     """pydantic BaseModel with extra="forbid", frozen=True and finite floats only."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)

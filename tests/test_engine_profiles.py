@@ -189,8 +189,10 @@ def test_missing_generic_profile_is_reported(tmp_path: Path, monkeypatch: pytest
     _write(tmp_path, _raw("vllm"), name="vllm")
     monkeypatch.setattr(importlib.import_module("costmodel.catalog.engines"), "ENGINES_DIR", tmp_path)
     engines.cache_clear()
+    engine_ids.cache_clear()  # the ids are the folder's file names, listed once
     try:
         with pytest.raises(CostmodelError, match="'generic' profile is missing"):
             engines()
     finally:
         engines.cache_clear()
+        engine_ids.cache_clear()

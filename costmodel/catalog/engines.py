@@ -169,20 +169,27 @@ def parse_engine_file(path: Path) -> EngineProfile:
 @cache
 def engines() -> dict[str, EngineProfile]:
     """All bundled engine profiles by id (cached)."""
-    table = {p.id: p for p in (parse_engine_file(path) for path in sorted(ENGINES_DIR.glob("*.yaml")))}
-    if GENERIC_ENGINE_ID not in table:
-        raise CostmodelError(f"{ENGINES_DIR}: the '{GENERIC_ENGINE_ID}' profile is missing; restore generic.yaml")
-    return table
+    return {engine_id: _engine(engine_id) for engine_id in engine_ids()}
 
 
+@cache
 def engine_ids() -> tuple[str, ...]:
-    """Bundled engine ids, sorted (for CLI choices)."""
-    return tuple(sorted(engines()))
+    """Bundled engine ids, sorted (for CLI choices): their file names, since parse_engine_file holds each
+    profile's id to its file's (listing them reads no profile)."""
+    ids = tuple(sorted(path.stem for path in ENGINES_DIR.glob("*.yaml")))
+    if GENERIC_ENGINE_ID not in ids:
+        raise CostmodelError(f"{ENGINES_DIR}: the '{GENERIC_ENGINE_ID}' profile is missing; restore generic.yaml")
+    return ids
+
+
+@cache
+def _engine(engine_id: str) -> EngineProfile:
+    return parse_engine_file(ENGINES_DIR / f"{engine_id}.yaml")
 
 
 def load_engine(engine_id: str) -> EngineProfile:
-    """Exact-id lookup of a bundled engine profile (a miss suggests the closest id)."""
-    table = engines()
-    if engine_id not in table:
-        raise unknown_id_error("engine", engine_id, table)
-    return table[engine_id]
+    """Exact-id lookup of a bundled engine profile (a miss suggests the closest id); reads that file only."""
+    ids = engine_ids()
+    if engine_id not in ids:
+        raise unknown_id_error("engine", engine_id, ids)
+    return _engine(engine_id)

@@ -107,13 +107,19 @@ def user_models_dir() -> Path:
 
 def bundled_models() -> dict[str, ModelSpec]:
     """Models shipped with the package, by id (a bad bundled file is a bug: it raises)."""
-    return _read_bundled_dir(MODELS_DIR)
+    return {model_id: _bundled_model(model_id) for model_id in bundled_model_ids()}
 
 
 @cache
-def _read_bundled_dir(directory: Path) -> dict[str, ModelSpec]:
-    specs = [parse_model_file(path) for path in sorted(directory.glob("*.yaml"))]
-    return {spec.id: spec for spec in specs}
+def bundled_model_ids() -> tuple[str, ...]:
+    """Ids of the bundled models, sorted: their file names (parse_model_file holds each id to its file's)."""
+    return tuple(sorted(path.stem for path in MODELS_DIR.glob("*.yaml")))
+
+
+@cache
+def _bundled_model(model_id: str) -> ModelSpec:
+    # One file per lookup: `estimate` reads the model it names, not the 25 others.
+    return parse_model_file(MODELS_DIR / f"{model_id}.yaml")
 
 
 @lru_cache(maxsize=8)  # one entry per (folder, contents) seen; old contents fall out
@@ -122,7 +128,7 @@ def _read_model_dir(directory: Path, stamp: tuple[tuple[str, int, int], ...]) ->
 
     Cached by `stamp` (name, mtime, size of each file), so an import or an edit is seen at the next call.
     """
-    bundled = bundled_models()
+    bundled = bundled_model_ids()
     specs: dict[str, ModelSpec] = {}
     broken: dict[str, str] = {}
     for path in sorted(directory.glob("*.yaml")):
@@ -183,6 +189,9 @@ def accelerators() -> dict[str, AcceleratorSpec]:
 def load_model(model_id: str) -> ModelSpec:
     """Exact-id lookup of a bundled or imported model; asking for a skipped user file raises its error."""
     user = _user_models()
+    if model_id in bundled_model_ids():  # a user file may not shadow a bundled id
+        _warn_skipped(user)
+        return _bundled_model(model_id)
     table = {**bundled_models(), **user.specs}
     if model_id not in table and model_id in user.broken:  # asked for: an error, not a warning
         raise CostmodelError(f"model '{model_id}' cannot be loaded: {user.broken[model_id]}")

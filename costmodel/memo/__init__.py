@@ -44,6 +44,9 @@ def build_memo(
     (`capacity_cache`: capacities shared with other pages of the same session; `search_result`: the
     deployment search whose top `search_top_k` the scenario lists, for "Configurations considered")."""
     try:
+        from costmodel.memo.mpl_import import import_figure_modules
+
+        import_figure_modules()  # before memo.charts imports them: skips building setter docstrings
         from costmodel.memo.builder import render_pdf
         from costmodel.memo.charts import render_charts
     except ImportError as exc:  # the memo extra is optional

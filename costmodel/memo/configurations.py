@@ -12,13 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from costmodel.memo.blocks import Block, Figure, Heading, Para, Table, latency, money, per_mtok
-from costmodel.search import Configuration, SearchResult
-from costmodel.search.rows import variants_summary
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a memo without a search never imports the search package (~35 ms CPU)
     from PIL import Image
 
     from costmodel.memo.content import ChartData
+    from costmodel.search import Configuration, SearchResult
 
 FIGURE_KEY = "search_front"
 MAX_TABLE_ROWS = 12  # the front beyond this is in `costmodel search --json`
@@ -50,6 +49,8 @@ def mode_table(result: SearchResult) -> Table:
 
 def variants_label(row: Configuration) -> str:
     """The same-cost variants collapsed into the row, beyond the one shown ('' when none)."""
+    from costmodel.search.rows import variants_summary  # only when there is a search to show
+
     return variants_summary(row)
 
 

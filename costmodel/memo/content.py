@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from costmodel.charts.fleet import FleetChart, MonthsChart, fleet_chart, months_chart
 from costmodel.decision.capacity import CapacityCache
@@ -53,7 +54,9 @@ from costmodel.memo.text import (
     workload_table,
 )
 from costmodel.scenario import Scenario
-from costmodel.search import SearchResult
+
+if TYPE_CHECKING:  # a memo without a search never imports the search package
+    from costmodel.search import SearchResult
 
 TITLE = "Design review: API or self-hosted LLM serving"
 

@@ -266,7 +266,7 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
         progress=lambda done, shares: report(SCREEN_FRACTION * done / shares, f"screening {len(enumerated):,} "
                                              f"configurations with the roofline: {done}/{shares} models"))
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
-                                            repr(s.candidate)))
+                                            s.candidate.order_key))
     simulations = Simulations(scenario, runner=runner, calibration=calibration, cache=cache)
     report(SCREEN_FRACTION, f"screened {len(enumerated):,} configurations; simulating the cheapest")
     simulated: list[Configuration] = []

@@ -71,6 +71,13 @@ class Candidate:
         key: tuple[object, ...] = (self.model, self.hardware, self.gpus_per_replica, self.weight_dtype, self.kv_dtype)
         return key if self.mode is None else (*key, self.mode)
 
+    @property
+    def order_key(self) -> tuple[str, str, int, str, str, str, str, str]:
+        """The fields in declaration order: sorts as repr() did (ids are [a-z0-9._/-], which sort after the
+        quote that ends a field in repr, and at most 8 GPUs are one digit), without building a string."""
+        return (self.model, self.hardware, self.gpus_per_replica, self.weight_dtype, self.kv_dtype, self.offering,
+                self.engine, self.scaling)
+
     @cached_property
     def capacity_key(self) -> tuple[object, ...]:
         """What the simulated capacity depends on: the replica, its engine (offering and scaling only price it)
