@@ -28,3 +28,11 @@ class UnwrittenOutputError(CostmodelError):
         super().__init__(message)
         self.path = path
         self.content = content
+
+
+class NoRequestFitsError(CostmodelError):
+    """No request of the workload fits a replica's KV memory after its weights (costmodel.serving.simulation).
+
+    For `simulate` it is the user's input error; a decision or a search marks that configuration infeasible
+    with this message instead of stopping (the roofline's fit check counts memory more loosely than the
+    engine's own KV rule, so it can pass a configuration the simulator then cannot run)."""

@@ -8,6 +8,7 @@ a bad measurement file (inline or a path) on one option exited 2 for the whole s
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 from pathlib import Path
@@ -105,3 +106,20 @@ def test_every_option_with_a_bad_calibration_still_exits_2() -> None:
     data["options"][0]["calibration"] = json.dumps({"kind": "something"})
     with pytest.raises(CostmodelError, match="no option of the scenario can be evaluated"):
         decide(parse_scenario(data), capacity_method="roofline")
+
+
+def test_a_replica_the_roofline_fits_but_the_engine_cannot_is_excluded_not_fatal() -> None:
+    # Llama 3.3 70B in fp8 on one 80 GB A100: 70.6 GB of weights. The roofline's fit check counts the whole HBM,
+    # the engine's KV rule (SGLang's static memory fraction of 80 GB, less weights and activations)
+    # leaves no room for a 9,000-token prompt. That option misses with the simulator's message; the compare
+    # still ranks the rest (it used to exit 2, as `compare rag-service --search 3` did).
+    data = scenario(host("tight", model="llama-3.3-70b", hardware="a100-80gb", gpus_per_replica=1, engine="sglang",
+                         weight_dtype="fp8", kv_dtype="bf16", offering="owned/a100-80gb/owned"))
+    data["workload"].update(prompt_tokens={"kind": "lognormal", "mean_tokens": 9000, "sigma": 0.5},
+                            output_tokens={"kind": "uniform", "low_tokens": 100, "high_tokens": 400},
+                            cached_prompt_fraction=0.6)  # rag-service's workload and SLO
+    data["slo"] = {"ttft_p90_seconds": 2.0, "tpot_p90_seconds": 0.06}
+    decision = decide(parse_scenario(data), today=dt.date(2026, 12, 1))
+    tight = decision.option("tight")
+    assert tight.slo_status == "misses" and "no request fits" in (tight.slo_reason or "")
+    assert decision.option("api").usd_per_month > 0

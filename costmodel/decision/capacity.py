@@ -18,6 +18,7 @@ from costmodel.decision.attach import Attached, option_efficiency
 from costmodel.decision.evidence import tightened_slo
 from costmodel.decision.measured_capacity import cached_endpoint_capacity
 from costmodel.decision.mode_capacity import disaggregated_option_capacity, with_option_speculation
+from costmodel.errors import NoRequestFitsError
 from costmodel.measurements.calibration import Calibration
 from costmodel.roofline import Efficiency
 from costmodel.scenario import Scenario, SelfHostOption
@@ -131,7 +132,15 @@ def _capacity_at(scenario: Scenario, option: SelfHostOption, *, hardware: Accele
         cached_prompt_fraction=workload.cached_prompt_fraction,
         ttft_limit_seconds=scenario.slo.ttft_p90_seconds, tpot_limit_seconds=scenario.slo.tpot_p90_seconds,
     )
-    return quick if method == "roofline" or not quick.fits else _simulated_capacity(scenario, option, config, quick)
+    if method == "roofline" or not quick.fits:
+        return quick
+    try:
+        return _simulated_capacity(scenario, option, config, quick)
+    except NoRequestFitsError as exc:  # the engine's KV rule leaves no room the roofline's fit check counted
+        return Capacity(feasible=False, reason=str(exc), requests_per_second=0.0, batch=0,
+                        ttft_seconds=quick.ttft_seconds, tpot_seconds=quick.tpot_seconds,
+                        prefill_time_fraction=quick.prefill_time_fraction, max_batch=quick.max_batch,
+                        method="simulator")
 
 
 def _tightened(scenario: Scenario, option: SelfHostOption) -> Scenario:

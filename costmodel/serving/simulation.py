@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from costmodel.errors import CostmodelError
+from costmodel.errors import CostmodelError, NoRequestFitsError
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.scenario.slo import Slo, SloLimit
 from costmodel.serving.closed_loop import check_concurrency, closed_loop_send_seconds
@@ -175,7 +175,7 @@ def simulate_requests(
         rejected |= prompt_tokens + output_tokens > replica.context_limit_tokens
     if rejected.all():
         worst = int(np.argmax(need))
-        raise CostmodelError(
+        raise NoRequestFitsError(
             f"no request fits: a {int(prompt_tokens[worst])} + {int(output_tokens[worst])}-token request needs "
             f"{need[worst] / 1e9:.2f} GB of KV per GPU but {max(capacity, 0.0) / 1e9:.2f} GB is left after weights"
             f" (context limit {replica.context_limit_tokens}); shorten the requests, use fewer/smaller weights or add GPUs"
