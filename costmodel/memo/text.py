@@ -91,8 +91,10 @@ def _first_number(decision: Decision, base: Advantage) -> str:
         return f"it is the only option that qualifies, at {money(chosen.usd_per_month)}/month"
     other = decision.option(base.alternative)
     saving = base.usd_per_month / other.usd_per_month if other.usd_per_month > 0 else math.nan
+    # Under half a percent rounds to "0% less": say it is a near tie, which is what a reviewer needs to know.
+    share = "under 0.5%: a near tie" if saving < 0.005 else f"{pct(saving)}"
     return (f"{money(chosen.usd_per_month)}/month against {money(other.usd_per_month)}/month for the best "
-            f"alternative, {short(other.name)} ({pct(saving)} less, {money(base.usd_per_month)}/month)")
+            f"alternative, {short(other.name)} ({money(base.usd_per_month)}/month less, {share})")
 
 
 def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | None]:
