@@ -3,11 +3,13 @@ $/M tokens vs utilization, traffic over the day vs provisioned capacity. Pure da
 
 Every number comes from `decide` and the economics it uses: the volume sweep re-runs the month-0
 economics through `costmodel.decision.volume` (checked against `decide(overrides=...)` by its tests), the
-utilization curve is `economics.size_self_host` for one replica at each utilization.
+utilization curve is the option plan's fixed bill (decision/plan.py `fixed_cost`) over the tokens served at
+each utilization.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,12 +18,14 @@ import numpy as np
 from costmodel.decision.capacity import CapacityCache
 from costmodel.decision.economics import size_self_host
 from costmodel.decision.instances import InstancePacking
+from costmodel.decision.plan import fixed_cost
 from costmodel.decision.rank import decide
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.volume import Scaling, cost_model, throttled, usd_per_month
 from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet
 from costmodel.scenario import Scenario
+from costmodel.units import SECONDS_PER_MONTH, TOKENS_PER_MTOK
 
 # 1/100x .. 100x the scenario's volume, 8 points per decade (log-spaced), plus the scenario's own volume.
 DEFAULT_VOLUME_SCALES: tuple[float, ...] = tuple(float(s) for s in np.logspace(-2.0, 2.0, 33))
@@ -143,15 +147,22 @@ def utilization_curve(result: OptionResult, *, utilizations: Sequence[float] = D
     replicas = max(result.replicas, 1)
     full_rate = replicas * capacity
 
+    plan = result.plan
+    # The provisioned fleet's bill is fixed; only the tokens it serves change with u (decision/plan.py fixed_cost:
+    # the same bill decide, the sweep and the horizon price). A result without a plan (a measured-only option)
+    # falls back to the same fixed-fleet formula from its own figures.
+    monthly_usd = (fixed_cost(plan, replicas=replicas).usd_per_month if plan is not None
+                   else size_self_host(
+                       mean_requests_per_second=full_rate, peak_requests_per_second=full_rate,
+                       capacity_requests_per_second=capacity, tokens_per_request=tokens_per_request,
+                       gpus_per_replica=result.gpus_per_replica or 1, usd_per_gpu_hour=result.usd_per_gpu_hour or 0.0,
+                       ops_usd_per_month=result.breakdown.ops_usd_per_month,
+                       packing=InstancePacking(gpus_per_replica=result.gpus_per_replica or 1,
+                                               gpus_per_instance=result.gpus_per_instance or 1)).usd_per_month)
+
     def at(utilization: float) -> float:
-        return size_self_host(
-            mean_requests_per_second=utilization * full_rate, peak_requests_per_second=full_rate,
-            capacity_requests_per_second=capacity, tokens_per_request=tokens_per_request,
-            gpus_per_replica=result.gpus_per_replica or 1, usd_per_gpu_hour=result.usd_per_gpu_hour or 0.0,
-            ops_usd_per_month=result.breakdown.ops_usd_per_month,
-            packing=InstancePacking(gpus_per_replica=result.gpus_per_replica or 1,
-                                    gpus_per_instance=result.gpus_per_instance or 1),
-        ).usd_per_mtok
+        tokens_per_month = utilization * full_rate * tokens_per_request * SECONDS_PER_MONTH
+        return monthly_usd / (tokens_per_month / TOKENS_PER_MTOK) if tokens_per_month > 0 else math.inf
 
     current = result.utilization
     return UtilizationCurve(
