@@ -15,7 +15,8 @@ from costmodel.decision.rank import decide
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.recommend import verify_first_sentence
 from costmodel.decision.results import Decision, OptionResult
-from costmodel.scenario import load_scenario
+from costmodel.scenario import Scenario, load_scenario
+from costmodel.scenario.search import SCENARIO_SEARCH_TOP_K
 from costmodel.units import fmt_latency, fmt_money, fmt_ms_column, fmt_pct
 
 
@@ -198,9 +199,21 @@ def run_compare(args: argparse.Namespace) -> int:
             shown.note(f"deciding {scenario.name}")
             decisions.append(decide(scenario, calibration=calibration, today=args.date, capacity_cache=cache))
             shown.step(f"decided {scenario.name}")
+    texts = [render_table(d) + _search_section_note(s, searched=args.search is not None)
+             for d, s in zip(decisions, scenarios, strict=True)]
     if len(decisions) == 1:
-        emit(decisions[0].contract(), as_json=args.json, text=render_table(decisions[0]))
+        emit(decisions[0].contract(), as_json=args.json, text=texts[0])
     else:
-        emit({"scenarios": [d.contract() for d in decisions]}, as_json=args.json,
-             text="\n\n".join(render_table(d) for d in decisions))
+        emit({"scenarios": [d.contract() for d in decisions]}, as_json=args.json, text="\n\n".join(texts))
     return 0
+
+
+def _search_section_note(scenario: Scenario, *, searched: bool) -> str:
+    """The memo searches a scenario with a `search:` section (SCENARIO_SEARCH_TOP_K); compare only with
+    --search: say so, so the two are never read as disagreeing."""
+    if searched or scenario.search is None:
+        return ""
+    k = SCENARIO_SEARCH_TOP_K
+    return (f"\nNote: this scenario has a `search:` section, so `costmodel memo` also adds the {k} cheapest "
+            f"configurations a search finds; `costmodel compare --search {k}` shows that table. This one ranks the "
+            "listed options only.")

@@ -18,8 +18,7 @@ from costmodel.decision.capacity import CapacityCache
 from costmodel.errors import CostmodelError
 from costmodel.fileio import check_output_path, write_bytes_or_save_elsewhere
 from costmodel.scenario import load_scenario
-
-SCENARIO_SEARCH_TOP_K = 3  # configurations added when the scenario's `search:` section asks for a search
+from costmodel.scenario.search import SCENARIO_SEARCH_TOP_K
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -251,8 +251,9 @@ def _title_block(content: MemoContent, styles: dict[str, ParagraphStyle], cjk: s
         Paragraph(markup(content.title, cjk=cjk), styles["title"]),
         Paragraph("<b>Scenario:</b> " + markup(content.scenario_name, cjk=cjk), styles["subtitle"]),
         Paragraph(f"<b>Date:</b> {content.date.isoformat()} \u00b7 prepared with costmodel {_costmodel_version()} "
-                  "from the scenario file; every figure is reproduced by <i>costmodel compare</i> and "
-                  "<i>costmodel memo</i>.", styles["meta"]),
+                  "from the scenario file; every figure is reproduced by <i>costmodel compare"
+                  + (f" --search {content.searched_top_k}" if content.searched_top_k else "")
+                  + "</i> and <i>costmodel memo</i>.", styles["meta"]),
     ]
     if content.description:
         parts.append(Spacer(1, 4))

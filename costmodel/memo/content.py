@@ -88,6 +88,7 @@ class MemoContent:
     blocks: tuple[Block, ...]
     charts: ChartData | None  # None: no option is feasible, so nothing is charted (memo/infeasible.py)
     decision: Decision
+    searched_top_k: int = 0  # configurations a search added to the options (`compare --search K` reproduces them)
 
 
 def _chart_blocks(charts: ChartData) -> list[Block]:
@@ -183,7 +184,8 @@ def memo_content(
     blocks += _closing_sections(decision, scenario, sens, today=today)
     blocks += [Heading("Appendix A. Formulas"), *formula_blocks()]
     return MemoContent(title=TITLE, scenario_name=scenario.name, date=today, description=scenario.description.strip(),
-                       blocks=tuple(blocks), charts=charts, decision=decision)
+                       blocks=tuple(blocks), charts=charts, decision=decision,
+                       searched_top_k=search_top_k if search_result is not None else 0)
 
 
 def _tornado_blocks(decision: Decision, sens: Sensitivity) -> list[Block]:

@@ -9,6 +9,9 @@ from pydantic import Field
 from costmodel.scenario.limits import MAX_USD_PER_GPU_MONTH, MAX_USD_PER_MONTH
 from costmodel.strict import StrictModel
 
+# Configurations `costmodel memo` adds when the scenario has a `search:` section and no --search K is given.
+SCENARIO_SEARCH_TOP_K = 3
+
 
 class SearchSettings(StrictModel):
     """Limits of the deployment search (`costmodel search`, `compare --search K`)."""
