@@ -48,8 +48,10 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	@# One process per core; --dist loadfile keeps each file's module fixtures (a started server, a built
-	@# catalog) in one process. PYTEST_WORKERS=0 runs it in one process.
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	@# catalog) in one process. PYTEST_WORKERS=0 runs it in one process. Tests marked serial measure real
+	@# latencies against a fit, so they run afterwards, alone on the machine.
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"
+	$(BIN)/pytest -m serial
 
 test: lint typecheck pytest
 

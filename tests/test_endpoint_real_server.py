@@ -35,10 +35,15 @@ from costmodel.measurements.endpoint_calibration import HOLDOUT_ABSOLUTE_FLOOR_S
 from costmodel.measurements.endpoint_sweep import EndpointSweep
 from probes.endpoint import _INSTRUCTION, _PROMPT_WORDS
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("gguf") is None,
-    reason="llama-cpp-python[server] and gguf are not installed: pip install -e '.[realserver]'",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("gguf") is None,
+        reason="llama-cpp-python[server] and gguf are not installed: pip install -e '.[realserver]'",
+    ),
+    # The held-out check compares measured latencies with a fit: another test process on the same cores halves
+    # the server's throughput (measured: 34 against 71 tokens/s at 4 clients), so make test runs it alone.
+    pytest.mark.serial,
+]
 
 MODEL_ALIAS = "tiny-random-llama"
 READY_TIMEOUT_SECONDS = 90.0

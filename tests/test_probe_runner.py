@@ -167,6 +167,7 @@ def test_cuda_probe_with_graphs_and_nvml(tmp_path: Path) -> None:
     assert all(p.status == "ok" for p in result.points)
 
 
+@pytest.mark.serial  # times a real CPU probe and fits it: alone on the cores (make test runs serial tests last)
 def test_probe_cli_json_and_calibrate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     bigger = replace(TINY_SWEEP, prefill_prompt_tokens=(8, 16, 32, 64), decode_context_tokens=(16, 32, 64),
