@@ -95,16 +95,22 @@ class _Draw:
 
 @dataclass(frozen=True)
 class _Floats:
-    """Floats in [low, high]: an end point one draw in four (the extremes are what these tests are for), else
-    log-uniform in magnitude down to 1e-12 of the bound (tiny values) or uniform (values near the top)."""
+    """Floats in [low, high]: one draw in four an extreme (the extremes are what these tests are for: mostly
+    an end point, else the float next to one, or the smallest subnormal above a 0 floor), else log-uniform in
+    magnitude down to 1e-12 of the bound (tiny values) or uniform (values near the top)."""
 
     low: float
     high: float
 
+    def extremes(self) -> tuple[float, ...]:
+        low, high = self.low, self.high
+        subnormal = (5e-324,) if low == 0 < high else ()
+        return (low, high, low, high, math.nextafter(low, high), math.nextafter(high, low), *subnormal)
+
     def __call__(self, rng: random.Random) -> float:
         pick = rng.random()
         if pick < 0.25:
-            return rng.choice((self.low, self.high))
+            return rng.choice(self.extremes())
         if pick < 0.625:
             return self._log_uniform(rng)
         return rng.uniform(self.low, self.high)
