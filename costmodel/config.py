@@ -15,7 +15,7 @@ from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
-from costmodel.roofline import Efficiency, StepResult, step
+from costmodel.roofline import Efficiency, StepResult, step, step_seconds
 
 # costmodel/catalog/engines: the engine-agnostic profile, today's behaviour before profiles existed (issue 17:
 # "A generic profile keeps today's behaviour"). It has no per-request cost and the accelerator's 0.4 ms per
@@ -51,6 +51,13 @@ class ReplicaConfig:
     def step(self, *, batch: int, new_tokens: int, context_tokens: int) -> StepResult:
         """One engine step of this replica (`costmodel.roofline.step`): decode is new_tokens = 1."""
         return step(
+            self.shape, self.hardware, batch=batch, new_tokens=new_tokens, context_tokens=context_tokens,
+            weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype, gpus=self.gpus, efficiency=self.efficiency,
+        )
+
+    def step_seconds(self, *, batch: int, new_tokens: int, context_tokens: int) -> float:
+        """`step(...).step_seconds` without the per-op breakdown (`costmodel.roofline.step_seconds`)."""
+        return step_seconds(
             self.shape, self.hardware, batch=batch, new_tokens=new_tokens, context_tokens=context_tokens,
             weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype, gpus=self.gpus, efficiency=self.efficiency,
         )

@@ -238,23 +238,7 @@ def step_from_work(
 ) -> StepResult:
     """A step of any mix (uniform or prefill chunks + decode tokens), with its per-op breakdown."""
     eff = efficiency or Efficiency.from_accelerator(hardware)
-    precision = hardware.op_precision(weight_dtype=weight_dtype, kv_dtype=kv_dtype)
-    link = tp_link(hardware, gpus=gpus)
-    raw = step_arrays(
-        shape,
-        work,
-        **precision_kwargs(precision),
-        gpus=float(gpus),
-        hbm_bytes_per_s=hardware.hbm_bytes_per_s,
-        link_bytes_per_s=link.bytes_per_s,
-        link_latency_seconds=link.latency_seconds,
-        eff_compute=eff.eff_compute,
-        eff_memory=eff.eff_memory,
-        overhead_seconds_per_step=eff.overhead_seconds_per_step,
-        compute_half_saturation_tokens=eff.compute_half_saturation_tokens,
-        weight_reads_max_rows=eff.weight_reads_max_rows,
-        comm_overlap_fraction=eff.comm_overlap_fraction,
-    )
+    raw = _step_arrays_on(shape, hardware, work, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, eff=eff)
     bytes_per_s = hardware.hbm_bytes_per_s * eff.eff_memory
     ops = tuple(
         OpCost(
@@ -287,4 +271,36 @@ def step_from_work(
         comm_seconds=comm_s,
         bound=max(regimes, key=lambda k: regimes[k]),
         ops=ops,
+    )
+
+
+def step_seconds(shape: ModelShape, hardware: AcceleratorSpec, *, batch: int, new_tokens: int, context_tokens: int,
+                 weight_dtype: str = "bf16", kv_dtype: str = "bf16", gpus: int = 1,
+                 efficiency: Efficiency | None = None) -> float:
+    """`step(...).step_seconds` without the per-op breakdown (a capacity search reads only the time)."""
+    work = uniform_work(shape, batch=float(batch), new_tokens=float(new_tokens), context_tokens=float(context_tokens))
+    raw = _step_arrays_on(shape, hardware, work, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus,
+                          eff=efficiency or Efficiency.from_accelerator(hardware))
+    return float(raw.step_seconds)
+
+
+def _step_arrays_on(shape: ModelShape, hardware: AcceleratorSpec, work: StepWork, *, weight_dtype: str,
+                    kv_dtype: str, gpus: int, eff: Efficiency) -> StepArrays:
+    """`step_arrays` on one accelerator's datasheet, link and efficiency."""
+    precision = hardware.op_precision(weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+    link = tp_link(hardware, gpus=gpus)
+    return step_arrays(
+        shape,
+        work,
+        **precision_kwargs(precision),
+        gpus=float(gpus),
+        hbm_bytes_per_s=hardware.hbm_bytes_per_s,
+        link_bytes_per_s=link.bytes_per_s,
+        link_latency_seconds=link.latency_seconds,
+        eff_compute=eff.eff_compute,
+        eff_memory=eff.eff_memory,
+        overhead_seconds_per_step=eff.overhead_seconds_per_step,
+        compute_half_saturation_tokens=eff.compute_half_saturation_tokens,
+        weight_reads_max_rows=eff.weight_reads_max_rows,
+        comm_overlap_fraction=eff.comm_overlap_fraction,
     )

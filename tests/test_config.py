@@ -104,3 +104,17 @@ def test_step_timer_for_config_times_steps_like_the_roofline():
     expected = step_from_work(config.shape, config.hardware, work, weight_dtype="fp8", kv_dtype="bf16", gpus=2,
                               efficiency=config.efficiency).step_seconds
     assert timer.seconds(512, fields) == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize(("model", "gpus", "dtype"), [("llama-3.1-8b", 1, "bf16"), ("llama-3.1-70b", 4, "fp8"),
+                                                       ("mixtral-8x7b", 2, "bf16")])
+def test_step_seconds_is_the_full_steps_time_to_the_bit(model: str, gpus: int, dtype: str) -> None:
+    """The capacity search's fast path (no per-op breakdown) gives the same float as `step(...).step_seconds`,
+    prefill and decode, with a calibrated efficiency that rereads weights."""
+    for efficiency in (None, Efficiency(eff_compute=1e-6, eff_memory=0.3, overhead_seconds_per_step=0.01,
+                                        compute_half_saturation_tokens=512.0, weight_reads_max_rows=4.0)):
+        config = _config(shape=derive_shape(load_model(model)), gpus=gpus, weight_dtype=dtype,
+                         **({"efficiency": efficiency} if efficiency else {}))
+        for batch, new, context in ((1, 4_000, 0), (1, 1, 1), (3, 1, 2_500), (256, 1, 8_000), (7, 300, 60)):
+            full = config.step(batch=batch, new_tokens=new, context_tokens=context).step_seconds
+            assert config.step_seconds(batch=batch, new_tokens=new, context_tokens=context) == full

@@ -54,3 +54,17 @@ def test_mixed_day_picks_the_cheapest_built_day() -> None:
     every = [mixed_day(**kwargs, base_replicas=k) for k in range(peak + 1)]  # type: ignore[arg-type]
     best = min(every, key=lambda d: (round(d.usd_per_day, 9), d.base_replicas))
     assert chosen == best
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_cheapest_base_keys_only_the_near_ties_as_the_full_min_would(seed: int) -> None:
+    """Only $/day within 1e-9 (and the float spacing) of the lowest are keyed: near-ties around a rounding
+    boundary, at $/day from 1e-6 to 1e12, give the base that keying every candidate gives."""
+    rng = random.Random(seed)
+    scale = 10.0 ** rng.randint(-6, 12)
+    low = scale * rng.random()
+    usd = [low + rng.choice([0.0, 1.0, -1.0, 4.0]) * rng.choice([1e-10, 4e-10, 5e-10, 6e-10, 1e-9, 2e-9, 1.0])
+           for _ in range(rng.randint(1, 60))]
+    bases = rng.sample(range(10_000), len(usd))
+    assert cheapest_base(bases, usd) == min(zip(bases, usd, strict=True),
+                                            key=lambda pair: (round(pair[1], 9), pair[0]))[0]

@@ -206,6 +206,8 @@ def _bases_to_try(paid: tuple[int, ...], packings: MixedPackings | None) -> list
     if peak <= MAX_BASES_TRIED:
         return list(range(peak + 1))
     step = max(1, packings.base.replicas_per_instance)
+    if step == 1:  # every k up to the peak, which holds each replicas_h already
+        return list(range(peak + 1))
     return sorted(values | set(range(0, peak + 1, step)))
 
 

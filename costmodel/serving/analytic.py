@@ -51,7 +51,7 @@ def roofline_capacity(
     """Largest steady-state request rate meeting mean TTFT/TPOT limits (see module docstring)."""
 
     def step_seconds(*, batch: int, new_tokens: int, context_tokens: int) -> float:
-        return config.step(batch=batch, new_tokens=new_tokens, context_tokens=context_tokens).step_seconds
+        return config.step_seconds(batch=batch, new_tokens=new_tokens, context_tokens=context_tokens)
 
     cached = int(round(prompt_tokens * cached_prompt_fraction))
     new = max(1, int(round(prompt_tokens)) - cached)
