@@ -92,6 +92,7 @@ def set_scenario(scenario: Scenario, *, source: str | None = None, reload_widget
     if source is not None:
         st.session_state[SOURCE_KEY] = source
     if reload_widgets:
+        st.session_state.pop(KEPT_KEY, None)  # the form re-reads this scenario, not values kept from another
         forget_widgets()
 
 
