@@ -433,3 +433,41 @@ def test_an_unapplied_edit_survives_a_visit_to_another_page() -> None:
     assert at.date_input(key="sc_as_of").value == dt.date(2027, 12, 1)
     assert at.session_state["scenario"].as_of == dt.date(2027, 12, 1)
     assert at.text_input(key="sc_name").value == "renamed"
+
+
+def test_cancelling_a_silent_sweep_stops_its_child_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep level can take minutes without a line on stderr: the page's bar is redrawn meanwhile (`on_wait`,
+    where Streamlit raises once Cancel is clicked), so the child is terminated then, not at its next level."""
+    import sys
+
+    from app import child_process, endpoint_runner
+
+    child = ("import sys, time\nprint('probe-endpoint: level 1/3 done: ok', file=sys.stderr, flush=True)\n"
+             "time.sleep(600)")
+    monkeypatch.setattr(endpoint_runner, "sweep_command", lambda request, out: [sys.executable, "-c", child])
+    procs: list[Any] = []
+    real_popen = child_process.subprocess.Popen
+
+    def popen(*args: Any, **kwargs: Any) -> Any:
+        procs.append(real_popen(*args, **kwargs))
+        return procs[-1]
+
+    monkeypatch.setattr(child_process.subprocess, "Popen", popen)
+
+    class Cancelled(Exception):
+        pass
+
+    levels: list[int] = []
+
+    def on_wait() -> None:
+        if levels:  # the user clicks Cancel during the silent second level
+            raise Cancelled
+
+    request = endpoint_runner.SweepRequest(url="http://127.0.0.1:9/v1", model="m", levels="1,2,4",
+                                           mode="concurrency", requests_per_level=1, prompt_tokens=8,
+                                           max_tokens=8, timeout_seconds=5.0)
+    with pytest.raises(Cancelled):
+        endpoint_runner.run_sweep_subprocess(request, out=tmp_path / "sweep.json", api_key=None,
+                                             on_level=lambda level: levels.append(level.done), on_wait=on_wait)
+    assert levels == [1]
+    assert procs and procs[0].poll() is not None  # terminated during its silence, not left sleeping
