@@ -471,3 +471,23 @@ def test_cancelling_a_silent_sweep_stops_its_child_at_once(tmp_path: Path, monke
                                              on_level=lambda level: levels.append(level.done), on_wait=on_wait)
     assert levels == [1]
     assert procs and procs[0].poll() is not None  # terminated during its silence, not left sleeping
+
+
+def test_the_serving_modes_example_can_be_built_in_the_app() -> None:
+    """deepseek-r1-modes.yaml without its DEP layouts and its searched modes, uploaded; the option details'
+    parallelism and the search limits' modes put them back: the scenario equals the bundled file."""
+    full = yaml.safe_load((EXAMPLES_DIR / "deepseek-r1-modes.yaml").read_text())
+    stripped = json.loads(json.dumps(full))
+    dep = [o["name"] for o in stripped["options"] if o.pop("parallelism", "tp") == "dep"]
+    modes = stripped["search"].pop("modes")
+    assert dep and modes
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    at.file_uploader(key="load_upload").upload("r1.yaml", yaml.safe_dump(stripped).encode(), "application/x-yaml")
+    at.run()
+    assert at.session_state["scenario"] != parse_scenario(full)
+    for name in dep:
+        _details(at, name, {"parallelism": "dep"})
+    _set(at, {"sc_search_modes": modes})
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["scenario"] == parse_scenario(full)
