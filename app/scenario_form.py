@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app import state
+from app.widget_seed import seed
 from costmodel.scenario import DAYS_PER_MONTH, Scenario
 
 DIST_KINDS = ("fixed", "uniform", "lognormal", "empirical")
@@ -79,11 +80,9 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
 
 
 def populate(scenario: Scenario) -> None:
-    """Seed absent widget keys from the scenario (values the user changed are kept)."""
+    """Seed absent widget keys from the scenario (values the user changed are kept, app.widget_seed.seed)."""
     for key, value in widget_values(scenario).items():
-        if key not in st.session_state:
-            st.session_state[key] = value
-            st.session_state[f"{key}__seeded"] = value
+        seed(key, value)
 
 
 def _number_list(text: str) -> list[float]:
