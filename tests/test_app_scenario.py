@@ -195,3 +195,19 @@ def test_an_unapplied_table_edit_survives_another_page() -> None:
     # The scenario itself was never changed by the refused edit.
     assert "llama-3.3-70b-deepinfra" in [o.name for o in at.session_state["scenario"].options]
 
+
+
+def test_an_unapplied_hourly_edit_survives_another_page() -> None:
+    at = _app()
+    editor = next(e.key for e in at.data_editor if e.key and e.key.startswith("sc_hourly_"))
+    before = at.session_state["scenario"]
+    at.session_state[editor] = {"edited_rows": {3: {"weight": -1.0}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert any("hourly_traffic_weights" in e.value for e in at.error)
+    at.switch_page("views/prices.py").run()
+    at.switch_page("views/scenario.py").run()
+    assert not at.exception
+    editor = next(e.key for e in at.data_editor if e.key and e.key.startswith("sc_hourly_"))
+    assert at.data_editor(key=editor).value["weight"][3] == -1.0
+    assert any("hourly_traffic_weights" in e.value for e in at.error)
+    assert at.session_state["scenario"] == before
