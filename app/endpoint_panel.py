@@ -83,18 +83,21 @@ def _sweep_form() -> None:
     request = endpoint_runner.SweepRequest(url=url, model=model, levels=levels, mode=mode,
                                            requests_per_level=int(requests), prompt_tokens=int(prompt),
                                            max_tokens=int(max_tokens), timeout_seconds=60.0)
-    bar = st.progress(0.0, text="starting the sweep...")
-    st.button("Cancel", key="ep_sweep_cancel", help="Stops the sweep (its child process) after the current level.")
+    latest = [(0.0, "starting the sweep...")]  # the bar as last drawn: redrawn while the child is silent
+    bar = st.progress(*latest[0])
+    st.button("Cancel", key="ep_sweep_cancel", help="Stops the sweep (its child process) at once.")
     log = st.container()
 
     def show(level: endpoint_runner.LevelDone) -> None:
-        bar.progress(level.fraction, text=f"level {level.done}/{level.total} done")
+        latest[0] = (level.fraction, f"level {level.done}/{level.total} done")
+        bar.progress(*latest[0])
         log.write(f"level {level.done}/{level.total}: {level.summary}")
 
     with tempfile.TemporaryDirectory() as folder:
         try:
             sweep = endpoint_runner.run_sweep_subprocess(request, out=Path(folder) / "sweep.json",
-                                                         api_key=api_key or None, on_level=show)
+                                                         api_key=api_key or None, on_level=show,
+                                                         on_wait=lambda: bar.progress(*latest[0]))
             st.session_state[SWEEP_KEY] = sweep.model_dump_json()
             bar.progress(1.0, text=f"{counted(len(sweep.levels), 'level')} done")
         except CostmodelError as exc:

@@ -80,11 +80,13 @@ def _child_env(api_key: str | None) -> dict[str, str]:
 
 
 def run_sweep_subprocess(request: SweepRequest, *, out: Path, api_key: str | None,
-                         on_level: Callable[[LevelDone], None]) -> EndpointSweep:
+                         on_level: Callable[[LevelDone], None],
+                         on_wait: Callable[[], None] | None = None) -> EndpointSweep:
     """Run the sweep, calling `on_level` per finished level; the sweep file is validated on return (a sweep
-    with failed requests still returns its levels: calibration then says what is wrong)."""
+    with failed requests still returns its levels: calibration then says what is wrong). `on_wait` runs while the
+    child is silent (the page redraws its bar, so a Cancel stops the child at once)."""
     proc = start_child(sweep_command(request, out=out), what="sweep", env=_child_env(api_key))
-    errors = follow_stderr(proc, parse=parse_level_line, on_item=on_level)
+    errors = follow_stderr(proc, parse=parse_level_line, on_item=on_level, on_wait=on_wait)
     returncode = wait_child(proc, what="sweep", timeout_seconds=SWEEP_TIMEOUT_SECONDS)
     if returncode not in (0, 1) or not out.exists():  # 1: some requests failed, the file is written
         raise CostmodelError(f"the sweep failed: {failure_detail(errors, returncode=returncode)}")

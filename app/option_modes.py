@@ -1,6 +1,6 @@
 """Scenario page, option details part 2: a self-host option's serving mode and scheduler: the engine's scheduler
 settings (max running sequences, token budget per step, multi-step scheduling, KV memory fraction), spare
-replicas (N+k), speculative decoding / MTP and disaggregated prefill/decode pools (xPyD).
+replicas (N+k), the parallelism (TP or DEP), speculative decoding / MTP and disaggregated prefill/decode pools (xPyD).
 
 Seeded from the option (app.widget_seed); `edit_modes` writes only the changed fields into the option's data, so
 an option nobody touched keeps its fields exactly. A replica of a disaggregated option is one whole xPyD
@@ -30,6 +30,7 @@ SCHEDULER_NUMBERS = (
 )
 SPECULATION_METHODS = ("none", "mtp", "eagle", "draft-model")
 KV_LINKS = ("auto", "intra-node", "inter-node")
+PARALLELISMS = {"tp": "tensor parallel (TP)", "dep": "data-parallel attention + expert parallel (DEP, MoE)"}
 DISAGG_NUMBERS = (
     ("prefill_instances", "Prefill instances (x)"), ("prefill_gpus", "GPUs per prefill instance"),
     ("decode_instances", "Decode instances (y)"), ("decode_gpus", "GPUs per decode instance"),
@@ -61,6 +62,7 @@ def _seed(option: SelfHostOption, key: Key) -> None:
         default = 1 if field.endswith("instances") else max(1, option.gpus_per_replica // 2)
         seed(key(f"disaggregated.{field}"), getattr(layout, field) if layout else default)
     seed(key("disaggregated.kv_link"), layout.kv_link if layout else "auto")
+    seed(key("parallelism"), option.parallelism)
 
 
 def mode_widgets(option: SelfHostOption, key: Key) -> None:
@@ -80,6 +82,8 @@ def mode_widgets(option: SelfHostOption, key: Key) -> None:
         if method == "draft-model":
             cols[3].selectbox("Draft model", [None, *cache.model_ids()], key=key("speculation.draft_model"),
                               format_func=lambda m: "(choose one)" if m is None else m)
+    st.radio("Parallelism over the replica's GPUs", list(PARALLELISMS), key=key("parallelism"), horizontal=True,
+             format_func=PARALLELISMS.__getitem__, help="dep: MoE models only; in each pool when disaggregated")
     on = st.checkbox("Disaggregated prefill/decode pools (xPyD: a replica is one whole deployment)",
                      key=key("disaggregated"))
     if on:
@@ -122,7 +126,7 @@ def _layout(key: Key) -> dict[str, Any] | None:
 
 def edit_modes(data: dict[str, Any], key: Key) -> None:
     """Write the changed scheduler, speculation and disaggregation widgets into the option's `data`."""
-    for field, _, _, _ in SCHEDULER_NUMBERS:
+    for field in (*(f for f, _, _, _ in SCHEDULER_NUMBERS), "parallelism"):
         if changed(key(field)):
             data[field] = st.session_state.get(key(field))
     keys = mode_keys(key)

@@ -51,10 +51,12 @@ def probe_command(*, model: str, device: str, out: Path) -> list[str]:
 
 
 def run_probe_subprocess(*, model: str, device: str, out: Path,
-                         on_progress: Callable[[ProgressStep], None]) -> ProbeResult:
-    """Run the probe, calling `on_progress` for each step; the result file is validated on return."""
+                         on_progress: Callable[[ProgressStep], None],
+                         on_wait: Callable[[], None] | None = None) -> ProbeResult:
+    """Run the probe, calling `on_progress` for each step and `on_wait` while the child is silent (the page
+    redraws its bar, so a Cancel stops the child at once); the result file is validated on return."""
     proc = start_child(probe_command(model=model, device=device, out=out), what="probe")
-    errors = follow_stderr(proc, parse=parse_progress, on_item=on_progress)
+    errors = follow_stderr(proc, parse=parse_progress, on_item=on_progress, on_wait=on_wait)
     returncode = wait_child(proc, what="probe", timeout_seconds=TIMEOUT_SECONDS)
     if returncode != 0 or not out.exists():
         raise CostmodelError(f"the probe failed: {failure_detail(errors, returncode=returncode)}")

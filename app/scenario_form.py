@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app import state
+from app.widget_seed import seed
 from costmodel.scenario import DAYS_PER_MONTH, Scenario
 
 DIST_KINDS = ("fixed", "uniform", "lognormal", "empirical")
@@ -79,11 +80,9 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
 
 
 def populate(scenario: Scenario) -> None:
-    """Seed absent widget keys from the scenario (values the user changed are kept)."""
+    """Seed absent widget keys from the scenario (values the user changed are kept, app.widget_seed.seed)."""
     for key, value in widget_values(scenario).items():
-        if key not in st.session_state:
-            st.session_state[key] = value
-            st.session_state[f"{key}__seeded"] = value
+        seed(key, value)
 
 
 def _number_list(text: str) -> list[float]:
@@ -127,18 +126,26 @@ def _distribution(prefix: str, label: str) -> dict[str, Any]:
     return data
 
 
+# The hourly table as last shown, edits included: a plain value the form's keep/restore carries over a visit to
+# another page (the data_editor's own state is a delta Streamlit forgets), as app.scenario_options does.
+HOURLY_STASH_KEY = "sc_table_stash_hourly"
+
+
 def _hourly_profile(scenario: Scenario) -> list[float]:
     """24-row editor of the relative request rate per hour, keyed by the load revision."""
     key = f"sc_hourly_{state.revision()}"
     base_key = f"{key}_base"
     if key not in st.session_state or base_key not in st.session_state:
         weights = scenario.workload.hourly_traffic_weights or [1.0] * 24
-        st.session_state[base_key] = pd.DataFrame({"hour": list(range(24)), "weight": [float(w) for w in weights]})
+        stash = st.session_state.get(HOURLY_STASH_KEY)  # the table as last shown (back from another page)
+        st.session_state[base_key] = stash if stash is not None else pd.DataFrame(
+            {"hour": list(range(24)), "weight": [float(w) for w in weights]})
     edited = st.data_editor(
         st.session_state[base_key], key=key, num_rows="fixed", hide_index=True, disabled=["hour"], height=300, placeholder="",
         column_config={"weight": st.column_config.NumberColumn("relative requests", min_value=0.0, step=0.5,
                                                               help="Requests in this hour relative to the others; empty: 0")},
     )
+    st.session_state[HOURLY_STASH_KEY] = edited.reset_index(drop=True)
     weights = [float(w) if pd.notna(w) else 0.0 for w in edited["weight"]]
     fig = go.Figure(go.Bar(x=list(range(24)), y=weights, marker_color="#1f77b4",
                            hovertemplate="hour %{x}: weight %{y}<extra></extra>"))

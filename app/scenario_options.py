@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -122,6 +123,21 @@ def _originals(scenario: Scenario, kind: str) -> list[dict[str, Any]]:
             if isinstance(o, KIND_CLASSES[kind])]
 
 
+# The tables as last shown, edits included: (frame, the original option of each row). The keys are plain values
+# (not widgets), so the Scenario form's keep/restore (app/state.py) carries them over a visit to another page,
+# and a loaded scenario drops them with the other sc_ keys. A data_editor's own state is a delta over its base
+# frame that Streamlit forgets once its page is not shown.
+TABLE_STASH_PREFIX = "sc_table_stash_"
+
+
+def _as_base(edited: pd.DataFrame, originals: list[dict[str, Any]]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """An edited table as the base of a fresh editor: rows renumbered 0..n-1, each with its original option
+    (a row the table started with keeps the fields it has no column for; an added row has none)."""
+    aligned = [originals[label] if isinstance(label, int | np.integer) and 0 <= label < len(originals) else {}
+               for label in edited.index]
+    return edited.reset_index(drop=True), aligned
+
+
 def options_editor(scenario: Scenario) -> list[dict[str, Any]]:
     """Render the three tables (rows can be edited, added, deleted); return the options, in the
     scenario's order (new ones last)."""
@@ -130,15 +146,18 @@ def options_editor(scenario: Scenario) -> list[dict[str, Any]]:
         key = f"sc_options_{kind}_{state.revision()}"
         base_key = f"{key}_base"
         originals_key = f"{key}_originals"
+        stash_key = f"{TABLE_STASH_PREFIX}{kind}"
         if key not in st.session_state or base_key not in st.session_state or originals_key not in st.session_state:
-            st.session_state[base_key] = _table(scenario, kind)
-            st.session_state[originals_key] = _originals(scenario, kind)
+            stash = st.session_state.get(stash_key)  # the table as last shown (back from another page)
+            st.session_state[base_key], st.session_state[originals_key] = (
+                stash if stash is not None else (_table(scenario, kind), _originals(scenario, kind)))
         st.markdown(f"**{title}**")
         edited = st.data_editor(
             st.session_state[base_key], key=key, num_rows="dynamic", hide_index=True, placeholder="",
             column_config=_column_config(kind, scenario),
         )
         options.extend(_records(edited, kind, st.session_state[originals_key]))
+        st.session_state[stash_key] = _as_base(edited, st.session_state[originals_key])
     order = {o.name: index for index, o in enumerate(scenario.options)}
     return sorted(options, key=lambda o: order.get(str(o.get("name")), len(order)))
 

@@ -7,7 +7,7 @@ Each widget is seeded from the scenario and written into the draft only when cha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import streamlit as st
 
@@ -16,6 +16,10 @@ from app.widget_seed import changed, lines, names_per_line, seed
 from costmodel.catalog.engines import engine_ids
 from costmodel.catalog.quality import DEFAULT_BENCHMARK, load_quality_scores
 from costmodel.scenario import Scenario
+from costmodel.scenario.search import SearchSettings
+
+# The serving modes a search may add (the values of SearchSettings.modes: list[Literal[...]]).
+SEARCH_MODES: tuple[str, ...] = get_args(get_args(SearchSettings.model_fields["modes"].annotation)[0])
 
 QUALITY_MODES = ("none (options are substitutes)", "at least as good as", "minimum score")
 
@@ -112,6 +116,7 @@ def _search(scenario: Scenario, draft: dict[str, Any]) -> None:
     seed("sc_search_ops", float(limits.ops_usd_per_month) if limits and limits.ops_usd_per_month is not None else None)
     seed("sc_search_ops_gpu", limits.ops_usd_per_gpu_month if limits else None)
     seed("sc_search_warmup", float(limits.warmup_minutes) if limits else 60.0)
+    seed("sc_search_modes", list(limits.modes) if limits else [])
     whole = st.checkbox("Search the whole catalog (its models count as substitutes)", key="sc_search_all_models")
     cols = st.columns(6)
     if not whole:
@@ -123,14 +128,18 @@ def _search(scenario: Scenario, draft: dict[str, Any]) -> None:
     cols[4].number_input("Ops $ per GPU-month", value=None, step=50.0, key="sc_search_ops_gpu",
                          help="empty: the scenario's self-host options' own")
     cols[5].number_input("Warm-up per started replica (min)", step=5.0, key="sc_search_warmup")
+    st.multiselect("Serving modes searched beyond plain TP (empty: TP only)", list(SEARCH_MODES),
+                   key="sc_search_modes", help="disaggregated xPyD pools, speculative decoding / MTP, and DEP "
+                   "layouts (MoE models)")
     keys = ("sc_search_all_models", "sc_search_models", "sc_search_hardware", "sc_search_engines", "sc_search_ops",
-            "sc_search_ops_gpu", "sc_search_warmup")
+            "sc_search_ops_gpu", "sc_search_warmup", "sc_search_modes")
     if changed(*keys):
         get = st.session_state.get
         models = "all" if get("sc_search_all_models") else (get("sc_search_models") or None)
         search = {"models": models, "hardware": get("sc_search_hardware") or None,
                   "engines": get("sc_search_engines") or None, "ops_usd_per_month": get("sc_search_ops"),
-                  "ops_usd_per_gpu_month": get("sc_search_ops_gpu"), "warmup_minutes": get("sc_search_warmup")}
+                  "ops_usd_per_gpu_month": get("sc_search_ops_gpu"), "warmup_minutes": get("sc_search_warmup"),
+                  "modes": get("sc_search_modes") or None}
         draft["search"] = {k: v for k, v in search.items() if v is not None}
 
 

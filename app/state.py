@@ -17,6 +17,7 @@ import streamlit as st
 from pydantic import BaseModel, ValidationError
 
 from app.scenario_io import DEFAULT_EXAMPLE, load_example, refuse_file_references
+from app.widget_seed import values_sent_with_this_run
 from costmodel.errors import CostmodelError
 from costmodel.scenario import Scenario, SelfHostOption
 
@@ -92,6 +93,7 @@ def set_scenario(scenario: Scenario, *, source: str | None = None, reload_widget
     if source is not None:
         st.session_state[SOURCE_KEY] = source
     if reload_widgets:
+        st.session_state.pop(KEPT_KEY, None)  # the form re-reads this scenario, not values kept from another
         forget_widgets()
 
 
@@ -124,12 +126,16 @@ def leave_scenario_form() -> None:
 
 
 def restore_scenario_form() -> None:
-    """Back on the Scenario page: every form widget set from the copy before it is drawn (the option tables are
-    rebuilt from the current scenario)."""
+    """Back on the Scenario page: every form widget set from the copy before it is drawn (the option tables from
+    the tables as last shown). A widget whose value the browser sent with this very run gets that value: a date
+    typed in the calendar and committed by the click that opened another page reaches the server in the
+    Scenario run that follows the other page's, and the copy (taken in that run) holds the date before the
+    edit. Set through session state either way, so the browser shows it (it forgot the form's widgets)."""
     kept = st.session_state.pop(KEPT_KEY, None) or {}
+    sent = values_sent_with_this_run()
     forget_widgets()
     for key, value in kept.items():
-        st.session_state[key] = value
+        st.session_state[key] = sent.get(key, value)
 
 
 def revision() -> int:

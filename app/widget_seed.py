@@ -14,10 +14,35 @@ import streamlit as st
 SEEDED = "__seeded"
 
 
+def values_sent_with_this_run() -> dict[str, Any]:
+    """The values of the keyed widgets the browser sent with this run, by key. Streamlit keeps them by element id
+    (which ends with the widget's key) in private state, read here defensively: empty if it moved."""
+    try:
+        from streamlit.elements.lib.utils import user_key_from_element_id
+        from streamlit.runtime.state import get_session_state
+
+        incoming = get_session_state()._state._new_widget_state  # private: no public API
+        element_ids = list(incoming.states)
+    except (ImportError, AttributeError):
+        return {}
+    sent: dict[str, Any] = {}
+    for element_id in element_ids:
+        key = user_key_from_element_id(element_id)
+        try:
+            if key:
+                sent[key] = incoming[element_id]
+        except KeyError:  # a state Streamlit cannot read back yet (no metadata): left out
+            continue
+    return sent
+
+
 def seed(key: str, value: Any) -> None:
-    """Give the widget `key` this starting value unless it already has one."""
+    """Give the widget `key` this starting value unless it already has one. A value the browser sent with this
+    run wins, the seed twin keeping the scenario's (so the edit counts as one): a widget dropped from session
+    state while another page ran can still send an edit, e.g. a date committed by the click that opened
+    another page reaches the server in the next Scenario run; seeding it from the scenario would discard it."""
     if key not in st.session_state:
-        st.session_state[key] = value
+        st.session_state[key] = values_sent_with_this_run().get(key, value)
         st.session_state[f"{key}{SEEDED}"] = value
 
 

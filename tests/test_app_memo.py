@@ -71,3 +71,39 @@ def test_text_preview_without_poppler(monkeypatch: pytest.MonkeyPatch) -> None:
     assert any("Design review" in s.value or "Decision" in s.value for s in at.subheader)
     # Dollar amounts are escaped, not rendered as LaTeX.
     assert any("\\$" in m.value for m in at.markdown)
+
+
+def test_a_cancelled_memo_build_stops_at_its_next_chart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build reports before each chart: a cancel while the first chart is drawn stops it before the second,
+    and the PDF is never laid out (before, the charts were one call and the build stopped only after all)."""
+    from types import SimpleNamespace
+
+    import costmodel.memo.builder as builder
+    import costmodel.memo.charts as charts
+    import costmodel.memo.content as content
+    from app.background import BackgroundWork, Cancelled
+    from costmodel.memo.blocks import Figure
+
+    figures = tuple(Figure(key=key, caption=key) for key in ("kv", "months", "traffic"))
+    fake = SimpleNamespace(blocks=figures, charts=object(), decision=SimpleNamespace(recommendation="x"))
+    monkeypatch.setattr(content, "memo_content", lambda *args, **kwargs: fake)
+    drawn: list[str] = []
+    job: list[BackgroundWork[memo_preview.MemoFile]] = []
+
+    def one_chart(data: object, keys: set[str]) -> dict[str, object]:
+        drawn.extend(sorted(keys))
+        job[0].cancel()  # the user clicks Cancel while this chart is drawn
+        return dict.fromkeys(keys)
+
+    def no_pdf(*args: object) -> tuple[bytes, int]:
+        raise AssertionError("the PDF was laid out after the cancel")
+
+    monkeypatch.setattr(charts, "render_charts", one_chart)
+    monkeypatch.setattr(builder, "render_pdf", no_pdf)
+    work = memo_preview.memo_work(load_example("rag-service.yaml"), None, calibration=None,  # type: ignore[arg-type]
+                                  today=DATE)
+    job.append(BackgroundWork(work))
+    job[0].start()
+    assert job[0].join(timeout_seconds=60)
+    assert isinstance(job[0].error, Cancelled)
+    assert drawn == ["kv"]

@@ -433,3 +433,61 @@ def test_an_unapplied_edit_survives_a_visit_to_another_page() -> None:
     assert at.date_input(key="sc_as_of").value == dt.date(2027, 12, 1)
     assert at.session_state["scenario"].as_of == dt.date(2027, 12, 1)
     assert at.text_input(key="sc_name").value == "renamed"
+
+
+def test_cancelling_a_silent_sweep_stops_its_child_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep level can take minutes without a line on stderr: the page's bar is redrawn meanwhile (`on_wait`,
+    where Streamlit raises once Cancel is clicked), so the child is terminated then, not at its next level."""
+    import sys
+
+    from app import child_process, endpoint_runner
+
+    child = ("import sys, time\nprint('probe-endpoint: level 1/3 done: ok', file=sys.stderr, flush=True)\n"
+             "time.sleep(600)")
+    monkeypatch.setattr(endpoint_runner, "sweep_command", lambda request, out: [sys.executable, "-c", child])
+    procs: list[Any] = []
+    real_popen = child_process.subprocess.Popen
+
+    def popen(*args: Any, **kwargs: Any) -> Any:
+        procs.append(real_popen(*args, **kwargs))
+        return procs[-1]
+
+    monkeypatch.setattr(child_process.subprocess, "Popen", popen)
+
+    class Cancelled(Exception):
+        pass
+
+    levels: list[int] = []
+
+    def on_wait() -> None:
+        if levels:  # the user clicks Cancel during the silent second level
+            raise Cancelled
+
+    request = endpoint_runner.SweepRequest(url="http://127.0.0.1:9/v1", model="m", levels="1,2,4",
+                                           mode="concurrency", requests_per_level=1, prompt_tokens=8,
+                                           max_tokens=8, timeout_seconds=5.0)
+    with pytest.raises(Cancelled):
+        endpoint_runner.run_sweep_subprocess(request, out=tmp_path / "sweep.json", api_key=None,
+                                             on_level=lambda level: levels.append(level.done), on_wait=on_wait)
+    assert levels == [1]
+    assert procs and procs[0].poll() is not None  # terminated during its silence, not left sleeping
+
+
+def test_the_serving_modes_example_can_be_built_in_the_app() -> None:
+    """deepseek-r1-modes.yaml without its DEP layouts and its searched modes, uploaded; the option details'
+    parallelism and the search limits' modes put them back: the scenario equals the bundled file."""
+    full = yaml.safe_load((EXAMPLES_DIR / "deepseek-r1-modes.yaml").read_text())
+    stripped = json.loads(json.dumps(full))
+    dep = [o["name"] for o in stripped["options"] if o.pop("parallelism", "tp") == "dep"]
+    modes = stripped["search"].pop("modes")
+    assert dep and modes
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    at.file_uploader(key="load_upload").upload("r1.yaml", yaml.safe_dump(stripped).encode(), "application/x-yaml")
+    at.run()
+    assert at.session_state["scenario"] != parse_scenario(full)
+    for name in dep:
+        _details(at, name, {"parallelism": "dep"})
+    _set(at, {"sc_search_modes": modes})
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["scenario"] == parse_scenario(full)

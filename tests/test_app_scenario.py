@@ -173,3 +173,41 @@ def test_editing_the_hourly_profile() -> None:
     expected = list(load_example("chat-assistant.yaml").workload.hourly_traffic_weights)
     expected[3] = 30.0
     assert weights == expected
+
+
+def test_an_unapplied_table_edit_survives_another_page() -> None:
+    """A rename the scenario refuses (a hybrid names the old name) stays in the API table, and its message
+    beside it, through a visit to Compare: the table's edits come back like the other widgets' values."""
+    at = _app()
+    api_key = next(e.key for e in at.data_editor if e.key and e.key.startswith("sc_options_api_"))
+    names = list(at.data_editor(key=api_key).value["name"])
+    row = names.index("llama-3.3-70b-deepinfra")
+    at.session_state[api_key] = {"edited_rows": {row: {"name": "renamed"}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert any("hybrid option" in e.value for e in at.error)
+    at.switch_page("views/compare.py").run()
+    assert not at.exception
+    at.switch_page("views/scenario.py").run()
+    assert not at.exception
+    api_key = next(e.key for e in at.data_editor if e.key and e.key.startswith("sc_options_api_"))
+    assert list(at.data_editor(key=api_key).value["name"])[row] == "renamed"
+    assert any("hybrid option" in e.value and "llama-3.3-70b-deepinfra" in e.value for e in at.error)
+    # The scenario itself was never changed by the refused edit.
+    assert "llama-3.3-70b-deepinfra" in [o.name for o in at.session_state["scenario"].options]
+
+
+
+def test_an_unapplied_hourly_edit_survives_another_page() -> None:
+    at = _app()
+    editor = next(e.key for e in at.data_editor if e.key and e.key.startswith("sc_hourly_"))
+    before = at.session_state["scenario"]
+    at.session_state[editor] = {"edited_rows": {3: {"weight": -1.0}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert any("hourly_traffic_weights" in e.value for e in at.error)
+    at.switch_page("views/prices.py").run()
+    at.switch_page("views/scenario.py").run()
+    assert not at.exception
+    editor = next(e.key for e in at.data_editor if e.key and e.key.startswith("sc_hourly_"))
+    assert at.data_editor(key=editor).value["weight"][3] == -1.0
+    assert any("hourly_traffic_weights" in e.value for e in at.error)
+    assert at.session_state["scenario"] == before

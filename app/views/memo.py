@@ -1,5 +1,5 @@
 """Memo page: preview and download the PDF design-review memo of the current scenario.
-Built on request in four steps (decision, content, charts, PDF) with progress and a Cancel button; kept in
+Built on request (decision, content, each chart, PDF) with progress and a Cancel button; kept in
 the session for its scenario, calibration and date.
 
 Owns: the memo's bytes (build_memo_file: the PDF, its page count and blocks), the PNG previews of its
@@ -13,17 +13,21 @@ import datetime as dt
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
 from app import state
+from app.background import BackgroundWork, ProgressHook
 from app.cache_capacity import capacity_cache
 from app.compare_cache import cached_compare_view
 from app.scenario_io import file_stem
 from app.widgets import md, show_error
 from costmodel.decision.capacity import CapacityCache
+from costmodel.decision.results import Decision
 from costmodel.errors import CostmodelError
 from costmodel.measurements.calibration import Calibration
 from costmodel.memo import build_memo
@@ -116,27 +120,44 @@ def _text_preview(memo: MemoFile) -> None:
 MEMO_KEY = "memo_file"  # (cache key, MemoFile) of the memo built in this session
 
 
-def _build_in_steps(scenario: Scenario, calibration_json: str | None, today: dt.date) -> MemoFile:
-    """The memo in four steps with a progress bar; a click on Cancel (any widget) stops the run between steps.
-    The decision is the one Compare and Overview show (their shared cache; the memo uses the sheet's prices)."""
+def memo_work(scenario: Scenario, decision: Decision, *, calibration: Calibration | None,
+              today: dt.date) -> Callable[[ProgressHook], MemoFile]:
+    """The memo's build after its decision, for a worker thread: `progress` is called before the content, before
+    each chart and before the PDF, so a cancelled build stops at the next of them (it raises Cancelled there)."""
     from costmodel.memo.blocks import Figure
     from costmodel.memo.builder import render_pdf
     from costmodel.memo.charts import render_charts
     from costmodel.memo.content import memo_content
 
+    def work(progress: ProgressHook) -> MemoFile:
+        progress(0.2, "Sensitivity, volume and latency curves...")
+        content = memo_content(scenario, decision, calibration=calibration, today=today,
+                               capacity_cache=capacity_cache())
+        keys = sorted({block.key for block in content.blocks if isinstance(block, Figure)})
+        charts: dict[str, Any] = {}
+        for index, key in enumerate(keys if content.charts is not None else []):
+            progress(0.55 + 0.25 * index / len(keys), f"Drawing chart {index + 1} of {len(keys)} ({key})...")
+            charts |= render_charts(content.charts, {key})
+        progress(0.8, "Laying out the PDF...")
+        pdf, pages = render_pdf(content, charts)
+        return MemoFile(pdf=pdf, pages=pages, recommendation=content.decision.recommendation, blocks=content.blocks)
+
+    return work
+
+
+def _build_in_steps(scenario: Scenario, calibration_json: str | None, today: dt.date) -> MemoFile:
+    """The memo with a progress bar. The decision is the one Compare and Overview show (their shared cache; the
+    memo uses the sheet's prices); the rest runs in a worker thread (app.background) while this thread draws the
+    bar, so a click on Cancel (any widget) ends the page's run at once and the build at its next chart or step."""
     bar = st.progress(0.0, text="Evaluating the options...")
-    st.button("Cancel", key="memo_cancel", help="Stops the build after the current step.")
+    st.button("Cancel", key="memo_cancel", help="Stops the build (at its next chart or step).")
     calibration = Calibration.model_validate_json(calibration_json) if calibration_json else None
     decision = cached_compare_view(scenario.model_dump_json(), calibration_json, None).decision
-    bar.progress(0.2, text="Sensitivity, volume and latency curves...")
-    content = memo_content(scenario, decision, calibration=calibration, today=today, capacity_cache=capacity_cache())
-    bar.progress(0.55, text="Drawing the charts...")
-    keys = {block.key for block in content.blocks if isinstance(block, Figure)}
-    charts = render_charts(content.charts, keys) if content.charts is not None else {}
-    bar.progress(0.8, text="Laying out the PDF...")
-    pdf, pages = render_pdf(content, charts)
-    bar.progress(1.0, text=f"Built: {pages} pages.")
-    return MemoFile(pdf=pdf, pages=pages, recommendation=content.decision.recommendation, blocks=content.blocks)
+    work = BackgroundWork(memo_work(scenario, decision, calibration=calibration, today=today),
+                          name="costmodel-memo").start()
+    memo = work.wait(lambda fraction, text: bar.progress(fraction, text=text or "Building the memo..."))
+    bar.progress(1.0, text=f"Built: {memo.pages} pages.")
+    return memo
 
 
 def _memo(scenario: Scenario, today: dt.date) -> MemoFile | None:

@@ -109,16 +109,19 @@ def _run_or_upload() -> None:
         model = st.selectbox("Model", models, index=models.index("qwen2.5-0.5b"), key="pb_model")
         device = st.radio("Device", ["cpu", "cuda", "auto"], horizontal=True, key="pb_device")
         if st.button("Run quick probe", key="pb_run"):
-            bar = st.progress(0.0, text="starting the probe...")
-            st.button("Cancel", key="pb_cancel", help="Stops the probe (its child process) at the next step.")
+            latest = [(0.0, "starting the probe...")]  # the bar as last drawn: redrawn while the child is silent
+            bar = st.progress(*latest[0])
+            st.button("Cancel", key="pb_cancel", help="Stops the probe (its child process) at once.")
 
             def show(step: probe_runner.ProgressStep) -> None:
-                bar.progress(step.fraction, text=f"{step.done}/{step.total} ({step.elapsed_seconds:.0f} s): {step.label}")
+                latest[0] = (step.fraction, f"{step.done}/{step.total} ({step.elapsed_seconds:.0f} s): {step.label}")
+                bar.progress(*latest[0])
 
             with tempfile.TemporaryDirectory() as folder:
                 try:
                     result = probe_runner.run_probe_subprocess(model=model, device=device,
-                                                               out=Path(folder) / "probe.json", on_progress=show)
+                                                               out=Path(folder) / "probe.json", on_progress=show,
+                                                               on_wait=lambda: bar.progress(*latest[0]))
                     st.session_state[PROBE_KEY] = {"name": f"quick probe of {model} on {device}",
                                                    "json": result.model_dump_json()}
                     bar.progress(1.0, text=f"done in {result.wall_seconds:.0f} s")
