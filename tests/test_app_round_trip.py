@@ -318,7 +318,7 @@ def test_cancelling_a_probe_stops_its_child_process(tmp_path: Path, monkeypatch:
     the child process is terminated, not left running."""
     import sys
 
-    from app import child_process, probe_runner
+    from app import probe_runner
 
     pid_file = tmp_path / "pid"
     child = ("import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid()))\n"
@@ -326,14 +326,7 @@ def test_cancelling_a_probe_stops_its_child_process(tmp_path: Path, monkeypatch:
              "\n    time.sleep(0.1)")
     monkeypatch.setattr(probe_runner, "probe_command",
                         lambda **_: [sys.executable, "-c", child, str(pid_file)])
-    procs: list[Any] = []
-    real_popen = child_process.subprocess.Popen
-
-    def popen(*args: Any, **kwargs: Any) -> Any:
-        procs.append(real_popen(*args, **kwargs))
-        return procs[-1]
-
-    monkeypatch.setattr(child_process.subprocess, "Popen", popen)
+    procs = _recorded_children(monkeypatch)
 
     class Cancelled(Exception):
         pass
@@ -440,19 +433,12 @@ def test_cancelling_a_silent_sweep_stops_its_child_at_once(tmp_path: Path, monke
     where Streamlit raises once Cancel is clicked), so the child is terminated then, not at its next level."""
     import sys
 
-    from app import child_process, endpoint_runner
+    from app import endpoint_runner
 
     child = ("import sys, time\nprint('probe-endpoint: level 1/3 done: ok', file=sys.stderr, flush=True)\n"
              "time.sleep(600)")
     monkeypatch.setattr(endpoint_runner, "sweep_command", lambda request, out: [sys.executable, "-c", child])
-    procs: list[Any] = []
-    real_popen = child_process.subprocess.Popen
-
-    def popen(*args: Any, **kwargs: Any) -> Any:
-        procs.append(real_popen(*args, **kwargs))
-        return procs[-1]
-
-    monkeypatch.setattr(child_process.subprocess, "Popen", popen)
+    procs = _recorded_children(monkeypatch)
 
     class Cancelled(Exception):
         pass
@@ -491,3 +477,18 @@ def test_the_serving_modes_example_can_be_built_in_the_app() -> None:
     _set(at, {"sc_search_modes": modes})
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["scenario"] == parse_scenario(full)
+
+
+def _recorded_children(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every child process app.child_process starts, in a list the test can check (alive, killed)."""
+    from app import child_process
+
+    procs: list[Any] = []
+    real_popen = child_process.subprocess.Popen
+
+    def popen(*args: Any, **kwargs: Any) -> Any:
+        procs.append(real_popen(*args, **kwargs))
+        return procs[-1]
+
+    monkeypatch.setattr(child_process.subprocess, "Popen", popen)
+    return procs
