@@ -273,12 +273,7 @@ def test_every_optional_field_can_be_set_in_the_app(tmp_path: Path) -> None:
 
 
 def test_a_bad_scaling_value_is_shown_beside_the_option_and_not_applied() -> None:
-    at = AppTest.from_file(MAIN, default_timeout=240).run()
-    at.switch_page("views/scenario.py").run()
-    at.file_uploader(key="load_upload").upload("s.yaml", yaml.safe_dump(_stripped()).encode(), "application/x-yaml")
-    at.run()
-    before = at.session_state["scenario"]
-    at.selectbox(key="sc_detail_option").set_value("h100-auto").run()
+    at, before = _stripped_on_h100_auto()
     _set(at, {"sc_opt_h100-auto_scaling.mode": "autoscale"})
     at.button(key="sc_opt_apply").click().run()  # autoscale without a warm-up
     assert any("h100-auto" in e.value and "warmup_minutes" in e.value for e in at.error)
@@ -375,12 +370,7 @@ def test_the_form_comes_back_filled_after_editing_the_date_and_moving_page() -> 
 
 
 def test_a_bad_speculation_value_is_shown_beside_the_option_and_not_applied() -> None:
-    at = AppTest.from_file(MAIN, default_timeout=240).run()
-    at.switch_page("views/scenario.py").run()
-    at.file_uploader(key="load_upload").upload("s.yaml", yaml.safe_dump(_stripped()).encode(), "application/x-yaml")
-    at.run()
-    before = at.session_state["scenario"]
-    at.selectbox(key="sc_detail_option").set_value("h100-auto").run()
+    at, before = _stripped_on_h100_auto()
     _set(at, {"sc_opt_h100-auto_speculation.method": "eagle"})
     _set(at, {"sc_opt_h100-auto_speculation.acceptance_rates": "0.8, 1.5"})
     at.button(key="sc_opt_apply").click().run()
@@ -492,3 +482,15 @@ def _recorded_children(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(child_process.subprocess, "Popen", popen)
     return procs
+
+
+def _stripped_on_h100_auto() -> tuple[AppTest, Any]:
+    """The app with `_stripped()` (every section less what the tables do not show) uploaded and its h100-auto option
+    open, and the scenario as loaded (an edit that is refused must leave it equal)."""
+    at = AppTest.from_file(MAIN, default_timeout=240).run()
+    at.switch_page("views/scenario.py").run()
+    at.file_uploader(key="load_upload").upload("s.yaml", yaml.safe_dump(_stripped()).encode(), "application/x-yaml")
+    at.run()
+    before = at.session_state["scenario"]
+    at.selectbox(key="sc_detail_option").set_value("h100-auto").run()
+    return at, before
