@@ -16,8 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from costmodel.decision.capacity import CapacityCache
-from costmodel.decision.economics import size_self_host
-from costmodel.decision.instances import InstancePacking
 from costmodel.decision.plan import fixed_cost
 from costmodel.decision.rank import decide
 from costmodel.decision.results import Decision, OptionResult
@@ -141,24 +139,14 @@ def utilization_curve(result: OptionResult, *, utilizations: Sequence[float] = D
     The replica count is the scenario's (sized for its peak); utilization u means a mean load of
     u x replicas x capacity. At u = break-even utilization the curve meets the reference API's $/M."""
     capacity = result.capacity_requests_per_second
-    if (result.kind != "self-host" or not capacity or result.usd_per_gpu_hour is None
-            or result.gpus_per_replica is None):
+    plan = result.plan  # every self-host result decide builds carries the plan it was costed from
+    if result.kind != "self-host" or not capacity or plan is None:
         return None
     replicas = max(result.replicas, 1)
     full_rate = replicas * capacity
-
-    plan = result.plan
     # The provisioned fleet's bill is fixed; only the tokens it serves change with u (decision/plan.py fixed_cost:
-    # the same bill decide, the sweep and the horizon price). A result without a plan (a measured-only option)
-    # falls back to the same fixed-fleet formula from its own figures.
-    monthly_usd = (fixed_cost(plan, replicas=replicas).usd_per_month if plan is not None
-                   else size_self_host(
-                       mean_requests_per_second=full_rate, peak_requests_per_second=full_rate,
-                       capacity_requests_per_second=capacity, tokens_per_request=tokens_per_request,
-                       gpus_per_replica=result.gpus_per_replica or 1, usd_per_gpu_hour=result.usd_per_gpu_hour or 0.0,
-                       ops_usd_per_month=result.breakdown.ops_usd_per_month,
-                       packing=InstancePacking(gpus_per_replica=result.gpus_per_replica or 1,
-                                               gpus_per_instance=result.gpus_per_instance or 1)).usd_per_month)
+    # the same bill decide, the sweep and the horizon price).
+    monthly_usd = fixed_cost(plan, replicas=replicas).usd_per_month
 
     def at(utilization: float) -> float:
         tokens_per_month = utilization * full_rate * tokens_per_request * SECONDS_PER_MONTH

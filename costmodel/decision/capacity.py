@@ -71,6 +71,13 @@ class CapacityCache:
         return len(self._entries)
 
 
+def _simulator_infeasible(quick: Capacity, *, reason: str) -> Capacity:
+    """No load meets the SLO in the simulator: its reason, the roofline's latency figures for display."""
+    return Capacity(feasible=False, reason=reason, requests_per_second=0.0, batch=0, ttft_seconds=quick.ttft_seconds,
+                    tpot_seconds=quick.tpot_seconds, prefill_time_fraction=quick.prefill_time_fraction,
+                    max_batch=quick.max_batch, method="simulator")
+
+
 def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: ReplicaConfig,
                         quick: Capacity) -> Capacity:
     """Capacity at the SLO percentiles from the continuous-batching simulator (costmodel.serving)."""
@@ -92,10 +99,7 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
     result = capacity_for_replica(with_option_speculation(replica, option), search)
     run = result.at_capacity
     if not result.feasible or run is None:
-        return Capacity(feasible=False, reason=result.reason or "no load meets the SLO", requests_per_second=0.0,
-                        batch=0, ttft_seconds=quick.ttft_seconds, tpot_seconds=quick.tpot_seconds,
-                        prefill_time_fraction=quick.prefill_time_fraction, max_batch=quick.max_batch,
-                        method="simulator")
+        return _simulator_infeasible(quick, reason=result.reason or "no load meets the SLO")
     reason = (f"meets the SLO at {result.max_rate_requests_per_second:.2f} requests/s per replica "
               f"(simulated: TTFT p90 {run.ttft.p90_seconds:.3f} s, TPOT p90 {run.tpot.p90_seconds * 1e3:.1f} ms)")
     if result.saturation_bound:
@@ -137,10 +141,7 @@ def _capacity_at(scenario: Scenario, option: SelfHostOption, *, hardware: Accele
     try:
         return _simulated_capacity(scenario, option, config, quick)
     except NoRequestFitsError as exc:  # the engine's KV rule leaves no room the roofline's fit check counted
-        return Capacity(feasible=False, reason=str(exc), requests_per_second=0.0, batch=0,
-                        ttft_seconds=quick.ttft_seconds, tpot_seconds=quick.tpot_seconds,
-                        prefill_time_fraction=quick.prefill_time_fraction, max_batch=quick.max_batch,
-                        method="simulator")
+        return _simulator_infeasible(quick, reason=str(exc))
 
 
 def _tightened(scenario: Scenario, option: SelfHostOption) -> Scenario:
