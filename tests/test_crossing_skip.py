@@ -7,11 +7,13 @@ Each scenario is decided once; then every self-host option's crossing is searche
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 
 import costmodel.decision.breakeven as breakeven
+from costmodel.decision.crossing import first_volume
 from costmodel.decision.rank import decide
 from costmodel.decision.volume import cost_model
 from costmodel.scenario import parse_scenario
@@ -56,3 +58,54 @@ def test_skip_gives_the_full_scan(mode: str, kind: str, requests_per_day: float,
 
     monkeypatch.setattr(breakeven, "first_volume", without_skip)
     assert breakeven.break_even_crossing(model, "self", against="api") == skipped
+
+
+@pytest.mark.parametrize("mode,kind", [("fixed", "on-demand"), ("autoscale", "on-demand"), ("mixed", "reserved")])
+@pytest.mark.parametrize("requests_per_day", [3e3, 2e5, 1e7])
+def test_interpolated_root_gives_the_bisection(mode: str, kind: str, requests_per_day: float,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interpolation of the cost gap (decision/crossing.py `_interpolated`) ends where 40 bisections do, to
+    within their resolution (a 0.1-decade grid interval / 2^40 = 2.1e-13 relative)."""
+    scenario = parse_scenario(_scenario(mode, requests_per_day, _offering(kind), 1))
+    decision = decide(scenario, capacity_method="roofline")
+    model = cost_model(decision, scenario)
+    if "self" not in {o.name for o in model.options} or "api" not in {o.name for o in model.options}:
+        pytest.skip("no usable self-host option or API at this volume")
+    interpolated = breakeven.break_even_crossing(model, "self", against="api")
+    full_scan = breakeven.first_volume
+
+    def without_gap(*args: Any, **kwargs: Any) -> float | None:
+        kwargs.pop("gap", None)
+        return full_scan(*args, **kwargs)
+
+    monkeypatch.setattr(breakeven, "first_volume", without_gap)
+    bisected = breakeven.break_even_crossing(model, "self", against="api")
+    assert (interpolated is None) == (bisected is None)
+    if interpolated is not None and bisected is not None:
+        assert math.isclose(interpolated.tokens_per_month, bisected.tokens_per_month, rel_tol=1e-12)
+        assert math.isclose(interpolated.utilization, bisected.utilization, rel_tol=1e-12)
+
+
+def test_interpolation_finds_a_linear_crossing_in_a_few_evaluations() -> None:
+    """A fleet at $1,000 + $500 per replica (one replica per 0.37x of today's volume) against an API at
+    $3,000 per 1x: 3 replicas cost $2,500 on (0.74, 1.11], where the API line reaches $2,500 at 0.8333x;
+    the cost gap is linear there, so the root is bracketed within 5e-14 after the grid scan."""
+    calls = 0
+
+    def fleet(scale: float) -> float:
+        return 1000.0 + 500.0 * math.ceil(scale / 0.37)
+
+    def gap(scale: float) -> float:
+        return fleet(scale) - 3000.0 * scale
+
+    def happens(scale: float) -> bool:
+        nonlocal calls
+        calls += 1
+        return fleet(scale) > 3000.0 * scale
+
+    steps = tuple(0.37 * k for k in range(1, 4))
+    found = first_volume(happens, upward=False, steps=steps, gap=gap)
+    assert found is not None and math.isclose(found, 2500.0 / 3000.0, rel_tol=1e-13)
+    plain_calls, calls = calls, 0
+    assert math.isclose(first_volume(happens, upward=False, steps=steps) or 0.0, 2500.0 / 3000.0, rel_tol=1e-12)
+    assert plain_calls + 30 < calls  # the plain search bisects 40 times

@@ -83,6 +83,9 @@ def break_even_crossing(model: CostModel, name: str, *, against: str) -> BreakEv
             priced[key] = usd_per_month(model, option, Scaling(volume=scale))
         return priced[key]
 
+    def gap(scale: float) -> float:  # linear between cost steps: the API's cost and the fleet's are
+        return usd(name, scale) - usd(against, scale)
+
     steps = step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES, names=(name, against))
     own, api = usd(name, 1.0), usd(against, 1.0)
     # The option's cost never falls as volume grows (replicas follow demand) and the API's is linear in it, so
@@ -91,10 +94,10 @@ def break_even_crossing(model: CostModel, name: str, *, against: str) -> BreakEv
     # less than X (upward; downward: no less than X): those samples are skipped (`known_false`).
     start = own / api if api > 0 and math.isfinite(own) else 1.0
     scale = (first_volume(lambda s: usd(name, s) > usd(against, s), upward=False, steps=steps, start=min(start, 1.0),
-                          known_false=lambda last, s: usd(against, s) >= usd(name, last))
+                          known_false=lambda last, s: usd(against, s) >= usd(name, last), gap=gap)
              if own <= api else
              first_volume(lambda s: usd(name, s) <= usd(against, s), upward=True, steps=steps, start=max(start, 1.0),
-                          known_false=lambda last, s: usd(against, s) < usd(name, last)))
+                          known_false=lambda last, s: usd(against, s) < usd(name, last), gap=gap))
     if scale is None:
         return None
     at = Scaling(volume=scale)

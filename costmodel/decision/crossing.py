@@ -18,10 +18,34 @@ FLIP_SEARCH_DECADES = 2.0
 FLIP_GRID_PER_DECADE = 10
 FLIP_BISECTIONS = 40
 STEP_SIDE = 1e-9  # relative offset of the samples on either side of a cost step
+# Relative half-width of the bracket an interpolated root is checked with: finer than what 40 bisections leave
+# of a grid interval (0.1 decade: ln(10) x 0.1 / 2^40 = 2.1e-13 relative), so the answer is as exact as the
+# bisection's, and the bisection, which stops at a bracket this narrow, still runs its 40 steps from the grid.
+ROOT_SIDE = 5e-14
+
+
+def _interpolated(happens: Callable[[float], bool], gap: Callable[[float], float], *, holds: float,
+                  flipped: float) -> tuple[float, float]:
+    """The bracket (holds, flipped) narrowed at the root of `gap` interpolated linearly between its ends: when
+    `gap` is linear there (costs between two steps), the root brackets the crossing within ROOT_SIDE in two
+    evaluations; otherwise what those evaluations showed still narrows the bracket for the bisection."""
+    low_gap, high_gap = gap(holds), gap(flipped)
+    if not (math.isfinite(low_gap) and math.isfinite(high_gap)) or low_gap == high_gap:
+        return holds, flipped
+    root = holds + (flipped - holds) * low_gap / (low_gap - high_gap)
+    toward = 1.0 if flipped > holds else -1.0
+    near, far = root * (1 - toward * ROOT_SIDE), root * (1 + toward * ROOT_SIDE)
+    inside = min(holds, flipped) < near < max(holds, flipped) and min(holds, flipped) < far < max(holds, flipped)
+    if not inside:
+        return holds, flipped
+    if happens(near):
+        return holds, near
+    return (near, far) if happens(far) else (far, flipped)
 
 
 def first_volume(happens: Callable[[float], bool], *, upward: bool, steps: tuple[float, ...] = (),
-                 start: float = 1.0, known_false: Callable[[float, float], bool] | None = None) -> float | None:
+                 start: float = 1.0, known_false: Callable[[float, float], bool] | None = None,
+                 gap: Callable[[float], float] | None = None) -> float | None:
     """The volume multiple nearest 1 (above or below) at which `happens` turns true, within the search range;
     None if it is already true at 1 or never within the range. `steps` are volumes where costs jump
     (`volume.step_volumes`): the scan samples just below and above each, so a window between two steps is
@@ -29,7 +53,9 @@ def first_volume(happens: Callable[[float], bool], *, upward: bool, steps: tuple
     knows `happens` is false on the whole way from 1 to it (a bound), where the scan may begin. `known_false(last,
     scale)`: True when `happens` is surely false at `scale` given it was false at `last` (a scanned volume nearer
     1); such samples are skipped, and a crossing found after them is still bisected from the sample just before
-    it, so the answer is the one the full scan gives."""
+    it, so the answer is the one the full scan gives. `gap(scale)`: a function continuous between samples whose
+    root is the crossing (a cost difference); the bracket is first narrowed at its interpolated root, which
+    ends the search at once where `gap` is linear, the bisection finishing otherwise."""
     if happens(1.0):
         return None
     low, high = 10.0**-FLIP_SEARCH_DECADES, 10.0**FLIP_SEARCH_DECADES
@@ -49,7 +75,11 @@ def first_volume(happens: Callable[[float], bool], *, upward: bool, steps: tuple
             continue
         if happens(scale):
             flipped = scale
+            if gap is not None:
+                holds, flipped = _interpolated(happens, gap, holds=holds, flipped=flipped)
             for _ in range(FLIP_BISECTIONS):
+                if abs(flipped / holds - 1.0) <= 2.5 * ROOT_SIDE:
+                    break  # as narrow as the bisection gets from a grid interval
                 middle = math.sqrt(holds * flipped)
                 holds, flipped = (holds, middle) if happens(middle) else (middle, flipped)
             return flipped
