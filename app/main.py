@@ -29,6 +29,8 @@ if page.url_path != "scenario" and any(str(k).startswith(state.WIDGET_PREFIX) fo
     state.leave_scenario_form()
 elif page.url_path == "scenario" and state.KEPT_KEY in st.session_state:
     state.restore_scenario_form()
+elif page.url_path == "scenario":
+    state.resend_unsent_form_values()
 page.run()
 state.sync_url()
 with link_box, st.expander("Copy link"):

@@ -100,7 +100,7 @@ def set_scenario(scenario: Scenario, *, source: str | None = None, reload_widget
 def forget_widgets() -> None:
     """Drop the Scenario page's widget values: its next run seeds every widget from the current scenario."""
     for key in [k for k in st.session_state if str(k).startswith(WIDGET_PREFIX)]:
-        del st.session_state[key]
+        st.session_state.pop(key, None)  # listed yet unreadable (a browser value Streamlit cannot decode yet)
     st.session_state[REVISION_KEY] = int(st.session_state.get(REVISION_KEY, 0)) + 1
 
 
@@ -136,6 +136,19 @@ def restore_scenario_form() -> None:
     forget_widgets()
     for key, value in kept.items():
         st.session_state[key] = sent.get(key, value)
+
+
+def resend_unsent_form_values() -> None:
+    """Scenario page, before its widgets are drawn: every form value the server holds that the browser did not
+    send with this run is set again through session state, so the widget shows it. Streamlit tells the browser
+    a widget's value only when it was set that way; a value that came from the browser is taken to be on
+    screen. After a run of another page was cut short (a quick click back), the browser sent the form's
+    values with the first Scenario run and then forgot them, and the next run drew every widget empty (name
+    blank, 0 requests/day) over a scenario that was intact."""
+    sent = values_sent_with_this_run()
+    for key in [k for k in st.session_state if str(k).startswith(WIDGET_PREFIX) and _settable(str(k))]:
+        if key not in sent and key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def revision() -> int:

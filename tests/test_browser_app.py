@@ -192,6 +192,11 @@ def test_compare_tables_fit_a_phone_width(server_url: str) -> None:
     assert not problems, "problems at phone width:\n" + "\n".join(problems)
 
 
+# Timed like a user's clicks (an edit, then another page while its run is going): run alone after the parallel
+# suite (make test's second pytest), since two Streamlit requests that reach a loaded server together are merged
+# and the newer one's values win (Streamlit's script_requests.py): a date still open in its calendar when another
+# page's link is clicked can then be lost, which no code of the app sees.
+@pytest.mark.serial
 def test_the_scenario_form_comes_back_filled_after_a_date_edit_and_another_page(server_url: str) -> None:
     """The as-of date typed, another page opened at once (its click interrupts the run the edit started), then
     the Scenario page again: the form is filled, never blank (empty name, 0 requests/day). Reproduced in this
@@ -218,12 +223,24 @@ def test_the_scenario_form_comes_back_filled_after_a_date_edit_and_another_page(
             page.get_by_role("heading", name="Scenario").first.wait_for(timeout=3 * TIMEOUT_MS)
             page.locator(idle).wait_for(state="attached", timeout=2 * TIMEOUT_MS)
             page.screenshot(path=str(ARTIFACTS / "scenario-after-date-edit.png"), full_page=False)
-            assert page.get_by_label("Scenario name").input_value() == "chat-assistant"
-            assert page.get_by_role("spinbutton", name="Requests per day").input_value() == "200000"
+            _form_shows_the_example(page)
         finally:
             browser.close()
 
 
+def _form_shows_the_example(page: object) -> None:
+    """The Scenario form shows chat-assistant's name and volume, within the wait a page run may take: a form
+    caught mid-switch (the browser redraws the old page's widgets empty while the next run is on its way) is
+    waited out; a form left blank after the run fails."""
+    from playwright.sync_api import expect
+
+    expect(page.get_by_label("Scenario name")).to_have_value(  # type: ignore[attr-defined]
+        "chat-assistant", timeout=2 * TIMEOUT_MS)
+    expect(page.get_by_role("spinbutton", name="Requests per day")).to_have_value(  # type: ignore[attr-defined]
+        "200000", timeout=2 * TIMEOUT_MS)
+
+
+@pytest.mark.serial  # timed like a user's clicks: see the test above
 @pytest.mark.parametrize("close_with", ["Escape", "another page"])
 def test_a_typed_as_of_date_is_applied_and_kept_across_pages(server_url: str, close_with: str) -> None:
     """The as-of date typed segment by segment (year, month, day), its calendar closed with Escape or by a click
@@ -233,6 +250,8 @@ def test_a_typed_as_of_date_is_applied_and_kept_across_pages(server_url: str, cl
     from playwright.sync_api import sync_playwright
 
     idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+    from playwright.sync_api import expect
+
     label = "As of (empty: today)"
     hidden_date = '[data-testid="stDateInput"] input[type=date]'
 
@@ -262,20 +281,30 @@ def test_a_typed_as_of_date_is_applied_and_kept_across_pages(server_url: str, cl
                 page.keyboard.press("Escape")
             else:
                 # The calendar still open, a click on another page's link: Streamlit runs that page with the
-                # date before the edit, then the Scenario page with the typed date (the browser stays there).
+                # date before the edit, then the Scenario page with the typed date (the browser stays there; on a
+                # loaded host it may end on Prices instead, the date applied either way).
                 page.locator('[data-testid="stSidebarNav"] a', has_text="Prices").first.click()
             settle(page)
-            if page.get_by_role("heading", name="Scenario").count():
+            # The click's run may still be on its way (a loaded host): wait until the browser shows where it
+            # ends, the Scenario form with the typed date or the Prices page, then check that page.
+            def shown_date() -> str | None:
+                dates = page.locator(hidden_date)
+                return dates.first.get_attribute("value", timeout=1000) if dates.count() else None
+
+            deadline = time.monotonic() + 2 * TIMEOUT_MS / 1000
+            while time.monotonic() < deadline and not (
+                    page.get_by_role("heading", name="Prices").count() or shown_date() == "2027-03-15"):
+                page.wait_for_timeout(200)
+            if page.get_by_role("heading", name="Scenario").count():  # else on Prices: checked just below
                 page.screenshot(path=str(ARTIFACTS / f"scenario-date-{close_with}.png"), full_page=False)
-                assert page.get_by_label("Scenario name").input_value() == "chat-assistant"  # never a blank form
-            assert page.locator(hidden_date).first.get_attribute("value") == "2027-03-15"
+                _form_shows_the_example(page)  # never a blank form
+                assert shown_date() == "2027-03-15"
             go(page, "Prices")
             page.screenshot(path=str(ARTIFACTS / "prices-after-date-edit.png"), full_page=False)
-            assert page.get_by_text("ages to 2027-03-15", exact=False).count(), "Prices does not count to the date"
+            expect(page.get_by_text("ages to 2027-03-15", exact=False).first).to_be_visible(timeout=2 * TIMEOUT_MS)
             go(page, "Scenario")
+            _form_shows_the_example(page)
             assert page.locator(hidden_date).first.get_attribute("value") == "2027-03-15"
-            assert page.get_by_label("Scenario name").input_value() == "chat-assistant"
-            assert page.get_by_role("spinbutton", name="Requests per day").input_value() == "200000"
             go(page, "Overview")
             assert not page.locator('[data-testid="stException"]').count()
         finally:

@@ -6,7 +6,7 @@ range, its end points included (MAX_MIN_REPLICAS replicas, 0 or 60 warm-up minut
 interruption every hour, a 120-month horizon at +1000%/month, eff_compute 1e-6, a 1e-300 measured capacity).
 For every one: the only exception allowed is the project's input error (CostmodelError); the
 recommendation is one of the options and never an excluded one (or None); every dollar of a usable option is
-finite and >= 0; a rerun gives the identical result.
+finite and >= 0; a rerun gives the identical result (checked on one scenario in RERUN_EVERY).
 
 Speed: the roofline capacity method (no simulation), one or two options per scenario, one shared capacity
 cache and every sheet loaded once for all examples, and `derandomize=True` so the draws are the same on every
@@ -76,6 +76,9 @@ PROFILES = [
     [0.0] * 8 + [5.0] * 10 + [0.0] * 6,
 ]
 EXAMPLES = int(__import__("os").environ.get("PROPERTY_EXAMPLES", "1000"))
+# The rerun check (identical contract twice) on one scenario in 4: >= 250 a section, the rest of the decide
+# budget spent on new scenarios (a rerun shares the capacity cache, so what it adds is the cached path's answer).
+RERUN_EVERY = 4
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
@@ -239,11 +242,14 @@ def _decide(data: dict[str, Any]) -> Decision | None:
         return None
 
 
-def _same_twice(data: dict[str, Any]) -> None:
+def _same_twice(data: dict[str, Any], *, seed: int) -> None:
+    """Decided and checked; decided again (one seed in RERUN_EVERY) and compared, contract for contract."""
     first = _decide(json.loads(json.dumps(data)))
     if first is None:
         return
     _check(first)
+    if seed % RERUN_EVERY:
+        return
     again = _decide(json.loads(json.dumps(data)))
     assert again is not None
     assert json.dumps(first.contract(), default=str, sort_keys=True) == json.dumps(
@@ -286,7 +292,7 @@ def scaling_scenarios(draw: _Draw) -> dict[str, Any]:
 @SETTINGS
 @given(SEEDS)
 def test_scaling_section(seed: int) -> None:
-    _same_twice(scaling_scenarios(_Draw(seed)))
+    _same_twice(scaling_scenarios(_Draw(seed)), seed=seed)
 
 
 # --- fleet ------------------------------------------------------------------------------------------------
@@ -312,7 +318,7 @@ def fleet_scenarios(draw: _Draw) -> dict[str, Any]:
 @SETTINGS
 @given(SEEDS)
 def test_fleet_section(seed: int) -> None:
-    _same_twice(fleet_scenarios(_Draw(seed)))
+    _same_twice(fleet_scenarios(_Draw(seed)), seed=seed)
 
 
 # --- horizon_months ---------------------------------------------------------------------------------------
@@ -331,7 +337,7 @@ def horizon_scenarios(draw: _Draw) -> dict[str, Any]:
 @SETTINGS
 @given(SEEDS)
 def test_horizon_months_section(seed: int) -> None:
-    _same_twice(horizon_scenarios(_Draw(seed)))
+    _same_twice(horizon_scenarios(_Draw(seed)), seed=seed)
 
 
 # --- quality ----------------------------------------------------------------------------------------------
@@ -355,7 +361,7 @@ def quality_scenarios(draw: _Draw) -> dict[str, Any]:
 @SETTINGS
 @given(SEEDS)
 def test_quality_section(seed: int) -> None:
-    _same_twice(quality_scenarios(_Draw(seed)))
+    _same_twice(quality_scenarios(_Draw(seed)), seed=seed)
 
 
 # --- substitutes ------------------------------------------------------------------------------------------
@@ -380,7 +386,7 @@ def substitutes_scenarios(draw: _Draw) -> dict[str, Any]:
 @SETTINGS
 @given(SEEDS)
 def test_substitutes_section(seed: int) -> None:
-    _same_twice(substitutes_scenarios(_Draw(seed)))
+    _same_twice(substitutes_scenarios(_Draw(seed)), seed=seed)
 
 
 # --- calibration (inline measurement files) ---------------------------------------------------------------
@@ -447,4 +453,4 @@ def calibration_scenarios(draw: _Draw) -> dict[str, Any]:
 @SETTINGS
 @given(SEEDS)
 def test_calibration_section(seed: int) -> None:
-    _same_twice(calibration_scenarios(_Draw(seed)))
+    _same_twice(calibration_scenarios(_Draw(seed)), seed=seed)
