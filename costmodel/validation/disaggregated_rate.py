@@ -68,7 +68,7 @@ def disaggregated_run(row: dict[str, str], ids: tuple[str, str], engine_id: str)
     prefill = _replica(row, ids, gpus=gp, settings=settings)
     decode = _replica(row, ids, gpus=gd, settings=settings)
     layout = DisaggregatedLayout(prefill=prefill, decode=decode, prefill_instances=x, decode_instances=y,
-                                 link=kv_link(prefill, decode, choice=row["kv_link"] or "auto"))  # type: ignore[arg-type]
+                                 link=kv_link(prefill, decode, choice=row["kv_link"] or "auto"))
     arrivals, prompts, outputs = _workload(row)
     result = simulate_disaggregated(layout, arrival_seconds=arrivals, prompt_tokens=prompts, output_tokens=outputs,
                                     slo=_limits(row), max_num_seqs=settings.max_num_seqs)
