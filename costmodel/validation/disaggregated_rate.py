@@ -1,4 +1,5 @@
-"""Disaggregated serving at a stated request rate: SLO attainment, and goodput over an aggregated baseline.
+"""Disaggregated serving as a source ran it: at a stated request rate (SLO attainment, goodput over an
+aggregated baseline) or under a stated number of closed-loop clients (output throughput).
 
 For rows of `costmodel/data/mode_reference_measurements.csv` whose source states the whole run: the xPyD layout
 (`layout`, e.g. `1P(TP4)1D(TP4)`), the aggregated baseline on the same GPUs (`baseline_layout`, e.g. `2xTP4`,
@@ -13,6 +14,9 @@ the same requests on both sides.
 - `goodput_gain`: requests meeting both limits per second (over each run's first arrival to last token)
   on the disaggregated layout over the aggregated baseline's.
 
+- `output_tokens_per_second` (a `concurrency` column): the whole layout's output tokens/s under that many
+  closed-loop clients (`serving.disaggregated_closed_loop`), `requests` requests of fixed ISL/OSL.
+
 A source's 'ITL < x ms per token' per request is read as this project's TPOT (the request's mean gap after the
 first token). `kv_link` names the link priced for the KV transfer (`serving.disaggregated.kv_link`).
 """
@@ -26,6 +30,7 @@ import numpy as np
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import build_replica
 from costmodel.serving.disaggregated import DisaggregatedLayout, kv_link, simulate_disaggregated
+from costmodel.serving.disaggregated_closed_loop import closed_loop_disaggregated
 from costmodel.serving.profile import EngineSettings, engine_settings
 from costmodel.serving.replica import Replica
 from costmodel.serving.simulation import arrival_times, simulate_requests
@@ -58,17 +63,31 @@ def _replica(row: dict[str, str], ids: tuple[str, str], *, gpus: int, settings: 
     return build_replica(ids[0], ids[1], gpus=gpus, weight_dtype="fp8", kv_dtype=row["kv_dtype"], engine=settings)
 
 
-def disaggregated_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> tuple[float, float]:
-    """(SLO attainment, goodput requests/s) of the row's xPyD layout at its rate."""
+def _layout(row: dict[str, str], ids: tuple[str, str], settings: EngineSettings) -> DisaggregatedLayout:
     match = XPYD.match(row["layout"])
     if match is None:
         raise ValueError(f"layout {row['layout']!r} is not xP(TPg)yD(TPg)")
     x, gp, y, gd = (int(g) for g in match.groups())
-    settings = _settings(engine_id, row["engine_args"])
     prefill = _replica(row, ids, gpus=gp, settings=settings)
     decode = _replica(row, ids, gpus=gd, settings=settings)
-    layout = DisaggregatedLayout(prefill=prefill, decode=decode, prefill_instances=x, decode_instances=y,
-                                 link=kv_link(prefill, decode, choice=row["kv_link"] or "auto"))
+    return DisaggregatedLayout(prefill=prefill, decode=decode, prefill_instances=x, decode_instances=y,
+                               link=kv_link(prefill, decode, choice=row["kv_link"] or "auto"))
+
+
+def closed_loop_throughput(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> float:
+    """Output tokens/s of the row's xPyD layout under its closed-loop client count."""
+    settings = _settings(engine_id, row["engine_args"])
+    n = int(row["requests"])
+    run = closed_loop_disaggregated(_layout(row, ids, settings), concurrency=int(row["concurrency"]),
+                                    prompt_tokens=np.full(n, int(row["input_len"])),
+                                    output_tokens=np.full(n, int(row["output_len"])), max_num_seqs=settings.max_num_seqs)
+    return run.output_tokens_per_second
+
+
+def disaggregated_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> tuple[float, float]:
+    """(SLO attainment, goodput requests/s) of the row's xPyD layout at its rate."""
+    settings = _settings(engine_id, row["engine_args"])
+    layout = _layout(row, ids, settings)
     arrivals, prompts, outputs = _workload(row)
     result = simulate_disaggregated(layout, arrival_seconds=arrivals, prompt_tokens=prompts, output_tokens=outputs,
                                     slo=_limits(row), max_num_seqs=settings.max_num_seqs)
@@ -95,7 +114,9 @@ def aggregated_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) ->
 
 
 def predict_rate_row(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> float:
-    """The row's metric: `slo_attainment` or `goodput_gain` (module docstring)."""
+    """The row's metric: `slo_attainment`, `goodput_gain` or `output_tokens_per_second` (module docstring)."""
+    if row["metric"] == "output_tokens_per_second":
+        return closed_loop_throughput(row, ids, engine_id)
     attainment, goodput = disaggregated_run(row, ids, engine_id)
     if row["metric"] == "slo_attainment":
         return attainment

@@ -48,8 +48,8 @@ MODE_CSV = Path(__file__).resolve().parents[1] / "data" / "mode_reference_measur
 # Reference strings -> catalog ids. DeepSeek-R1-Distill-Llama-70B is Llama-3.3-70B-Instruct fine-tuned (its
 # model card, huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-70B): the same shapes.
 MODEL_IDS = {"DeepSeek-V3-0324": "deepseek-v3", "DeepSeek-V3": "deepseek-v3", "DeepSeek-R1-Distill-Llama-70B": "llama-3.3-70b",
-             "Qwen3-235B-A22B": "qwen3-235b-a22b"}
-HARDWARE_IDS = {"H200-SXM-141GB": "h200", "H100-SXM-80GB": "h100-sxm", "MI300X-192GB": "mi300x"}
+             "Qwen3-235B-A22B": "qwen3-235b-a22b", "Llama-3.1-70B-Instruct": "llama-3.1-70b"}
+HARDWARE_IDS = {"H200-SXM-141GB": "h200", "H100-SXM-80GB": "h100-sxm", "MI300X-192GB": "mi300x", "B200": "b200"}
 ENGINES = {"SGLang": "sglang", "vLLM": "vllm"}
 ASSUMED_CONTEXT_TOKENS = 1024
 DISAGG_SLO = (SloLimit("ttft", 90, 2.0), SloLimit("tpot", 90, 0.040))
@@ -57,7 +57,8 @@ DISAGG_REQUESTS = 600
 INSTANCE_GPUS = (2, 4)
 NODE_GPUS = 8  # an HGX/DGX H100 node, as the SGLang rows count per node
 DEP_METRICS = ("output_tokens_per_second_per_node", "input_tokens_per_second_per_node")
-RATE_METRICS = ("slo_attainment", "goodput_gain")  # disaggregated runs at a stated rate (validation/disaggregated_rate.py)
+# disaggregated runs at a stated rate or client count (validation/disaggregated_rate.py)
+RATE_METRICS = ("slo_attainment", "goodput_gain", "output_tokens_per_second")
 
 
 @dataclass(frozen=True)
