@@ -24,12 +24,16 @@ def test_split_is_the_shared_hash_and_evaluated_medians_meet_the_target() -> Non
     raw = read_mode_rows()
     assert [r.holdout for r in rows] == [is_holdout(r) for r in raw]
     text = " ".join(DOC.read_text(encoding="utf-8").split())
-    # The target (median |error| <= 20% on the held-out half) where a mode has held-out rows: speculative does;
-    # disaggregated has one evaluated row, on the tuning half, and the doc says its target is not shown.
+    # The target (median |error| <= 20% on the held-out half) where a mode has held-out rows: speculative does.
     held_out = [abs(r.error) for r in rows if r.mode == "speculative" and r.holdout and r.error is not None]
     assert len(held_out) >= 2 and statistics.median(held_out) <= 0.20
-    assert not [r for r in rows if r.mode == "disaggregated" and r.holdout and r.error is not None]
-    assert "no held-out row could be evaluated, so the held-out target is **not shown to be met**" in text
+    # Disaggregated: three evaluated held-out rows (the vLLM MORI-IO 1P1D SLO attainment on MI300X, the two B200
+    # Dynamo 3P1D closed-loop throughputs), their median error over the target; the doc must say it is missed.
+    disagg = [r for r in rows if r.mode == "disaggregated" and r.holdout and r.error is not None]
+    assert [r.metric for r in disagg] == ["slo_attainment", "output_tokens_per_second", "output_tokens_per_second"]
+    median = statistics.median(abs(r.error) for r in disagg if r.error is not None)
+    assert median > 0.20
+    assert f"Median |error|: held-out {median:.1%} over 3," in text and "held-out target **missed**." in text
     # Expert parallelism: the SGLang decode pool (EP72, batch 256 per GPU) is held out and within the target.
     dep = [abs(r.error) for r in rows if r.mode == "expert-parallel" and r.holdout and r.error is not None]
     assert len(dep) == 1 and dep[0] <= 0.20

@@ -158,6 +158,46 @@ def _pool_runs(replica: Replica, *, instances: int, order: np.ndarray, arrivals:
     return first, finish, rejected, float(np.mean(batches)) if batches else 0.0
 
 
+@dataclass(frozen=True, kw_only=True)
+class DisaggregatedTimes:
+    """Per request (arrival order): prefill-side first token, KV landed on the decode side, last token, rejected."""
+
+    prefill_first_seconds: np.ndarray
+    landed_seconds: np.ndarray
+    finish_seconds: np.ndarray
+    rejected: np.ndarray
+    prefill_mean_batch: float
+    decode_mean_batch: float
+
+
+def disaggregated_times(
+    layout: DisaggregatedLayout, *, arrival_seconds: np.ndarray, prompt_tokens: np.ndarray, output_tokens: np.ndarray,
+    kv_policy: KvPolicy = "preempt", max_num_seqs: int = MAX_NUM_SEQS, prefix_cached_fraction: float = 0.0,
+) -> DisaggregatedTimes:
+    """When each arrival-sorted request gets its first token, its KV lands, and it finishes (module docstring)."""
+    arrivals = np.asarray(arrival_seconds, dtype=np.float64)
+    prompts, outputs = np.asarray(prompt_tokens, dtype=np.int64), np.asarray(output_tokens, dtype=np.int64)
+    n = len(arrivals)
+    everyone = np.arange(n)
+    first, _, rejected, prefill_batch = _pool_runs(
+        layout.prefill, instances=layout.prefill_instances, order=everyone, arrivals=arrivals, prompts=prompts,
+        outputs=np.ones(n, dtype=np.int64), cached_fraction=prefix_cached_fraction, kv_policy=kv_policy,
+        max_num_seqs=max_num_seqs)
+    landed = first + layout.transfer_seconds(prompts)
+    finish = landed.copy()
+    decoding = everyone[(outputs > 1) & ~rejected]
+    decode_batch = 0.0
+    if decoding.size:
+        pool = decode_pool_replica(layout.decode, prompts[decoding])
+        _, done, decode_rejected, decode_batch = _pool_runs(
+            pool, instances=layout.decode_instances, order=decoding, arrivals=landed, prompts=prompts,
+            outputs=outputs - 1, cached_fraction=1.0, kv_policy=kv_policy, max_num_seqs=max_num_seqs)
+        finish[decoding] = done[decoding]
+        rejected |= decode_rejected
+    return DisaggregatedTimes(prefill_first_seconds=first, landed_seconds=landed, finish_seconds=finish,
+                              rejected=rejected, prefill_mean_batch=prefill_batch, decode_mean_batch=decode_batch)
+
+
 def simulate_disaggregated(
     layout: DisaggregatedLayout, *, arrival_seconds: np.ndarray, prompt_tokens: np.ndarray, output_tokens: np.ndarray,
     slo: Sequence[SloLimit] = (), kv_policy: KvPolicy = "preempt", max_num_seqs: int = MAX_NUM_SEQS,
@@ -167,24 +207,13 @@ def simulate_disaggregated(
     arrivals = np.asarray(arrival_seconds, dtype=np.float64)
     prompts, outputs = np.asarray(prompt_tokens, dtype=np.int64), np.asarray(output_tokens, dtype=np.int64)
     n = len(arrivals)
-    everyone = np.arange(n)
-    first, _, rejected, prefill_batch = _pool_runs(
-        layout.prefill, instances=layout.prefill_instances, order=everyone, arrivals=arrivals, prompts=prompts,
-        outputs=np.ones(n, dtype=np.int64), cached_fraction=prefix_cached_fraction, kv_policy=kv_policy,
-        max_num_seqs=max_num_seqs)
+    times = disaggregated_times(layout, arrival_seconds=arrivals, prompt_tokens=prompts, output_tokens=outputs,
+                                kv_policy=kv_policy, max_num_seqs=max_num_seqs,
+                                prefix_cached_fraction=prefix_cached_fraction)
+    first, finish, rejected = times.prefill_first_seconds, times.finish_seconds, times.rejected
     transfer = layout.transfer_seconds(prompts)
-    ttft = first + transfer - arrivals
-    finish = first + transfer
-    decoding = everyone[(outputs > 1) & ~rejected]
-    decode_batch = 0.0
-    if decoding.size:
-        pool = decode_pool_replica(layout.decode, prompts[decoding])
-        landed = first + transfer
-        _, done, decode_rejected, decode_batch = _pool_runs(
-            pool, instances=layout.decode_instances, order=decoding, arrivals=landed, prompts=prompts,
-            outputs=outputs - 1, cached_fraction=1.0, kv_policy=kv_policy, max_num_seqs=max_num_seqs)
-        finish[decoding] = done[decoding]
-        rejected |= decode_rejected
+    ttft = times.landed_seconds - arrivals
+    prefill_batch, decode_batch = times.prefill_mean_batch, times.decode_mean_batch
     ok = ~rejected & np.isfinite(finish)
     e2e = finish - arrivals
     many = ok & (outputs > 1)

@@ -42,12 +42,14 @@ from costmodel.serving.disaggregated_capacity import disaggregated_capacity
 from costmodel.serving.profile import engine_settings
 from costmodel.serving.speculative import Speculation, dep_speedup, speedup
 from costmodel.validation.categories import is_holdout
+from costmodel.validation.disaggregated_rate import predict_rate_row
 
 MODE_CSV = Path(__file__).resolve().parents[1] / "data" / "mode_reference_measurements.csv"
 # Reference strings -> catalog ids. DeepSeek-R1-Distill-Llama-70B is Llama-3.3-70B-Instruct fine-tuned (its
 # model card, huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-70B): the same shapes.
-MODEL_IDS = {"DeepSeek-V3-0324": "deepseek-v3", "DeepSeek-V3": "deepseek-v3", "DeepSeek-R1-Distill-Llama-70B": "llama-3.3-70b"}
-HARDWARE_IDS = {"H200-SXM-141GB": "h200", "H100-SXM-80GB": "h100-sxm"}
+MODEL_IDS = {"DeepSeek-V3-0324": "deepseek-v3", "DeepSeek-V3": "deepseek-v3", "DeepSeek-R1-Distill-Llama-70B": "llama-3.3-70b",
+             "Qwen3-235B-A22B": "qwen3-235b-a22b", "Llama-3.1-70B-Instruct": "llama-3.1-70b"}
+HARDWARE_IDS = {"H200-SXM-141GB": "h200", "H100-SXM-80GB": "h100-sxm", "MI300X-192GB": "mi300x", "B200": "b200"}
 ENGINES = {"SGLang": "sglang", "vLLM": "vllm"}
 ASSUMED_CONTEXT_TOKENS = 1024
 DISAGG_SLO = (SloLimit("ttft", 90, 2.0), SloLimit("tpot", 90, 0.040))
@@ -55,6 +57,8 @@ DISAGG_REQUESTS = 600
 INSTANCE_GPUS = (2, 4)
 NODE_GPUS = 8  # an HGX/DGX H100 node, as the SGLang rows count per node
 DEP_METRICS = ("output_tokens_per_second_per_node", "input_tokens_per_second_per_node")
+# disaggregated runs at a stated rate or client count (validation/disaggregated_rate.py)
+RATE_METRICS = ("slo_attainment", "goodput_gain", "output_tokens_per_second")
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,8 @@ def _predict(row: dict[str, str]) -> float:
         return predict_speedup(row)
     if row["metric"] in DEP_METRICS:
         return predict_dep_throughput(row)
+    if row["metric"] in RATE_METRICS:
+        return predict_rate_row(row, (MODEL_IDS[row["model"]], HARDWARE_IDS[row["hardware"]]), _engine(row))
     return predict_disaggregated_gain(row)
 
 
