@@ -45,6 +45,13 @@ def test_figures_match_their_sources() -> None:
     # Jwrede/llmprobe blog/llm-latency-benchmark.md: Mistral Small (2603) TTFT p50 2,735 ms, 191.6 tok/s, max 20 tokens.
     small = sheet.for_price_id("mistral/mistral-small-2603")[0]
     assert (small.ttft_seconds, small.output_tokens_per_second, small.output_tokens) == (2.735, 191.6, 20)
+    # console.groq.com/docs/models.md, OpenAI GPT-OSS 120B card: "Token Speed ~500 tps" (Groq's own figure, no TTFT).
+    groq = [r for r in sheet.for_price_id("groq/gpt-oss-120b") if "console.groq.com" in r.source_url][0]
+    assert (groq.ttft_seconds, groq.output_tokens_per_second) == (None, 500)
+    # artificialanalysis.ai/models/mistral-7b-instruct/providers/prompt-options/single/medium: Together.ai
+    # "87.4 t/s" (output speed) and "0.22 s" (time to first token).
+    together = sheet.for_price_id("together/mistral-7b")[0]
+    assert (together.ttft_seconds, together.output_tokens_per_second, together.parallelism) == (0.22, 87.4, 1)
 
 
 def test_lookup_sorts_by_prompt_length_unstated_last() -> None:
