@@ -11,11 +11,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
-from costmodel.roofline import Efficiency, StepResult, step, step_seconds
+from costmodel.ops import uniform_work
+from costmodel.roofline import Efficiency, StepResult, step, step_arrays_on, step_seconds
 
 # costmodel/catalog/engines: the engine-agnostic profile, today's behaviour before profiles existed (issue 17:
 # "A generic profile keeps today's behaviour"). It has no per-request cost and the accelerator's 0.4 ms per
@@ -61,3 +64,12 @@ class ReplicaConfig:
             self.shape, self.hardware, batch=batch, new_tokens=new_tokens, context_tokens=context_tokens,
             weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype, gpus=self.gpus, efficiency=self.efficiency,
         )
+
+    def decode_step_seconds(self, *, batches: np.ndarray, context_tokens: int) -> np.ndarray:
+        """Decode step time (s) at each batch size of `batches` (shape (n,)), every sequence at the same context:
+        `step_seconds(batch=b, new_tokens=1, ...)` for each b in one vectorized roofline pass."""
+        work = uniform_work(self.shape, batch=np.asarray(batches, dtype=float), new_tokens=1.0,
+                            context_tokens=float(context_tokens))
+        raw = step_arrays_on(self.shape, self.hardware, work, weight_dtype=self.weight_dtype, kv_dtype=self.kv_dtype,
+                             gpus=self.gpus, eff=self.efficiency)
+        return np.broadcast_to(np.asarray(raw.step_seconds, dtype=float), np.shape(batches))

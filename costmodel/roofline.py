@@ -238,7 +238,7 @@ def step_from_work(
 ) -> StepResult:
     """A step of any mix (uniform or prefill chunks + decode tokens), with its per-op breakdown."""
     eff = efficiency or Efficiency.from_accelerator(hardware)
-    raw = _step_arrays_on(shape, hardware, work, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, eff=eff)
+    raw = step_arrays_on(shape, hardware, work, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus, eff=eff)
     bytes_per_s = hardware.hbm_bytes_per_s * eff.eff_memory
     ops = tuple(
         OpCost(
@@ -279,12 +279,12 @@ def step_seconds(shape: ModelShape, hardware: AcceleratorSpec, *, batch: int, ne
                  efficiency: Efficiency | None = None) -> float:
     """`step(...).step_seconds` without the per-op breakdown (a capacity search reads only the time)."""
     work = uniform_work(shape, batch=float(batch), new_tokens=float(new_tokens), context_tokens=float(context_tokens))
-    raw = _step_arrays_on(shape, hardware, work, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus,
+    raw = step_arrays_on(shape, hardware, work, weight_dtype=weight_dtype, kv_dtype=kv_dtype, gpus=gpus,
                           eff=efficiency or Efficiency.from_accelerator(hardware))
     return float(raw.step_seconds)
 
 
-def _step_arrays_on(shape: ModelShape, hardware: AcceleratorSpec, work: StepWork, *, weight_dtype: str,
+def step_arrays_on(shape: ModelShape, hardware: AcceleratorSpec, work: StepWork, *, weight_dtype: str,
                     kv_dtype: str, gpus: int, eff: Efficiency) -> StepArrays:
     """`step_arrays` on one accelerator's datasheet, link and efficiency."""
     precision = hardware.op_precision(weight_dtype=weight_dtype, kv_dtype=kv_dtype)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from costmodel.config import ReplicaConfig
 from costmodel.memory import plan_replica_memory
 
@@ -37,6 +39,16 @@ class Capacity:
     fits: bool = True  # weights + KV for one sequence fit in the replica's memory
     throughput_bound: bool = False  # the latency limits still hold near saturation: no headroom at this rate
     latency_owner: str | None = None  # which part owns p90 TTFT/TPOT and its lever (simulator only)
+
+
+def _batch_ladder(*, max_batch: int) -> list[int]:
+    """Decode batches tried, in order: 1..8, then x1.25 (rounded down) up to the memory ceiling."""
+    batches: list[int] = []
+    batch = 1
+    while batch <= max_batch:
+        batches.append(batch)
+        batch = batch + 1 if batch < 8 else int(batch * 1.25)
+    return batches
 
 
 def roofline_capacity(
@@ -68,9 +80,9 @@ def roofline_capacity(
                         tpot_seconds=0.0, prefill_time_fraction=1.0, max_batch=memory.max_batch, method="roofline")
     context = int(prompt_tokens + output_tokens / 2)
     best: Capacity | None = None
-    batch = 1
-    while batch <= memory.max_batch:
-        t_d = step_seconds(batch=batch, new_tokens=1, context_tokens=context)
+    batches = _batch_ladder(max_batch=memory.max_batch)
+    step_by_batch = config.decode_step_seconds(batches=np.asarray(batches), context_tokens=context).tolist()
+    for batch, t_d in zip(batches, step_by_batch, strict=True):
         rate = 1.0 / (t_p + output_tokens * t_d / batch)
         busy_prefill = rate * t_p
         tpot = t_d / (1.0 - busy_prefill) if busy_prefill < 1 else float("inf")
@@ -79,7 +91,6 @@ def roofline_capacity(
         best = Capacity(feasible=True, reason="meets the SLO (roofline, mean latency, no queueing)",
                         requests_per_second=rate, batch=batch, ttft_seconds=t_p, tpot_seconds=tpot,
                         prefill_time_fraction=busy_prefill, max_batch=memory.max_batch, method="roofline")
-        batch = batch + 1 if batch < 8 else int(batch * 1.25)
     if best is None:
         t_d1 = step_seconds(batch=1, new_tokens=1, context_tokens=context)
         reason = (f"a decode step takes {t_d1 * 1e3:.1f} ms even at batch 1 > TPOT limit "
