@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from costmodel.decision.quality import ResolvedFloor
+from costmodel.decision.result_contract import cheaper_unverified_contract, decision_contract, option_contract
 from costmodel.decision.result_parts import (  # re-exported: every face imports them here
     EXCLUSION_LABELS,
     CostBreakdown,
@@ -148,67 +149,7 @@ class OptionResult:
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` keys for one option, plus details."""
-        return {
-            "latency_owner": self.latency_owner,
-            "name": self.name,
-            "kind": self.kind,
-            "usd_per_month": self.usd_per_month,
-            "usd_per_mtok": self.usd_per_mtok,
-            "usd_per_mtok_input": self.usd_per_mtok_input,
-            "usd_per_mtok_output": self.usd_per_mtok_output,
-            "meets_slo": self.meets_slo,
-            "slo_reason": self.slo_reason,
-            "ttft_p90_seconds": self.ttft_p90_seconds,
-            "tpot_p90_seconds": self.tpot_p90_seconds,
-            "ttft_p90_seconds_low": self.ttft_p90_seconds_low,
-            "ttft_p90_seconds_high": self.ttft_p90_seconds_high,
-            "tpot_p90_seconds_low": self.tpot_p90_seconds_low,
-            "tpot_p90_seconds_high": self.tpot_p90_seconds_high,
-            "latency_basis": self.latency_basis,
-            "engine": self.engine,
-            "gpus": self.gpus,
-            "replicas": self.replicas,
-            "utilization": self.utilization,
-            "break_even_utilization": self.break_even_utilization,
-            "break_even_tokens_per_month": self.break_even_tokens_per_month,
-            "break_even_against": self.break_even_against,
-            "throttled": self.throttled,
-            "capacity_requests_per_second": self.capacity_requests_per_second,
-            "gpu_usd_per_month": self.breakdown.gpu_usd_per_month,
-            "api_usd_per_month": self.breakdown.api_usd_per_month,
-            "ops_usd_per_month": self.breakdown.ops_usd_per_month,
-            "price_sources": [ps.__dict__ for ps in self.price_sources],
-            "notes": list(self.notes),
-            "excluded_reason": self.excluded_reason,
-            "excluded_kind": self.excluded_kind,
-            "excluded_kinds": list(self.excluded_kinds or ((self.excluded_kind,) if self.excluded_kind else ())),
-            "slo_status": self.slo_status,
-            "latency_source": self.latency_source,
-            "quality_score": self.quality_score,
-            "retires_on": self.retires_on.isoformat() if self.retires_on else None,
-            "min_replicas": self.min_replicas,
-            "target_peak_utilization": self.target_peak_utilization,
-            "spare_replicas": self.spare_replicas,
-            "fleet_reason": self.fleet_reason,
-            "scaling": self.scaling,
-            "replicas_by_hour": list(self.replicas_by_hour) if self.replicas_by_hour is not None else None,
-            "gpu_hours_per_month": self.gpu_hours_per_month,
-            "usd_by_month": list(self.usd_by_month) if self.usd_by_month is not None else None,
-            "usd_horizon_total": self.usd_horizon_total,
-            "usd_committed_after_horizon": self.usd_committed_after_horizon,
-            "usd_horizon_total_with_commitments": self.usd_horizon_total_with_commitments,
-            "ranking_basis": self.ranking_basis,
-            "calibrations": list(self.calibrations),
-            "calibration_forced": self.calibration_forced,
-            "base_replicas": self.base_replicas,
-            "burst_replicas_by_hour": (list(self.burst_replicas_by_hour)
-                                       if self.burst_replicas_by_hour is not None else None),
-            "ops_usd_per_gpu_month": self.ops_usd_per_gpu_month,
-            "host_not_counted": self.host_not_counted,
-            "instances": self.instances,
-            "gpus_billed": self.gpus_billed,
-            "gpus_per_instance": self.gpus_per_instance,
-        }
+        return option_contract(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,9 +164,7 @@ class CheaperUnverified:
 
     def contract(self) -> dict[str, object]:
         """`compare --json` `cheaper_unverified` object."""
-        return {"option": self.option, "usd_per_month": self.usd_per_month,
-                "saving_usd_per_month": self.saving_usd_per_month, "saving_fraction": self.saving_fraction,
-                "check": self.check}
+        return cheaper_unverified_contract(self)
 
 
 @dataclass(frozen=True)
@@ -285,25 +224,4 @@ class Decision:
 
     def contract(self) -> dict[str, object]:
         """DESIGN.md `compare --json` object."""
-        return {
-            "scenario": self.scenario_name,
-            "as_of": self.as_of.isoformat() if self.as_of else None,
-            "horizon_months": self.horizon_months,
-            "ranking_change_month": self.ranking_change_month,
-            "ranking_change_reason": self.ranking_change_reason,
-            "quality_floor": self.quality_floor.contract() if self.quality_floor else None,
-            "substitutes": [list(g) for g in self.substitutes] if self.substitutes is not None else None,
-            "options": [o.contract() for o in self.options],
-            "recommendation": self.recommendation,
-            "recommendation_meets_slo": self.recommendation_meets_slo,
-            "recommendation_premium_usd_per_month": self.recommendation_premium_usd_per_month,
-            "cheapest_usable": self.cheapest_usable,
-            "cheaper_unverified": self.cheaper_unverified.contract() if self.cheaper_unverified else None,
-            "reasons": list(self.reasons),
-            "warnings": list(self.warnings),
-            "requests_per_month": self.requests_per_month,
-            "tokens_per_month": self.tokens_per_month,
-            "peak_requests_per_second": self.peak_requests_per_second,
-            "efficiency_source": self.efficiency_source,
-            "ranking_basis": self.ranking_basis,
-        }
+        return decision_contract(self)
