@@ -43,8 +43,8 @@ from costmodel.serving.steptime import NO_WINDOW, StepTimer
 
 
 # One event loop over local variables on purpose (a few hundred thousand iterations per simulation): the
-# scheduling rules read top to bottom in one place. Each call per event costs ~1-2% of the run (callgrind):
-# only step time (`engine_steps.py`), prefill ends and what runs per preemption, or rarer, are calls.
+# scheduling rules read top to bottom in one place. Step time (`engine_steps.py`), prefill ends and what runs
+# per preemption, or rarer, are calls (moving the first two out: callgrind, 20,000 requests, -0.1% instructions).
 def run_engine(  # noqa: C901 -- the event loop; see the comment above
     timer: StepTimer,
     *,
