@@ -53,12 +53,13 @@ def test_app_and_probes_do_not_import_each_other():
 # here, besides itself and the leaf modules (units, errors, fileio, dtypes, strict, lazy, http_deadline). Imports
 # inside functions count too (the CLI's probe commands import `probes` lazily, which the first tests above allow).
 LEAVES = {"units", "errors", "fileio", "dtypes", "strict", "lazy", "http_deadline"}
-CORE = {"roofline", "ops", "comm", "config", "memory", "estimate", "grid", "catalog", "expert_parallel"}
+CORE = {"roofline", "efficiency", "ops", "comm", "config", "memory", "estimate", "grid", "catalog", "expert_parallel"}
 ALLOWED: dict[str, set[str]] = {
     "catalog": set(),
     "comm": {"catalog"},
     "ops": {"catalog"},
-    "roofline": {"catalog", "ops", "comm"},
+    "efficiency": {"catalog", "ops"},
+    "roofline": {"catalog", "ops", "comm", "efficiency"},
     "expert_parallel": {"catalog", "ops", "comm", "roofline"},
     "config": {"catalog", "roofline", "ops", "comm"},
     "memory": {"catalog", "roofline", "ops", "comm", "config"},

@@ -4,7 +4,7 @@ Model (costmodel.roofline.step_arrays, one formula): for each op i of a step,
     seconds_i = max(FLOPs_i / (peak * eff_compute * s(m)), bytes_i / (bandwidth * eff_memory))
     step = sum_i seconds_i + overhead,
 with peak and bandwidth the probe's measured microbenchmark rates and s(m) the GEMM saturation at m
-rows (see roofline.gemm_saturation). Writing a = 1/eff_compute, b = 1/eff_memory, each op is
+rows (see efficiency.gemm_saturation). Writing a = 1/eff_compute, b = 1/eff_memory, each op is
 max(a * c_i, b * m_i) with c_i, m_i its compute-only and memory-only seconds at full efficiency, so for
 a fixed half-saturation h the step time is piecewise linear in (a, b, overhead). We minimise the squared
 *relative* error by alternating: fix which side of each max wins, solve the 3-variable bounded linear

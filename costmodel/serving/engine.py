@@ -15,15 +15,14 @@ tokens do not fit, the newest request is preempted and recomputed later (`engine
 
 Read `reference` in tests/test_serving_reference.py first: a plain step-by-step simulator with the same
 rules; that test checks this loop against it request by request (1e-9 relative). Around the loop:
-`engine_requests.py` (per-request lists), `engine_steps.py` (op rows, arrival cut), `engine_itl.py` (ITL
-groups), `engine_io.py` (limits, trace).
+`engine_requests.py` (per-request lists, prefill ends), `engine_steps.py` (op rows; a step's or a decode
+segment's seconds, regime and arrival cuts), `engine_itl.py` (ITL groups), `engine_io.py` (limits, trace).
 """
 
 from __future__ import annotations
 
 import heapq
 from collections import deque
-from math import ceil, sqrt
 
 import numpy as np
 
@@ -31,21 +30,21 @@ from costmodel.serving.engine_io import EngineLimits, EngineTrace, engine_trace,
 from costmodel.serving.engine_itl import append_stalled_segment
 from costmodel.serving.engine_preempt import preempt_newest
 from costmodel.serving.engine_requests import (
-    DECODE,
     IDLE,
     PREFILL,
     chunks_work,
     continue_prefills,
     cross_window,
+    end_prefills,
     request_state,
 )
-from costmodel.serving.engine_steps import mix_op_table
+from costmodel.serving.engine_steps import decode_segment, mix_op_table, mixed_step_seconds
 from costmodel.serving.steptime import NO_WINDOW, StepTimer
 
 
 # One event loop over local variables on purpose (a few hundred thousand iterations per simulation): the
-# scheduling rules read top to bottom in one place, and every further call per event costs ~1-2% of the
-# run (callgrind). What runs per preemption, or rarer, is a function of its own.
+# scheduling rules read top to bottom in one place. Step time (`engine_steps.py`), prefill ends and what runs
+# per preemption, or rarer, are calls (moving the first two out: callgrind, 20,000 requests, -0.1% instructions).
 def run_engine(  # noqa: C901 -- the event loop; see the comment above
     timer: StepTimer,
     *,
@@ -96,7 +95,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     whole_prompt_work, prefilled, state = requests.whole_prompt_work, requests.prefilled, requests.state
     join_step, join_context, below_window = requests.join_step, requests.join_context, requests.below_window
     kv_charge, admitted_seconds, finish_seconds = requests.kv_charge, requests.admitted_seconds, requests.finish_seconds
-    first_token_seconds, finish_key, cross_key = requests.first_token_seconds, requests.finish_key, requests.cross_key
+    finish_key, cross_key = requests.finish_key, requests.cross_key
     max_batched_tokens, max_num_seqs = limits.max_batched_tokens, limits.max_num_seqs
     kv_capacity_bytes, reserve = limits.kv_capacity_bytes, limits.kv_policy == "reserve"
     kv_bytes_per_token, kv_bytes_per_sequence = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence
@@ -128,7 +127,7 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     stalls: list[tuple[float, int]] = []
     no_chunks: list[tuple[int, int]] = []  # never appended to: `chunks` is rebound before any append
 
-    push, pop = heapq.heappush, heapq.heappop  # local names: hot loop
+    pop = heapq.heappop  # a local name: hot loop
     add_now, add_waiting, add_running = series_seconds.append, series_waiting.append, series_running.append
     add_a, add_b, add_steps, add_sequences = itl_a.append, itl_b.append, itl_steps.append, itl_sequences.append
     # `for` over the event numbers: the runaway bound costs no test per event (the `else` runs only when
@@ -199,31 +198,15 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
             if not mixed:  # a prefill-only step: the decoding sequences wait (SGLang)
                 below_f = context_below_f = 0.0
                 n_above = context_above = 0
-            step_tokens = max_batched_tokens - budget
             # The usual chunk, a whole fresh prompt alone, comes with its costs (`RequestState.whole_prompt_work`).
             rid, size = chunks[0]
             chunk_work = whole_prompt_work[rid] if size == to_prefill[rid] and len(chunks) == 1 else None
             if chunk_work is None:  # several chunks, a partial prompt or a recompute
                 chunk_work = chunks_work(requests, chunks=chunks, timer=timer)
-            per_flop = seconds_per_flop[step_tokens]  # effective s/FLOP at this many tokens
-            seconds = static_seconds[step_tokens]
-            if per_sequence_seconds:  # the profile's CPU cost per sequence in the step: decoders + chunks
-                seconds += per_sequence_seconds * (below_f + n_above + len(chunks))
-            for (
-                flops_slot, bytes_slot, flops_by_tokens, bytes_by_tokens,
-                flops_seq_below, flops_ctx_below, flops_seq_above, flops_ctx_above,
-                bytes_seq_below, bytes_ctx_below, bytes_seq_above, bytes_ctx_above,
-            ) in mix_ops:
-                flops = (flops_by_tokens[step_tokens] + chunk_work[flops_slot] + flops_seq_below * below_f
-                         + flops_ctx_below * context_below_f)
-                bytes_ = (bytes_by_tokens[step_tokens] + chunk_work[bytes_slot] + bytes_seq_below * below_f
-                          + bytes_ctx_below * context_below_f)
-                if n_above:
-                    flops += flops_seq_above * n_above + flops_ctx_above * context_above
-                    bytes_ += bytes_seq_above * n_above + bytes_ctx_above * context_above
-                compute_seconds = flops * per_flop
-                memory_seconds = bytes_ * seconds_per_byte
-                seconds += compute_seconds if compute_seconds >= memory_seconds else memory_seconds
+            seconds = mixed_step_seconds(mix_ops, chunk_work, step_tokens=max_batched_tokens - budget,
+                static_seconds=static_seconds, seconds_per_flop=seconds_per_flop, chunks=len(chunks),
+                seconds_per_byte=seconds_per_byte, per_sequence_seconds=per_sequence_seconds, below_f=below_f,
+                context_below_f=context_below_f, n_above=n_above, context_above=context_above)
             sequence_seconds += seconds * n_running
             now += seconds
             busy_seconds += seconds
@@ -236,41 +219,12 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                 step += 1  # decoders advance one token; a prefill-only step leaves their step count alone
             elif n_decoding:
                 stalls.append((seconds, n_decoding))
-            n_ended = 0  # prefills completed in this step
-            for rid, size in chunks:
-                prefill = to_prefill[rid]
-                prefilled[rid] += size
-                if prefilled[rid] < prefill:
-                    continue
-                n_ended += 1
-                to_emit[rid] -= 1  # the prefill's logits give a token
-                if first_token_seconds[rid] != first_token_seconds[rid]:  # NaN test: not set by an earlier run
-                    first_token_seconds[rid] = now
-                if to_emit[rid] == 0:  # done at its first token: it leaves the batch with its admission charge
-                    kv_base_bytes -= kv_charge[rid]
-                    state[rid] = IDLE
-                    n_running -= 1
-                    finish_seconds[rid] = now
-                    n_done += 1
-                    continue
-                state[rid] = DECODE  # start decoding at this step count
-                join_step[rid] = step
-                context = join_context[rid] = cached[rid] + prefill
-                if not reserve:  # from a fixed prefill charge to KV that grows with the step count
-                    kv_base_bytes += kv_bytes_per_sequence + kv_bytes_per_token * (prefill - step) - kv_charge[rid]
-                n_decoding += 1
-                offset_sum += context - step
-                if context < window_tokens:
-                    below_window[rid] = True
-                    n_below += 1
-                    offset_sum_below += context - step
-                    if sliding:
-                        cross_key[rid] = entry = (step + window_tokens - context) << shift | rid
-                        push(cross_heap, entry)
-                else:
-                    below_window[rid] = False
-                finish_key[rid] = entry = (step + to_emit[rid]) << shift | rid
-                push(finish_heap, entry)
+            n_ended, n_finished, kv_base_bytes, n_decoding, offset_sum, n_below, offset_sum_below = end_prefills(
+                requests, chunks=chunks, now_seconds=now, step=step, shift=shift, window_tokens=window_tokens,
+                sliding=sliding, reserve=reserve, kv_base_bytes=kv_base_bytes, kv_bytes_per_sequence=kv_bytes_per_sequence,
+                kv_bytes_per_token=kv_bytes_per_token, finish_heap=finish_heap, cross_heap=cross_heap,
+                n_decoding=n_decoding, offset_sum=offset_sum, n_below=n_below, offset_sum_below=offset_sum_below)
+            n_running, n_done = n_running - n_finished, n_done + n_finished
             if n_ended:  # usually every prefill ended (one prompt per step): skip the filter
                 prefilling = ([] if n_ended == len(prefilling)
                               else [r for r in prefilling if prefilled[r] < to_prefill[r]])
@@ -295,57 +249,11 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
                     window_left = scheduler_steps
                 if steps > window_left:
                     steps = window_left
-            a = static_by_batch[n_decoding]
-            b = 0.0
-            for (
-                compute0, compute_per_above, compute_per_ctx_below, compute_per_ctx_above,
-                memory0, memory_per_above, memory_per_ctx_below, memory_per_ctx_above,
-            ) in lines_by_batch[n_decoding]:
-                compute0 += compute_per_ctx_below * context_below_f  # compute seconds at j = 0 ...
-                memory0 += memory_per_ctx_below * context_below_f
-                compute1, memory1 = compute_per_ctx_below * below_f, memory_per_ctx_below * below_f  # ... and per step
-                if n_above:
-                    compute0 += compute_per_above * n_above + compute_per_ctx_above * context_above
-                    memory0 += memory_per_above * n_above + memory_per_ctx_above * context_above
-                    compute1 += compute_per_ctx_above * n_above
-                    memory1 += memory_per_ctx_above * n_above
-                last = steps - 1  # cut the segment where the op changes regime (compute vs memory bound)
-                if compute0 >= memory0:
-                    if compute0 + compute1 * last < memory0 + memory1 * last:
-                        steps = int((memory0 - compute0) / (compute1 - memory1)) + 1
-                        steps = steps if steps > 1 else 1
-                    a += compute0
-                    b += compute1
-                else:
-                    if compute0 + compute1 * last >= memory0 + memory1 * last:
-                        steps = int((memory0 - compute0) / (compute1 - memory1)) + 1
-                        steps = steps if steps > 1 else 1
-                    a += memory0
-                    b += memory1
-            half_b = 0.5 * b
-            seconds = (a + half_b * (steps - 1)) * steps  # sum of a + b * j over j < steps
-            # Stop once the next arrival can be admitted: at the first k steps that end at or after it. The end
-            # grows with k (a > 0, b >= 0): k < steps only if the whole segment reaches it (arrival[n] is inf).
-            gap = arrival[n_arrived] - now
-            if seconds >= gap and n_waiting == 0 and n_decoding < max_num_seqs and not multi_step:
-                # The fewest steps k >= 1 whose summed time (a + b (k - 1) / 2) k reaches the gap: the positive
-                # root of (b/2) k^2 + (a - b/2) k - gap = 0 rounded up, then whole-step fixes for float
-                # rounding; `end` is the segment's own expression for k steps (same bits). Inline: a call
-                # per cut cost ~2% of a run (callgrind).
-                if b > 0:
-                    half = a - half_b
-                    k = ceil((sqrt(half * half + 2.0 * b * gap) - half) / b)
-                else:
-                    k = ceil(gap / a)
-                k = k if k > 1 else 1
-                while k > 1 and (a + half_b * (k - 2)) * (k - 1) >= gap:
-                    k -= 1
-                end = (a + half_b * (k - 1)) * k
-                while end < gap:
-                    k += 1
-                    end = (a + half_b * (k - 1)) * k
-                if k < steps:  # (multi-step: an arrival waits for the window's end)
-                    steps, seconds = k, end
+            a, b, steps, seconds = decode_segment(
+                lines_by_batch[n_decoding], static_seconds=static_by_batch[n_decoding], steps=steps, below_f=below_f,
+                context_below_f=context_below_f, n_above=n_above, context_above=context_above,
+                gap_seconds=arrival[n_arrived] - now,
+                cut_at_arrival=n_waiting == 0 and n_decoding < max_num_seqs and not multi_step)
             sequence_seconds += seconds * n_decoding
             if stalls:  # the first token after prefill-only steps: each decoder's gap holds the stalls it sat through
                 append_stalled_segment(itl_groups, stalls, a_seconds=a, b_seconds=b, steps=steps, decoding=n_decoding)

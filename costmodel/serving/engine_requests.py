@@ -124,3 +124,53 @@ def chunks_work(requests: RequestState, *, chunks: list[tuple[int, int]], timer:
             one = timer.chunk_cache.get(key) or timer.chunk_cost(key)
         work = tuple(x + y for x, y in zip(work, one, strict=True)) if work else one
     return work
+
+
+def end_prefills(
+    requests: RequestState, *, chunks: list[tuple[int, int]], now_seconds: float, step: int, shift: int,
+    window_tokens: int, sliding: bool, reserve: bool, kv_base_bytes: float, kv_bytes_per_sequence: float,
+    kv_bytes_per_token: float, finish_heap: list[int], cross_heap: list[int], n_decoding: int, offset_sum: int,
+    n_below: int, offset_sum_below: int,
+) -> tuple[int, int, float, int, int, int, int]:
+    """Credit this step's prefill chunks; the prompts they complete emit a token and start decoding (or finish).
+
+    Returns (prefills ended, requests finished, then the loop's KV in use, decoders, their offset sum,
+    below-window decoders and their offset sum, updated in the loop's order)."""
+    to_prefill, prefilled, to_emit, cached = requests.to_prefill, requests.prefilled, requests.to_emit, requests.cached
+    first_token_seconds, kv_charge, state = requests.first_token_seconds, requests.kv_charge, requests.state
+    join_step, join_context, below_window = requests.join_step, requests.join_context, requests.below_window
+    n_ended = n_finished = 0
+    for rid, size in chunks:
+        prefill = to_prefill[rid]
+        prefilled[rid] += size
+        if prefilled[rid] < prefill:
+            continue
+        n_ended += 1
+        to_emit[rid] -= 1  # the prefill's logits give a token
+        if first_token_seconds[rid] != first_token_seconds[rid]:  # NaN test: not set by an earlier run
+            first_token_seconds[rid] = now_seconds
+        if to_emit[rid] == 0:  # done at its first token: it leaves the batch with its admission charge
+            kv_base_bytes -= kv_charge[rid]
+            state[rid] = IDLE
+            n_finished += 1
+            requests.finish_seconds[rid] = now_seconds
+            continue
+        state[rid] = DECODE  # start decoding at this step count
+        join_step[rid] = step
+        context = join_context[rid] = cached[rid] + prefill
+        if not reserve:  # from a fixed prefill charge to KV that grows with the step count
+            kv_base_bytes += kv_bytes_per_sequence + kv_bytes_per_token * (prefill - step) - kv_charge[rid]
+        n_decoding += 1
+        offset_sum += context - step
+        if context < window_tokens:
+            below_window[rid] = True
+            n_below += 1
+            offset_sum_below += context - step
+            if sliding:
+                requests.cross_key[rid] = entry = (step + window_tokens - context) << shift | rid
+                heapq.heappush(cross_heap, entry)
+        else:
+            below_window[rid] = False
+        requests.finish_key[rid] = entry = (step + to_emit[rid]) << shift | rid
+        heapq.heappush(finish_heap, entry)
+    return n_ended, n_finished, kv_base_bytes, n_decoding, offset_sum, n_below, offset_sum_below
