@@ -1,6 +1,8 @@
 """Lay out `MemoContent` as a PDF with reportlab: embedded DejaVu fonts, page x of y, tables that repeat
 their header and keep small ones whole, figures with their captions, deterministic bytes.
 
+The page margin, running header and footer ('Page x of y') are costmodel/memo/pdf_pages.py; its MARGIN
+and HEADER_CHARS are re-exported here.
 Determinism: reportlab's invariant mode (fixed document id and no clock), the creation date set from the
 memo's date, PNG charts without timestamps. The same scenario, data and date give the same bytes.
 Imported only when a memo is built (needs the `memo` extra).
@@ -17,10 +19,8 @@ from reportlab import rl_config
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle
-from reportlab.lib.units import mm
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfbase import pdfmetrics
-from reportlab.pdfgen import canvas as rl_canvas
 from reportlab.platypus import (
     Flowable,
     HRFlowable,
@@ -35,16 +35,20 @@ from reportlab.platypus import PageBreak as RlPageBreak
 from reportlab.platypus import Table as RlTable
 
 from costmodel.memo.blocks import Block, Bullets, Code, Figure, Heading, PageBreak, Para, Table
-from costmodel.memo.cjk import needs_cjk, register_cjk
+from costmodel.memo.cjk import register_cjk
 from costmodel.memo.content import MemoContent
+from costmodel.memo.pdf_pages import HEADER_CHARS, MARGIN, _canvas_class
 from costmodel.memo.pdf_text import clean, markup, register_fonts
 
-MARGIN = 18 * mm
+__all__ = [
+    "ACCENT", "CELL_CHARS", "CELL_PADDING", "FRAME_PADDING", "HEADER_CHARS", "INK", "MARGIN", "TEXT_WIDTH",
+    "content_text", "fit_widths", "render_pdf",
+]
+
 FRAME_PADDING = 6  # reportlab's Frame pads its content 6 pt on each side (SimpleDocTemplate's default frame)
 TEXT_WIDTH = A4[0] - 2 * MARGIN - 2 * FRAME_PADDING  # what a flowable may use: tables and figures fit inside it
 CELL_PADDING = 3  # left and right padding of a table cell
 CELL_CHARS = 90  # longer user text in a table cell is cut (the full text is in the notes below the table)
-HEADER_CHARS = 70
 INK = colors.HexColor("#1b2a3a")
 ACCENT = colors.HexColor("#1f5fa8")
 
@@ -183,67 +187,6 @@ def _costmodel_version() -> str:
         return version("costmodel")
     except PackageNotFoundError:
         return "(source tree)"
-
-
-def _runs(text: str) -> list[tuple[bool, str]]:
-    """`text` cut into runs of (needs a CJK font, characters)."""
-    runs: list[tuple[bool, str]] = []
-    for ch in text:
-        cjk = needs_cjk(ch)
-        if runs and runs[-1][0] == cjk:
-            runs[-1] = (cjk, runs[-1][1] + ch)
-        else:
-            runs.append((cjk, ch))
-    return runs
-
-
-def _draw_mixed(canvas: Any, x: float, y: float, text: str, *, cjk: str | None, size: float) -> None:
-    """drawString, with CJK runs in the registered CJK font (DejaVu has no CJK glyphs: boxes otherwise)."""
-    for is_cjk, run in _runs(text) if cjk else [(False, text)]:
-        font = cjk if is_cjk and cjk else "DejaVuSans"
-        canvas.setFont(font, size)
-        canvas.drawString(x, y, run)
-        x += pdfmetrics.stringWidth(run, font, size)
-
-
-def _canvas_class(content: MemoContent, pages: list[int], cjk: str | None = None) -> type:
-    """A canvas that writes 'Page x of y' and the running header once the page count is known."""
-    header = clean(f"{content.title} \u00b7 {content.date.isoformat()}", limit=HEADER_CHARS * 2)
-    footer_name = clean(content.scenario_name, limit=HEADER_CHARS)
-    stamp = content.date.strftime("D:%Y%m%d000000+00'00'")
-
-    class MemoCanvas(rl_canvas.Canvas):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self._pages: list[dict[str, Any]] = []
-            self.setDateFormatter(lambda *_: stamp)  # CreationDate/ModDate = the memo's date
-
-        def showPage(self) -> None:
-            self._pages.append(dict(self.__dict__))
-            self._startPage()
-
-        def save(self) -> None:
-            total = len(self._pages)
-            for state in self._pages:
-                self.__dict__.update(state)
-                self._decorate(total)
-                super().showPage()
-            pages.append(total)
-            super().save()
-
-        def _decorate(self, total: int) -> None:
-            number = self.getPageNumber()
-            self.saveState()
-            self.setFont("DejaVuSans", 7.5)
-            self.setFillColor(colors.HexColor("#666666"))
-            if number > 1:
-                self.drawString(MARGIN, A4[1] - MARGIN + 6 * mm, header)
-            _draw_mixed(self, MARGIN, MARGIN - 9 * mm, footer_name, cjk=cjk, size=7.5)
-            self.setFont("DejaVuSans", 7.5)
-            self.drawRightString(A4[0] - MARGIN, MARGIN - 9 * mm, f"Page {number} of {total}")
-            self.restoreState()
-
-    return MemoCanvas
 
 
 def _title_block(content: MemoContent, styles: dict[str, ParagraphStyle], cjk: str | None) -> list[Flowable]:

@@ -4,7 +4,7 @@ its counts, and the Pareto fronts of $/M tokens vs tokens/s per user and vs TTFT
 Present only when the memo is built with a search (`memo --search K`, or a scenario with a `search:` section).
 Which models were searched (the scenario's own, those past the quality floor, or `search.models`) is said here
 and, when models beyond the scenario's own are treated as substitutes, on page 1 (`scope_blocks`).
-The blocks are pure data; `search_front_chart` imports matplotlib through `costmodel.memo.charts` when drawn.
+The blocks are pure data; `search_front_chart` imports matplotlib through `costmodel.memo.chart_canvas` when drawn.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def search_front_chart(data: ChartData) -> Image.Image:
     """Two panels: $/M tokens vs tokens/s per user, and vs TTFT p90 (the fronts as step lines)."""
     from matplotlib.ticker import FuncFormatter
 
-    from costmodel.memo.charts import PALETTE, _figure, _png
+    from costmodel.memo.chart_canvas import PALETTE, _figure, _png
 
     result = data.search
     if result is None:

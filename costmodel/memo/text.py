@@ -1,5 +1,6 @@
-"""The memo's words: the decision paragraph and its two driving numbers, workload and SLO, the options
-table, and the sensitivity section. Pure functions of the decision, its scenario and the sweeps.
+"""The memo's words: the decision paragraph and its two driving numbers, workload and SLO, and the
+sensitivity section. Pure functions of the decision, its scenario and the sweeps. The options table and its
+notes are `costmodel.memo.options_table`, re-exported here for the callers that import them from this module.
 """
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import math
 
 from costmodel.decision.recommend import verify_first_sentence
-from costmodel.decision.results import Decision, OptionResult, exclusion_label
+from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
 from costmodel.decision.volume import CostModel, hybrid_plan
 from costmodel.memo.blocks import (
@@ -25,9 +26,15 @@ from costmodel.memo.blocks import (
     tokens,
 )
 from costmodel.memo.commitments import ranking_basis_blocks
+from costmodel.memo.options_table import option_notes, options_table, rank_cells
 from costmodel.memo.revisit import change_blocks
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 from costmodel.units import counted
+
+__all__ = [
+    "NO_SPREAD_USD_PER_MONTH", "decision_blocks", "describe_option", "flip_sentence", "option_notes", "options_table",
+    "rank_cells", "sensitivity_blocks", "sensitivity_table", "slo_limits", "slo_phrase", "workload_table",
+]
 
 NO_SPREAD_USD_PER_MONTH = 1.0  # a tornado whose every bar moves the advantage by less than this says nothing
 
@@ -203,77 +210,6 @@ def workload_table(decision: Decision, scenario: Scenario) -> Table:
     ]
     rows.append(("SLO", slo_limits(scenario)))
     return Table(header=("Input", "Value"), rows=tuple(rows), widths=(0.22, 0.78), align=("l", "l"), font_size=8.5)
-
-
-def _slo_cell(result: OptionResult) -> str:
-    if result.excluded_kind is not None and result.excluded_kind not in ("misses_slo", "throttled"):
-        return f"excluded: {exclusion_label(result.excluded_kind)}" + (
-            f", retires {result.retires_on.isoformat()}" if result.retires_on else "")
-    if result.slo_status == "unverified":
-        source = {"published": "published, not your traffic", "simulated": "simulated band across a limit"}.get(
-            result.latency_source, "not measured")
-        return "unverified" + (", throttled" if result.throttled else "") + f" ({source})"
-    verdict = {"meets": "yes", "likely_meets": "likely"}.get(result.slo_status, "NO")
-    if result.throttled:
-        verdict += ", throttled"
-    if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
-        if result.kind == "self-host":
-            return f"{verdict} (no load meets it)" if not result.meets_slo else f"{verdict} (see notes)"
-        return f"{verdict} (published, not your traffic)" if result.latency_source == "published" else (
-            f"{verdict} (not measured)")
-    return f"{verdict}: {latency(result.ttft_p90_seconds)} / {latency(result.tpot_p90_seconds)}"
-
-
-def _break_even_cell(result: OptionResult) -> str:
-    if result.kind != "self-host" or result.break_even_utilization is None:
-        return "-"
-    volume = result.break_even_tokens_per_month
-    at = f"{tokens(volume)} tok/mo" if volume and math.isfinite(volume) else "never"
-    return f"u* {pct(result.break_even_utilization)}, {at} vs {short(result.break_even_against or '')}"
-
-
-def rank_cells(decision: Decision) -> tuple[str, ...]:
-    """'1', '2', ... in ranked order; '-' for a 0-replica hybrid (its API's plan, already ranked as that API)."""
-    cells, rank = [], 0
-    for option in decision.options:
-        if option.all_traffic_to_api and option.name != decision.recommendation:
-            cells.append("-")
-            continue
-        rank += 1
-        cells.append(str(rank))
-    return tuple(cells)
-
-
-def options_table(decision: Decision) -> Table:
-    """Every option, ranked: cost, SLO verdict with p90 TTFT/TPOT, GPUs, utilization, break-even."""
-    rows = tuple(
-        (rank, o.name, "hybrid, 0 replicas (= its API)" if o.all_traffic_to_api else o.kind, money(o.usd_per_month),
-         per_mtok(o.usd_per_mtok), _slo_cell(o), str(o.gpus), pct(o.utilization), _break_even_cell(o))
-        for rank, o in zip(rank_cells(decision), decision.options, strict=True)
-    )
-    highlight = next((i for i, o in enumerate(decision.options) if o.name == decision.recommendation), None)
-    return Table(
-        header=("#", "Option", "Kind", "$/month", "$/M tok", "SLO: p90 TTFT / TPOT", "GPUs", "Util.", "Break-even"),
-        rows=rows, widths=(0.03, 0.21, 0.10, 0.09, 0.08, 0.16, 0.065, 0.06, 0.205),
-        align=("r", "l", "l", "r", "r", "l", "r", "r", "l"), highlight_row=highlight,
-        caption=("Ranked as the decision ranks them: usable options by $/month (the recommendation is the cheapest "
-                 "whose latency meets or likely meets the SLO), excluded options last; a hybrid with 0 base replicas "
-                 "is its API's plan and gets no rank of its own (-). $/M tok is blended over prompt + output tokens. "
-                 "Util. = mean demand / provisioned capacity at the SLO. u* = utilization of the fleet sized for the "
-                 "break-even volume, where the option's cost line crosses its reference API's."),
-    )
-
-
-def option_notes(decision: Decision) -> Bullets:
-    """Per option: why it meets or misses the SLO, which part owns its latency (with the lever), and the
-    decision's notes."""
-    items = []
-    for o in decision.options:
-        extra = "; ".join(o.notes)
-        owner = f". Latency owner: {o.latency_owner}" if o.latency_owner else ""
-        items.append(cut_names(f"{short(o.name)}: {o.slo_reason}{owner}" + (f". {extra}" if extra else ""),
-                               (r.name for r in decision.options)))
-    return Bullets(tuple(items), style="small")
 
 
 def _advantage_cell(advantage: Advantage) -> str:
