@@ -1,4 +1,5 @@
-"""Step 3 of the search: simulate the survivors of the screen (branch and bound) and report the front.
+"""Step 3 of the search: simulate the survivors of the screen (branch and bound) and report the front
+(assembled by search/result.py).
 
 Candidates are simulated in waves of `WAVE`, cheapest $/month lower bound first. Before each wave a candidate is
 pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month lower
@@ -24,7 +25,6 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 
 from costmodel.catalog import ModelSpec, load_model
 from costmodel.catalog.quality import QualitySheet, load_quality_scores
@@ -38,7 +38,9 @@ from costmodel.search.costing import configuration, host_counted, searched_optio
 from costmodel.search.executors import LocalExecutor, RayExecutor
 from costmodel.search.parallel import Simulations, screen_in_parallel
 from costmodel.search.parallel import usable_candidates as _usable
-from costmodel.search.rows import Configuration, collapse, collapse_key, front_reason, pareto_front
+from costmodel.search.result import SearchResult, ranked_rows, search_result
+from costmodel.search.rows import Configuration, collapse_key
+from costmodel.search.rows import pareto_front as pareto_front
 from costmodel.search.scope import SearchScope, grouped_with, search_scope
 from costmodel.search.screen import ReplicaKey, Screened
 from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates
@@ -48,52 +50,6 @@ WAVE = 8
 TIE_USD = 0.005  # half a cent: a bound within it of the K-th cost may be one of its same-cost variants (rows.py)
 Progress = Callable[[float, str], None]  # (fraction done 0..1, what is running), e.g. the app's progress bar
 SCREEN_FRACTION = 0.1  # the bar's share for the roofline screen (a tenth of a search's time or less, measured)
-
-
-@dataclass(frozen=True, kw_only=True)
-class SearchResult:
-    """Counts, time, the cheapest SLO-feasible configurations and the Pareto front."""
-
-    candidates_enumerated: int
-    candidates_pruned: int
-    candidates_simulated: int
-    seconds: float
-    best: tuple[Configuration, ...]  # cheapest SLO-feasible first, at most K
-    frontier: tuple[Configuration, ...]  # $/M tok vs tokens/s per user, and vs TTFT p90 (union), cheapest first
-    frontier_tokens_per_second_per_user: tuple[Configuration, ...] = ()  # $/M tok vs tokens/s per user
-    frontier_ttft: tuple[Configuration, ...] = ()  # $/M tok vs TTFT p90
-    cache_hits: int = 0  # replica configurations whose capacity came from the capacity cache
-    scope: SearchScope | None = None  # the models searched and why (search/scope.py)
-    frontier_tokens_per_second_per_user_reason: str | None = None  # why that front has <= 1 point (None: more)
-    frontier_ttft_reason: str | None = None
-    rows_meeting_slo: int = 0  # simulated rows (same-cost variants collapsed) meeting the SLO and ranked
-    candidates_without_host: int = 0  # owned configurations left out unsimulated: their host has no figures
-    # The cheapest row of each serving-mode family simulated (rows.mode_family), cheapest first; empty unless the
-    # search ran modes (search.modes). A family absent was pruned: its cost bound could not enter the top K.
-    best_by_mode: tuple[Configuration, ...] = ()
-
-    def contract(self) -> dict[str, object]:
-        """`search --json`: best is the cheapest row (null when none meets the SLO); top_k the K rows;
-        `frontier` the union of the two fronts, `frontier_tokens_per_second_per_user` and `frontier_ttft` each."""
-        return {"candidates_enumerated": self.candidates_enumerated, "candidates_pruned": self.candidates_pruned,
-                "candidates_simulated": self.candidates_simulated, "seconds": self.seconds,
-                "frontier": [c.contract() for c in self.frontier],
-                "frontier_tokens_per_second_per_user": [c.contract() for c in self.frontier_tokens_per_second_per_user],
-                "frontier_ttft": [c.contract() for c in self.frontier_ttft],
-                "best": self.best[0].contract() if self.best else None,
-                "top_k": [c.contract() for c in self.best],
-                "frontier_tokens_per_second_per_user_reason": self.frontier_tokens_per_second_per_user_reason,
-                "frontier_ttft_reason": self.frontier_ttft_reason, "rows_meeting_slo": self.rows_meeting_slo,
-                "candidates_without_host": self.candidates_without_host,
-                "best_by_mode": [c.contract() for c in self.best_by_mode],
-                **(self.scope.contract() if self.scope is not None else {})}
-
-
-def _ranked(rows: list[Configuration], *, accept_unverified: bool = False) -> list[Configuration]:
-    """Rows that may be ranked: the decision's verdict meets the SLO (or is unverified, when the scenario
-    accepts unverified latency, as `decision.rank.rank_options` does), a finite cost, host counted if owned."""
-    return [r for r in rows if (r.meets_slo or (accept_unverified and r.slo_status == "unverified"))
-            and r.host_counted and r.excluded_kind is None and math.isfinite(r.usd_per_month)]
 
 
 def _kth_cost(feasible: list[Configuration], *, top_k: int) -> float:
@@ -121,46 +77,6 @@ def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
     """Candidates the decision would evaluate (no exclusion: TP and dtypes valid, lengths servable)."""
     specs = model_specs if model_specs is not None else {m: load_model(m) for m in {c.model for c in candidates}}
     return _usable(scenario, candidates, model_specs=specs)
-
-
-def _finish(simulated: list[Configuration], *, top_k: int, enumerated: int, started: float, hits: int,
-            scope: SearchScope, without_host: int, accept_unverified: bool) -> SearchResult:
-    """Top K over collapsed rows, the two fronts (each row listing its same-cost variants) and their reasons."""
-    ranked = _ranked(simulated, accept_unverified=accept_unverified)
-    rows = collapse(ranked)
-    variants = {collapse_key(r): r.variants for r in rows}
-
-    def listed(front: list[Configuration]) -> tuple[Configuration, ...]:
-        """Front rows with their same-cost variants, the row's own first (a front may pick another variant
-        of a collapsed row: the lowest TTFT rather than the most tokens/s per user)."""
-        return tuple(replace(r, variants=(r.variant(), *(v for v in variants[collapse_key(r)] if v != r.variant())))
-                     for r in front)
-
-    speed = listed(pareto_front(ranked, better_is_higher=True, metric="tokens_per_second_per_user"))
-    ttft = listed(pareto_front(ranked, better_is_higher=False, metric="ttft_p90_seconds"))
-    frontier = sorted(set(speed + ttft), key=lambda r: (r.usd_per_mtok, repr(r)))
-    pruned = enumerated - len(simulated)
-    by_bounds = pruned - without_host  # the rest were left out for their host (`_with_host`)
-    return SearchResult(
-        candidates_enumerated=enumerated, candidates_pruned=pruned, candidates_simulated=len(simulated),
-        seconds=time.perf_counter() - started, best=tuple(rows[:top_k]), frontier=tuple(frontier),
-        frontier_tokens_per_second_per_user=speed, frontier_ttft=ttft, cache_hits=hits, scope=scope,
-        frontier_tokens_per_second_per_user_reason=front_reason(list(speed), rows, metric="tokens_per_second_per_user",
-                                                                pruned=by_bounds),
-        frontier_ttft_reason=front_reason(list(ttft), rows, metric="ttft_p90_seconds", pruned=by_bounds),
-        rows_meeting_slo=len(rows),
-        candidates_without_host=without_host, best_by_mode=_best_by_mode(rows))
-
-
-def _best_by_mode(rows: list[Configuration]) -> tuple[Configuration, ...]:
-    """The cheapest of the (collapsed, ranked, cheapest-first) rows per serving-mode family, when any row runs a
-    mode (else empty: the plain search reports no families)."""
-    if all(r.mode_choice is None for r in rows):
-        return ()
-    best: dict[str, Configuration] = {}
-    for row in rows:
-        best.setdefault(row.mode_family(), row)
-    return tuple(best.values())
 
 
 def _with_host(scenario: Scenario, candidates: tuple[Candidate, ...], *,
@@ -274,7 +190,7 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
     hits = 0
     try:  # a hook that raises (the app's Cancel, Ctrl-C) drops the simulations started ahead
         while queue:
-            feasible = _ranked(simulated, accept_unverified=scenario.accept_unverified_latency)
+            feasible = ranked_rows(simulated, accept_unverified=scenario.accept_unverified_latency)
             kth = _kth_cost(feasible, top_k=top_k)
             if prune:
                 queue = [s for s in queue if not _pruned(s, feasible, kth_usd_per_month=kth, keep_front=keep_front)]
@@ -293,8 +209,8 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
                    f"simulated {len(simulated):,} configurations")
     finally:
         simulations.discard()
-    return _finish(simulated, top_k=top_k, enumerated=len(enumerated), started=started, hits=hits, scope=scope,
-                   without_host=len(enumerated) - len(hosted), accept_unverified=scenario.accept_unverified_latency)
+    return search_result(simulated, top_k=top_k, enumerated=len(enumerated), started=started, hits=hits, scope=scope,
+                         without_host=len(enumerated) - len(hosted), accept_unverified=scenario.accept_unverified_latency)
 
 
 def option_name(rank: int, configuration: Configuration) -> str:

@@ -15,14 +15,7 @@ and all-reduce overlap applied to the efficiencies as `serving.replica.build_rep
 - a decode-step LOWER bound t_min = step(batch 1, 1 new token, context 0): every decode step of any batch
   and context takes at least this, so TPOT p90 >= t_min and tokens/s per user <= 1 / t_min. If t_min
   exceeds the TPOT limit no load meets the SLO.
-From these a $/month LOWER bound, at the offering's price plus the candidate's per-GPU ops per GPU-hour
-(ops_usd_per_gpu_month / 730.5 h), plus its fixed ops (search/scope.py `option_terms`): fixed, replicas >=
-max(min_replicas, ceil(peak / capacity upper bound)) (`size_self_host`'s own sizing rule, the fleet policy's
-floor); autoscale, sum over the day's hours of max(min_replicas, ceil(demand_h / capacity upper bound))
-replica-hours x N x D days (`decision.fleet.autoscaled_day` without its headroom and warm-up, which only add);
-mixed, the same replica-hours at the lower of the base and the burst's on-demand price (`decision.mixed`: every
-hour pays at least its need, each replica-hour at the base's or the burst's price). Owned offerings' host share
-is left out of the bound (it only adds).
+From these `search/cost_bound.py` takes a $/month LOWER bound per candidate.
 `screen_candidates` evaluates these with the vectorized roofline (`roofline.step_arrays` and
 `memory.memory_arrays` over one array per model of every replica configuration), the same formulas
 `screen_replica` runs one configuration at a time (kept as the scalar reference, tested equal).
@@ -41,7 +34,6 @@ from costmodel.catalog.links import intra_node_bytes_per_s
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
 from costmodel.decision.attach import option_efficiency
-from costmodel.decision.economics import diurnal_profile
 from costmodel.decision.fleet import fleet_policy
 from costmodel.dtypes import BYTES_PER_ELEMENT, lm_head_weight_dtype, precision_kwargs
 from costmodel.measurements.calibration import Calibration
@@ -50,11 +42,16 @@ from costmodel.ops import uniform_work
 from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.roofline import Efficiency, step_arrays
 from costmodel.scenario import Scenario
+from costmodel.search.cost_bound import (
+    autoscaled_replica_hours_lower,
+    hourly_demand_requests_per_second,
+    lower_usd_per_month,
+    lowest_usd_per_gpu_hour,
+)
 from costmodel.search.mode_screen import candidate_mode_bounds
-from costmodel.search.scope import OptionTerms, option_terms
+from costmodel.search.scope import option_terms
 from costmodel.search.space import Candidate
 from costmodel.serving.profile import EngineSettings, engine_settings
-from costmodel.units import DAYS_PER_MONTH, HOURS_PER_MONTH
 
 LENGTH_SAMPLING_MARGIN = 1.5
 # Batch at which the per-token compute cost is taken (the largest GEMMs run nearest peak; a larger batch
@@ -237,56 +234,6 @@ def _mode_replica(scenario: Scenario, candidate: Candidate, base: ReplicaScreen,
                    decode_step_lower_seconds=bounds.tpot_lower_seconds)
 
 
-def _month_usd(*, replicas: int, gpus: int, usd_per_gpu_hour: float, ops_usd_per_month: float) -> float:
-    return replicas * gpus * usd_per_gpu_hour * HOURS_PER_MONTH + ops_usd_per_month
-
-
-def hourly_demand_requests_per_second(scenario: Scenario) -> tuple[float, ...]:
-    """The 24 hourly request rates an autoscaled fleet follows (`decision.options.self_host_result`'s profile)."""
-    workload = scenario.workload
-    profile = workload.hourly_load_factors() or diurnal_profile(peak_to_mean=workload.peak_to_mean())
-    mean = workload.mean_requests_per_second()
-    return tuple(mean * w for w in profile)
-
-
-def autoscaled_replica_hours_lower(*, capacity_upper_requests_per_second: float,
-                                   hourly_requests_per_second: tuple[float, ...], min_replicas: int = 0) -> int:
-    """Replica-hours a day an autoscaled (or mixed) fleet pays at least:
-    sum_h max(min_replicas, ceil(demand_h / capacity upper bound))."""
-    cap = capacity_upper_requests_per_second
-    return sum(max(min_replicas, math.ceil(d / cap - 1e-12)) for d in hourly_requests_per_second)
-
-
-def lower_usd_per_month(candidate: Candidate, replica: ReplicaScreen, *, usd_per_gpu_hour: float,
-                        ops_usd_per_month: float, peak_requests_per_second: float,
-                        hourly_requests_per_second: tuple[float, ...], replica_hours: int | None = None,
-                        min_replicas: int = 1) -> float:
-    """$/month lower bound of the candidate at its capacity upper bound, fixed or hour by hour (module
-    docstring); `usd_per_gpu_hour`: the lowest price any of its GPU-hours pays (mixed: base or burst, per-GPU
-    ops included); `replica_hours`: `autoscaled_replica_hours_lower` already computed for this replica."""
-    cap = replica.capacity_upper_requests_per_second
-    if candidate.scaling in ("autoscale", "mixed"):
-        if replica_hours is None:
-            replica_hours = autoscaled_replica_hours_lower(capacity_upper_requests_per_second=cap,
-                                                           hourly_requests_per_second=hourly_requests_per_second,
-                                                           min_replicas=min_replicas)
-        return (replica_hours * candidate.gpus_per_replica * usd_per_gpu_hour * DAYS_PER_MONTH
-                + ops_usd_per_month)
-    replicas = max(min_replicas, math.ceil(peak_requests_per_second / cap - 1e-12))
-    return _month_usd(replicas=replicas, gpus=candidate.gpus_per_replica, usd_per_gpu_hour=usd_per_gpu_hour,
-                      ops_usd_per_month=ops_usd_per_month)
-
-
-def _lowest_usd_per_gpu_hour(candidate: Candidate, *, prices: dict[str, float], on_demand: dict[str, float],
-                             terms: OptionTerms) -> float:
-    """The lowest price one of the candidate's GPU-hours pays: its offering's (mixed: or the burst's cheapest
-    on-demand row's), plus its per-GPU ops spread over the GPU-hours of a month."""
-    price = prices[candidate.offering]
-    if candidate.scaling == "mixed":
-        price = min(price, on_demand.get(candidate.hardware, price))
-    return price + terms.ops_usd_per_gpu_month / HOURS_PER_MONTH
-
-
 def screen_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *, gpu_sheet: PriceSheet[GpuPriceRow],
                       calibration: Calibration | None,
                       model_specs: Mapping[str, ModelSpec] | None = None) -> tuple[Screened, ...]:
@@ -312,7 +259,7 @@ def screen_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *, 
         key = candidate.capacity_key
         replica = replicas[key]
         own = terms[(candidate.model, candidate.hardware)]
-        price = _lowest_usd_per_gpu_hour(candidate, prices=prices, on_demand=on_demand, terms=own)
+        price = lowest_usd_per_gpu_hour(candidate, prices=prices, on_demand=on_demand, terms=own)
         out.append(Screened(
             candidate=candidate, replica=replica, usd_per_gpu_hour=prices[candidate.offering],
             usd_per_month_lower=lower_usd_per_month(candidate, replica, usd_per_gpu_hour=price,
