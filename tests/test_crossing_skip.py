@@ -39,24 +39,34 @@ def _offering(kind: str) -> str:
     return sorted(rows, key=lambda r: (-r.gpus_per_instance, r.id))[0].id  # a multi-GPU instance where sold
 
 
+def _cost_model_or_skip(mode: str, kind: str, requests_per_day: float, gpus: int) -> Any:
+    """The decided scenario's cost model; skips when it has no usable self-host option or API to cross."""
+    scenario = parse_scenario(_scenario(mode, requests_per_day, _offering(kind), gpus))
+    model = cost_model(decide(scenario, capacity_method="roofline"), scenario)
+    if "self" not in {o.name for o in model.options} or "api" not in {o.name for o in model.options}:
+        pytest.skip("no usable self-host option or API at this volume")
+    return model
+
+
+def _search_without(monkeypatch: pytest.MonkeyPatch, keyword: str) -> None:
+    """From now on the break-even search runs without its `keyword` argument (the plain scan or bisection)."""
+    full_scan = breakeven.first_volume
+
+    def without(*args: Any, **kwargs: Any) -> float | None:
+        kwargs.pop(keyword, None)
+        return full_scan(*args, **kwargs)
+
+    monkeypatch.setattr(breakeven, "first_volume", without)
+
+
 @pytest.mark.parametrize("mode,kind", [("fixed", "on-demand"), ("autoscale", "on-demand"), ("mixed", "reserved")])
 @pytest.mark.parametrize("requests_per_day", [3e3, 2e5, 1e7])
 @pytest.mark.parametrize("gpus", [1, 2])
 def test_skip_gives_the_full_scan(mode: str, kind: str, requests_per_day: float, gpus: int,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    scenario = parse_scenario(_scenario(mode, requests_per_day, _offering(kind), gpus))
-    decision = decide(scenario, capacity_method="roofline")
-    model = cost_model(decision, scenario)
-    if "self" not in {o.name for o in model.options} or "api" not in {o.name for o in model.options}:
-        pytest.skip("no usable self-host option or API at this volume")
+    model = _cost_model_or_skip(mode, kind, requests_per_day, gpus)
     skipped = breakeven.break_even_crossing(model, "self", against="api")
-    full_scan = breakeven.first_volume
-
-    def without_skip(*args: Any, **kwargs: Any) -> float | None:
-        kwargs.pop("known_false", None)
-        return full_scan(*args, **kwargs)
-
-    monkeypatch.setattr(breakeven, "first_volume", without_skip)
+    _search_without(monkeypatch, "known_false")
     assert breakeven.break_even_crossing(model, "self", against="api") == skipped
 
 
@@ -66,19 +76,9 @@ def test_interpolated_root_gives_the_bisection(mode: str, kind: str, requests_pe
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The interpolation of the cost gap (decision/crossing.py `_interpolated`) ends where 40 bisections do, to
     within their resolution (a 0.1-decade grid interval / 2^40 = 2.1e-13 relative)."""
-    scenario = parse_scenario(_scenario(mode, requests_per_day, _offering(kind), 1))
-    decision = decide(scenario, capacity_method="roofline")
-    model = cost_model(decision, scenario)
-    if "self" not in {o.name for o in model.options} or "api" not in {o.name for o in model.options}:
-        pytest.skip("no usable self-host option or API at this volume")
+    model = _cost_model_or_skip(mode, kind, requests_per_day, 1)
     interpolated = breakeven.break_even_crossing(model, "self", against="api")
-    full_scan = breakeven.first_volume
-
-    def without_gap(*args: Any, **kwargs: Any) -> float | None:
-        kwargs.pop("gap", None)
-        return full_scan(*args, **kwargs)
-
-    monkeypatch.setattr(breakeven, "first_volume", without_gap)
+    _search_without(monkeypatch, "gap")
     bisected = breakeven.break_even_crossing(model, "self", against="api")
     assert (interpolated is None) == (bisected is None)
     if interpolated is not None and bisected is not None:

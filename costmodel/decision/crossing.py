@@ -35,8 +35,8 @@ def _interpolated(happens: Callable[[float], bool], gap: Callable[[float], float
     root = holds + (flipped - holds) * low_gap / (low_gap - high_gap)
     toward = 1.0 if flipped > holds else -1.0
     near, far = root * (1 - toward * ROOT_SIDE), root * (1 + toward * ROOT_SIDE)
-    inside = min(holds, flipped) < near < max(holds, flipped) and min(holds, flipped) < far < max(holds, flipped)
-    if not inside:
+    low, high = sorted((holds, flipped))
+    if not (low < near < high and low < far < high):
         return holds, flipped
     if happens(near):
         return holds, near
