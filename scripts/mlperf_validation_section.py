@@ -7,6 +7,8 @@ import functools
 import statistics
 from collections.abc import Sequence
 
+from costmodel.catalog import derive_shape, load_accelerator, load_model
+from costmodel.roofline import step
 from costmodel.validation import HARDWARE_IDS, MODEL_IDS, mlperf, read_reference_rows
 from costmodel.validation import categories as cats
 
@@ -108,6 +110,26 @@ def _batches() -> str:
     return f"{min(caps):,}-{max(caps):,}"
 
 
+def _decode_steps() -> str:
+    """Each Llama 2 70B TensorRT-LLM layout's decode step at its Offline batch cap: bound and realized FP8 share."""
+    parts, seen = [], set()
+    for row in _raw():
+        lay = mlperf.layout_of(row)
+        key = (row["hardware"], lay.tp, lay.max_num_seqs)
+        if row["model"] != "Llama-2-70B" or lay.vllm or row["metric"] != "mlperf_offline_tokens_per_second" or key in seen:
+            continue
+        seen.add(key)
+        hw = load_accelerator(HARDWARE_IDS[row["hardware"]])
+        context = mlperf.PROMPT_TOKENS[row["model"]] + round(float(row["output_len"]) / 2)
+        result = step(derive_shape(load_model("llama-2-70b")), hw, batch=lay.max_num_seqs, new_tokens=1,
+                      context_tokens=context, gpus=lay.tp, weight_dtype="fp8", kv_dtype="fp8")
+        share = result.flops / result.step_seconds / hw.peak_flops_per_s["fp8"]  # the step's numbers are per GPU
+        parts.append(f"{row['hardware']} TP{lay.tp} at batch {lay.max_num_seqs}: {result.step_seconds * 1e3:.0f} ms "
+                     f"({result.comm_seconds * 1e3:.0f} ms of it all-reduce), {result.bound}-bound, {share:.0%} of "
+                     "the FP8 peak per GPU")
+    return "; ".join(parts)
+
+
 def _crossing() -> str:
     """Where the signed Offline median changes sign over the sensitivity table's prompt lengths, if it does."""
     signed = [statistics.median(_predictions(variant=v)["mlperf_offline"]) for v in range(3)]
@@ -190,7 +212,9 @@ def mlperf_section(rows: Sequence[cats.CategoryRow]) -> list[str]:
         "where each output token costs the prefill FLOPs of its share of the prompt (prompt / output tokens x 2 x",
         "parameters) on top of its own decode FLOPs, so the simulated throughput is roughly the FP8 FLOP rate the",
         "defaults give (peak x eff_compute) over the FLOPs per output token, and those grow with the prompt length",
-        "this page had to assume. " + _crossing() + " Which prompt length is right cannot be settled without the",
+        "this page had to assume. The step function's decode step (context: the prompt plus half the mean output)",
+        f"at each Llama 2 70B TensorRT-LLM layout's Offline batch cap: {_decode_steps()} (eff_compute",
+        "is the catalog default). " + _crossing() + " Which prompt length is right cannot be settled without the",
         "dataset's input lengths, so these medians test the input assumption as much as the model. Where a simulated",
         "Server copy falls short of the scheduled QPS its queue grows and its TTFT explodes (the latency table), so its",
         "tokens/s is its capacity and the Server error follows the Offline one; where it keeps up, the figure equals",
