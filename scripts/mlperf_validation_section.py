@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 
 from costmodel.catalog import derive_shape, load_accelerator, load_model
 from costmodel.roofline import step
@@ -130,6 +131,23 @@ def _decode_steps() -> str:
     return "; ".join(parts)
 
 
+def _one_engine() -> str:
+    """The first Llama 2 70B H100 Offline row simulated as the stated TP2 copies and as one TP8 engine."""
+    row = next(r for r in _raw() if r["model"] == "Llama-2-70B" and r["hardware"] == "H100-SXM-80GB"
+               and r["metric"] == "mlperf_offline_tokens_per_second" and r["n_gpus"] == "8")
+    lay = mlperf.layout_of(row)
+    single = replace(lay, tp=lay.tp * lay.replicas, replicas=1, max_num_seqs=lay.max_num_seqs * lay.replicas)
+    errors = []
+    for layout in (lay, single):
+        pred = mlperf.simulate("llama-2-70b", "h100-sxm", layout, benchmark="llama2-70b",
+                               prompt_tokens=mlperf.PROMPT_TOKENS["Llama-2-70B"],
+                               mean_output_tokens=round(float(row["output_len"]), 1), qps=None)
+        errors.append(pred.tokens_per_second / float(row["value"]) - 1)
+    return (f"The layout matters as much: {mlperf.label(row).split(': ', 1)[1].rsplit(',', 1)[0]} as its stated "
+            f"TP{lay.tp} x {lay.replicas} copies comes out {errors[0]:+.1%}, simulated as one TP{single.tp} engine "
+            f"with {single.max_num_seqs:,} sequences {errors[1]:+.1%}.")
+
+
 def _crossing() -> str:
     """Where the signed Offline median changes sign over the sensitivity table's prompt lengths, if it does."""
     signed = [statistics.median(_predictions(variant=v)["mlperf_offline"]) for v in range(3)]
@@ -214,7 +232,8 @@ def mlperf_section(rows: Sequence[cats.CategoryRow]) -> list[str]:
         "defaults give (peak x eff_compute) over the FLOPs per output token, and those grow with the prompt length",
         "this page had to assume. The step function's decode step (context: the prompt plus half the mean output)",
         f"at each Llama 2 70B TensorRT-LLM layout's Offline batch cap: {_decode_steps()} (eff_compute",
-        "is the catalog default). " + _crossing() + " Which prompt length is right cannot be settled without the",
+        "is the catalog default). " + _crossing() + " " + _one_engine() + " Which prompt length is right cannot be",
+        "settled without the",
         "dataset's input lengths, so these medians test the input assumption as much as the model. Where a simulated",
         "Server copy falls short of the scheduled QPS its queue grows and its TTFT explodes (the latency table), so its",
         "tokens/s is its capacity and the Server error follows the Offline one; where it keeps up, the figure equals",
