@@ -20,6 +20,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from costmodel.cli.output import emit, emit_unwritten, error_line, json_safe, parse_date, show_warning
+from costmodel.cli.startup import claim_process, long_lived_imports
 from costmodel.errors import CostmodelError, UnwrittenOutputError
 
 __all__ = ["build_parser", "emit", "json_safe", "main", "parse_date"]
@@ -77,11 +78,14 @@ def _command_name(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script."""
+    """Entry point of the console script (called without argv, it owns the process: `cli.startup`)."""
+    if argv is None:
+        claim_process()
     words = list(sys.argv[1:] if argv is None else argv)
     command = _command_name(words)
-    parser = build_parser(only=() if command is None else (command,))
-    args = parser.parse_args(words)
+    with long_lived_imports():  # the subcommand's modules: imported with the collector off, then frozen
+        parser = build_parser(only=() if command is None else (command,))
+        args = parser.parse_args(words)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = show_warning

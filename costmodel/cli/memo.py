@@ -14,6 +14,7 @@ from costmodel.cli import progress
 from costmodel.cli.calibration_args import add_calibration_flag, apply_calibration_args
 from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.cli.progress import add_quiet_flag
+from costmodel.cli.startup import long_lived_imports
 from costmodel.decision.capacity import CapacityCache
 from costmodel.errors import CostmodelError
 from costmodel.fileio import check_output_path, write_bytes_or_save_elsewhere
@@ -44,7 +45,10 @@ def run_memo(args: argparse.Namespace) -> int:
         raise CostmodelError(f"--out {args.out}: the memo is a PDF; give a file name ending in .pdf")
     check_output_path(args.out, example="memo.pdf")  # before the build: a bad path must not cost it
     scenario, calibration = apply_calibration_args(load_scenario(args.scenario), args.calibration)
-    from costmodel.memo import build_memo  # lazy: reportlab + matplotlib
+    with long_lived_imports():  # lazy: reportlab + matplotlib, imported with the collector off
+        from costmodel.memo import build_memo, load_renderers
+
+        load_renderers()
 
     top_k = args.search if args.search is not None else (SCENARIO_SEARCH_TOP_K if scenario.search else None)
     cache = CapacityCache()

@@ -7,8 +7,9 @@ when a memo is built, so `import costmodel.memo` (and the CLI) stays light.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import CostmodelError
 
@@ -30,6 +31,23 @@ class Memo:
     content: MemoContent
 
 
+def load_renderers() -> tuple[Callable[..., tuple[bytes, int]], Callable[..., dict[str, Any]]]:
+    """(`builder.render_pdf`, `charts.render_charts`), importing reportlab and matplotlib on the first call
+    (the CLI calls it first, to import them with the collector off: `cli.startup`)."""
+    try:
+        from costmodel.memo.mpl_import import import_figure_modules
+
+        import_figure_modules()  # before memo.charts imports them: skips building setter docstrings
+        from costmodel.memo.builder import render_pdf
+        from costmodel.memo.charts import render_charts
+    except ImportError as exc:  # the memo extra is optional
+        raise CostmodelError(
+            f"the PDF memo needs reportlab and matplotlib ({exc.name} is missing); "
+            "install them with: pip install 'costmodel[memo]'"
+        ) from None
+    return render_pdf, render_charts
+
+
 def build_memo(
     scenario: Scenario,
     decision: Decision | None = None,
@@ -43,17 +61,7 @@ def build_memo(
     """Evaluate `scenario` (unless its `decision` is given) and lay out the memo as of `today`
     (`capacity_cache`: capacities shared with other pages of the same session; `search_result`: the
     deployment search whose top `search_top_k` the scenario lists, for "Configurations considered")."""
-    try:
-        from costmodel.memo.mpl_import import import_figure_modules
-
-        import_figure_modules()  # before memo.charts imports them: skips building setter docstrings
-        from costmodel.memo.builder import render_pdf
-        from costmodel.memo.charts import render_charts
-    except ImportError as exc:  # the memo extra is optional
-        raise CostmodelError(
-            f"the PDF memo needs reportlab and matplotlib ({exc.name} is missing); "
-            "install them with: pip install 'costmodel[memo]'"
-        ) from None
+    render_pdf, render_charts = load_renderers()
     from costmodel.memo.blocks import Figure
     from costmodel.memo.content import memo_content
 
@@ -75,4 +83,4 @@ def build_memo_pdf(
     return build_memo(scenario, decision, calibration=calibration, today=today).pdf
 
 
-__all__ = ["Memo", "build_memo", "build_memo_pdf"]
+__all__ = ["Memo", "build_memo", "build_memo_pdf", "load_renderers"]
