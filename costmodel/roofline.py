@@ -16,6 +16,7 @@ kipply "Transformer Inference Arithmetic"; Horace He "Making Deep Learning Go Br
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -105,9 +106,12 @@ def step_arrays(
     attention_peak_flops_per_s: FloatOrArray | None = None,
     lm_head_peak_flops_per_s: FloatOrArray | None = None,
     lm_head_weight_bytes_per_param: FloatOrArray | None = None,
+    allreduce_curve: np.ndarray | Sequence[float] | None = None,
 ) -> StepArrays:
     """Step time from the per-op roofline; every argument may be a float or a broadcastable array. Attention
-    and the lm_head may run at other peaks than the linear layers' (`dtypes.op_peaks`; None = the same)."""
+    and the lm_head may run at other peaks than the linear layers' (`dtypes.op_peaks`; None = the same).
+    `allreduce_curve`: measured all-reduce seconds on `allreduce_curve.GRID_BYTES` (trailing axis), from
+    `catalog.links.tp_link(...).curve`; None = the ring formula."""
     flops, bytes_ = op_flops_and_bytes(
         shape, work, weight_bytes_per_param=weight_bytes_per_param, kv_bytes_per_element=kv_bytes_per_element,
         gpus=gpus, lm_head_weight_bytes_per_param=lm_head_weight_bytes_per_param,
@@ -129,7 +133,7 @@ def step_arrays(
     op_seconds = tuple(np.maximum(f / r, b / bytes_per_s) for f, b, r in zip(flops, bytes_, rates, strict=True))
     comm = allreduce_seconds(
         shape, tokens=tokens, gpus=gpus, link_bytes_per_s=link_bytes_per_s, link_latency_seconds=link_latency_seconds,
-        overlap_fraction=comm_overlap_fraction,
+        overlap_fraction=comm_overlap_fraction, curve=allreduce_curve,
     )
     total = sum(op_seconds) + overhead_seconds_per_step + comm
     return StepArrays(
@@ -252,4 +256,5 @@ def step_arrays_on(shape: ModelShape, hardware: AcceleratorSpec, work: StepWork,
         compute_half_saturation_tokens=eff.compute_half_saturation_tokens,
         weight_reads_max_rows=eff.weight_reads_max_rows,
         comm_overlap_fraction=eff.comm_overlap_fraction,
+        allreduce_curve=link.curve,
     )

@@ -195,6 +195,11 @@ class AcceleratorSpec(StrictModel):
         "(the intra-node latency is used, a lower bound)",
     )
     inter_node_source: str | None = Field(default=None, description="URL and date of the network figures")
+    allreduce_table: str | None = Field(
+        default=None, pattern=r"^sm_[0-9a-zA-Z_]+$", description="XLA device key of the measured all-reduce time by "
+        "message size inside one node (costmodel/data/xla_allreduce_throughput.csv, costmodel/catalog/allreduce_curve.py), "
+        "e.g. 'sm_90'; None = the ring formula (bandwidth + link_latency_seconds)",
+    )
     fp4_realized_peak_fraction: float | None = Field(
         default=None, gt=0, le=1, description="share of the fp4 peak the fp4 linear layers reach next to the other "
         "formats' (eff_compute applies on top); None = 1, the datasheet ratio",
