@@ -132,6 +132,8 @@ def evaluate_grid(
             attention_peak_flops_per_s=precision_axis("attention_peak_flops_per_s"),
             lm_head_peak_flops_per_s=precision_axis("lm_head_peak_flops_per_s"),
             lm_head_weight_bytes_per_param=precision_axis("lm_head_weight_bytes_per_param"),
+            **{name: precision_axis(name) for name in ("gemm_t0_seconds", "gemm_e_max", "gemm_operand_bytes_per_s",
+                                                        "gemm_operand_bytes_per_element")},
             hbm_bytes_per_s=hw_axis([hw.hbm_bytes_per_s for hw in hws]),
             link_bytes_per_s=links[0],
             link_latency_seconds=links[1],
