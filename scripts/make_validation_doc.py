@@ -16,7 +16,8 @@ from costmodel.validation import ValidationRow, median_abs_error
 from costmodel.validation import categories as cats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fidelity_validation_section import fidelity_section  # issue 26: before / after
+from fidelity_validation_section import fidelity_section  # issue 26 items 1-2: before / after
+from mlperf_validation_section import mlperf_section  # the MLPerf section (issue 26 item 7), likewise
 from mode_validation_section import modes_section  # the serving-modes section, a script module of its own
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
@@ -395,6 +396,7 @@ def render() -> str:
             f"**Median absolute error: {median_abs_error(rows):.1%}** over {len(rows)} rows (target <= 20%).",
         ]
     parts += categories_section()
+    parts += mlperf_section(_rows(unfitted=False))
     parts += modes_section()
     return "\n".join(parts) + "\n"
 

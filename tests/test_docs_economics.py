@@ -1220,7 +1220,7 @@ def build_sources() -> None:
           ("age", (dt.date(2026, 12, 1) - block.price_date).days, n0),
           ("import age", (dt.date(2026, 12, 1) - block.checked).days, n0))
     latency = load_api_latency()
-    claim("58 rows from 26 pages", ("rows", len(latency.rows), n0),
+    claim("65 rows from 27 pages", ("rows", len(latency.rows), n0),
           ("pages", len({r.source_url for r in latency.rows}), n0))
     from costmodel.pricing.dispersion import load_latency_dispersion
     dispersion = load_latency_dispersion()

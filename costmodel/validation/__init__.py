@@ -34,6 +34,7 @@ HARDWARE_IDS = {
     "RTX 4090 24GB": "rtx-4090",
     "A100-SXM-80GB": "a100-80gb",
     "B200-180GB": "b200",
+    "MI300X-192GB": "mi300x",  # MLPerf v4.1 rows (validation/mlperf.py)
 }
 MODEL_IDS = {
     "Llama-2-7B": "llama-2-7b",

@@ -29,6 +29,7 @@ from costmodel.validation import (
     MODEL_IDS,
     REFERENCE_CSV,
     TRTLLM_BENCH_REQUESTS,
+    mlperf,
     read_reference_rows,
     trtllm_bench_engine,
     trtllm_bench_settings,
@@ -64,6 +65,9 @@ CATEGORIES: tuple[Category, ...] = (
     Category("online_ttft", "Online TTFT at moderate load (SGLang, vLLM, TensorRT-LLM)", 0.25),
     Category("online_itl", "Online ITL: median gap between streamed chunks (SGLang, vLLM)", 0.20),
     Category("sharegpt_saturated", "ShareGPT saturated throughput through the server (SGLang, vLLM)", 0.15),
+    # Issue 26 item 7 (validation/mlperf.py).
+    Category("mlperf_offline", "MLPerf Inference v4.1 Offline throughput (Llama 2 70B, Mixtral 8x7B)", 0.20),
+    Category("mlperf_server", "MLPerf Inference v4.1 Server completed tokens/s at the scheduled QPS", 0.25),
 )
 
 # Published errors of peer estimators. Source: this project's issue 17 (the table at its top: held-out
@@ -115,6 +119,8 @@ def engine_of(row: CategoryRow) -> str:
 
 def category_of(row: dict[str, str]) -> str | None:
     """The category a reference row belongs to (None: the batch-1 decode and CPU rows, reported apart)."""
+    if row["metric"] in mlperf.METRICS:
+        return mlperf.METRICS[row["metric"]]
     if row["metric"] in ONLINE_METRICS:
         return ONLINE_METRICS[row["metric"]][0]
     if row["metric"] == OFFLINE_METRIC:
@@ -189,6 +195,8 @@ def _predict(row: dict[str, str], category: str, *, unfitted: bool = False,
             return predict_online(row, model_id, hardware_id, unfitted=unfitted, unstreamed=unstreamed), None
         if category == "sharegpt_saturated":
             return predict_offline_sharegpt(row, model_id, hardware_id, unfitted=unfitted), None
+        if category in mlperf.METRICS.values():
+            return mlperf.predict_mlperf(row, model_id, hardware_id).tokens_per_second, None
         if row["precision"] not in THROUGHPUT_DTYPES:
             return None, f"weight format '{row['precision']}' has no catalog equivalent"
         if THROUGHPUT_DTYPES[row["precision"]][0] not in dtypes.WEIGHT_DTYPES:
@@ -201,6 +209,8 @@ def _predict(row: dict[str, str], category: str, *, unfitted: bool = False,
 
 def _label(row: dict[str, str]) -> str:
     """Short configuration text: model, precision, hardware x GPUs, then the workload."""
+    if row["metric"] in mlperf.METRICS:
+        return mlperf.label(row)
     head = f"{row['model']} {row['precision']} {row['hardware']} x{row['n_gpus']}"
     if row["metric"] in ONLINE_METRICS:
         engine = row["scenario"].removeprefix("online serving, ").split(", TP")[0].split(" --")[0]
