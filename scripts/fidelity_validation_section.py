@@ -25,7 +25,7 @@ BEFORE: dict[str, tuple[float, float]] = {
     "saturated": (0.061, 0.071), "multi_gpu": (0.128, 0.128), "moe": (0.166, 0.093), "fp4": (0.152, 0.155),
     "online_tpot": (0.050, 0.127), "online_ttft": (0.115, 0.141), "online_itl": (0.087, 0.040),
     "sharegpt_saturated": (0.175, 0.222),
-    # the MLPerf categories came later (main f4fc00f, issue 26 item 7), still with the ring formula
+    # the MLPerf categories came later (main eabb4b4, issue 26 item 7), still with the ring formula
     "mlperf_offline": (0.280, 0.330), "mlperf_server": (0.305, 0.204),
 }
 # serving mode -> held-out median |error| at 3b5d274 (the 'Serving modes' section then).
