@@ -121,10 +121,17 @@ class OpPrecision:
     peak_flops_per_s: float  # the blocks' linear layers
     attention_peak_flops_per_s: float
     lm_head_peak_flops_per_s: float
+    # The linear layers' GEMM efficiency fit by shape (catalog/gemm_efficiency.py): t = t0 + F / (P e_max) +
+    # operand bytes / beta; NaN = no fit for this accelerator and format (the constant eff_compute).
+    gemm_t0_seconds: float = float("nan")
+    gemm_e_max: float = float("nan")
+    gemm_operand_bytes_per_s: float = float("nan")
+    gemm_operand_bytes_per_element: float = float("nan")
 
     @classmethod
     def of(
-        cls, *, peak_flops_per_s: dict[str, float], weight_dtype: str, kv_dtype: str, fp4_peak_fraction: float = 1.0
+        cls, *, peak_flops_per_s: dict[str, float], weight_dtype: str, kv_dtype: str, fp4_peak_fraction: float = 1.0,
+        gemm: Any = None,
     ) -> OpPrecision:
         """Bytes and peaks per op for weights in `weight_dtype` and KV in `kv_dtype` (lm_head and attention
         rules above) on an accelerator with these dense peaks; the caller has checked the formats exist.
@@ -140,6 +147,10 @@ class OpPrecision:
             peak_flops_per_s=peak_flops_per_s[linear] * (fp4_peak_fraction if linear == "fp4" else 1.0),
             attention_peak_flops_per_s=peak_flops_per_s[attention],
             lm_head_peak_flops_per_s=peak_of(dtype=head, peak_flops_per_s=peak_flops_per_s),
+            **({} if gemm is None else {
+                "gemm_t0_seconds": gemm.t0_seconds, "gemm_e_max": gemm.e_max,
+                "gemm_operand_bytes_per_s": gemm.operand_bytes_per_s,
+                "gemm_operand_bytes_per_element": BYTES_PER_ELEMENT[gemm.dtype]}),
         )
 
 
@@ -152,6 +163,10 @@ def precision_kwargs(precision: OpPrecision) -> dict[str, float]:
         "peak_flops_per_s": precision.peak_flops_per_s,
         "attention_peak_flops_per_s": precision.attention_peak_flops_per_s,
         "lm_head_peak_flops_per_s": precision.lm_head_peak_flops_per_s,
+        "gemm_t0_seconds": precision.gemm_t0_seconds,
+        "gemm_e_max": precision.gemm_e_max,
+        "gemm_operand_bytes_per_s": precision.gemm_operand_bytes_per_s,
+        "gemm_operand_bytes_per_element": precision.gemm_operand_bytes_per_element,
     }
 
 

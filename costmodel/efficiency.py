@@ -9,9 +9,11 @@ re-exports all three, so `from costmodel.roofline import Efficiency` keeps worki
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.ops import FloatOrArray
 
@@ -68,3 +70,45 @@ def weight_rereads(*, gemm_rows: FloatOrArray, weight_reads_max_rows: FloatOrArr
     (the decode rows of examples/probe-cpu.json, docs/probes.md). `costmodel calibrate` fits R.
     """
     return np.minimum(np.maximum(gemm_rows, 1.0), weight_reads_max_rows) - 1.0
+
+
+GEMM_TABLE_MIN_ROWS = 256.0  # the smallest m OpenXLA's matmul table measured (catalog/gemm_efficiency.py)
+
+
+def _weight_gemms(shape: ModelShape, *, tokens: FloatOrArray, gpus: FloatOrArray) -> list[tuple[float, Any, Any, Any]]:
+    """(FLOPs per token, rows m, n, k per GPU) of each weight GEMM of the blocks, tensor-parallel over `gpus`:
+    QKV and gate/up split their outputs (n / N), o and down their inputs (k / N) (Megatron-LM, section 3)."""
+    d = float(shape.hidden)
+    out: list[tuple[float, Any, Any, Any]] = [
+        (shape.layers * shape.qkv_params_per_layer, tokens, shape.qkv_params_per_layer / d / gpus, d),
+        (shape.layers * shape.o_params_per_layer, tokens, d, shape.o_params_per_layer / d / gpus),
+    ]
+    routed_rows = tokens * shape.experts_per_token / max(shape.experts, 1)
+    for layers, params, rows in ((shape.dense_mlp_layers, shape.dense_mlp_params_per_layer, tokens),
+                                 (shape.moe_layers, shape.shared_expert_params_per_layer, tokens),
+                                 (shape.moe_layers * shape.experts_per_token, shape.expert_params, routed_rows)):
+        if layers and params:  # a gated MLP: gate+up (d -> 2I) then down (I -> d), I = params / 3d
+            inner = params / (3.0 * d)
+            out += [(layers * params * 2.0 / 3.0, rows, 2.0 * inner / gpus, d), (layers * params / 3.0, rows, d, inner / gpus)]
+    return out
+
+
+def shape_efficiency(shape: ModelShape, *, tokens: FloatOrArray, gpus: FloatOrArray, peak_flops_per_s: FloatOrArray,
+                     t0_seconds: FloatOrArray, e_max: FloatOrArray, operand_bytes_per_s: FloatOrArray,
+                     operand_bytes_per_element: FloatOrArray) -> FloatOrArray:
+    """Share of the peak the step's weight GEMMs reach at their shapes (NaN where the fit's terms are NaN).
+
+    Each GEMM of m rows (>= 256, the table's smallest m: below it the m = 256 value holds), n x k weights takes
+    t = t0 + 2mnk / (P e_max) + (e (mk + kn) + 2mn) / beta (catalog/gemm_efficiency.py); the step's share is
+    the FLOP-weighted harmonic mean over the GEMMs, total FLOPs / total time at the peak, a function of the
+    step's tokens only, so every op shares it as it shares eff_compute.
+    """
+    flops_time, flops_total = 0.0, 0.0
+    for weight, rows, n, k in _weight_gemms(shape, tokens=tokens, gpus=gpus):
+        m = np.maximum(rows, GEMM_TABLE_MIN_ROWS)
+        flops = 2.0 * m * n * k
+        seconds = (t0_seconds + flops / (peak_flops_per_s * e_max)
+                   + (operand_bytes_per_element * (m * k + k * n) + 2.0 * m * n) / operand_bytes_per_s)
+        flops_time = flops_time + weight / (flops / (peak_flops_per_s * seconds))
+        flops_total += weight
+    return flops_total / flops_time

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from costmodel.catalog.allreduce_curve import GRID_BYTES
 from costmodel.catalog.links import tp_link
 from costmodel.catalog.loader import load_accelerator, load_model
 from costmodel.catalog.params import derive_shape
@@ -69,6 +70,21 @@ def link_axes(hws: Sequence[AcceleratorSpec], gpus: Sequence[int]) -> tuple[np.n
     return bytes_per_s.reshape(shape), latency.reshape(shape)
 
 
+def curve_axis(hws: Sequence[AcceleratorSpec], gpus: Sequence[int]) -> np.ndarray | None:
+    """Each (accelerator, TP size)'s measured all-reduce curve (`TensorParallelLink.curve`, trailing axis
+    allreduce_curve.GRID_BYTES; NaN = the ring formula), shaped for the grid; None when no pair has one."""
+    curves = np.full((len(hws), len(gpus), len(GRID_BYTES)), np.nan)
+    for i, hw in enumerate(hws):
+        for j, n in enumerate(gpus):
+            try:
+                curve = tp_link(hw, gpus=int(n)).curve
+            except CostmodelError:
+                continue
+            if curve is not None:
+                curves[i, j] = curve
+    return None if np.isnan(curves).all() else curves.reshape(1, len(hws), len(gpus), 1, 1, 1, len(GRID_BYTES))
+
+
 def evaluate_grid(
     *,
     model_ids: Sequence[str],
@@ -101,6 +117,7 @@ def evaluate_grid(
     c = np.asarray(context_tokens, dtype=np.float64).reshape(1, 1, 1, 1, 1, -1)
     hbm = hw_axis([hw.memory_bytes for hw in hws])
     links = link_axes(hws, gpus)
+    curves = curve_axis(hws, gpus)
     steps, max_batches = [], []
     for model_id in model_ids:
         shape = derive_shape(load_model(model_id))
@@ -115,9 +132,12 @@ def evaluate_grid(
             attention_peak_flops_per_s=precision_axis("attention_peak_flops_per_s"),
             lm_head_peak_flops_per_s=precision_axis("lm_head_peak_flops_per_s"),
             lm_head_weight_bytes_per_param=precision_axis("lm_head_weight_bytes_per_param"),
+            **{name: precision_axis(name) for name in ("gemm_t0_seconds", "gemm_e_max", "gemm_operand_bytes_per_s",
+                                                        "gemm_operand_bytes_per_element")},
             hbm_bytes_per_s=hw_axis([hw.hbm_bytes_per_s for hw in hws]),
             link_bytes_per_s=links[0],
             link_latency_seconds=links[1],
+            allreduce_curve=curves,
             eff_compute=hw_axis([hw.eff_compute for hw in hws]),
             eff_memory=hw_axis([hw.eff_memory for hw in hws]),
             overhead_seconds_per_step=hw_axis([hw.overhead_seconds_per_step for hw in hws]),

@@ -16,6 +16,7 @@ kipply "Transformer Inference Arithmetic"; Horace He "Making Deep Learning Go Br
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,7 +27,7 @@ from costmodel.catalog.params import ModelShape
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.comm import allreduce_seconds
 from costmodel.dtypes import op_peaks, precision_kwargs
-from costmodel.efficiency import Efficiency, gemm_saturation, weight_rereads
+from costmodel.efficiency import Efficiency, gemm_saturation, shape_efficiency, weight_rereads
 from costmodel.ops import (
     OP_NAMES,
     FloatOrArray,
@@ -105,9 +106,17 @@ def step_arrays(
     attention_peak_flops_per_s: FloatOrArray | None = None,
     lm_head_peak_flops_per_s: FloatOrArray | None = None,
     lm_head_weight_bytes_per_param: FloatOrArray | None = None,
+    allreduce_curve: np.ndarray | Sequence[float] | None = None,
+    gemm_t0_seconds: FloatOrArray = np.nan,
+    gemm_e_max: FloatOrArray = np.nan,
+    gemm_operand_bytes_per_s: FloatOrArray = np.nan,
+    gemm_operand_bytes_per_element: FloatOrArray = np.nan,
 ) -> StepArrays:
     """Step time from the per-op roofline; every argument may be a float or a broadcastable array. Attention
-    and the lm_head may run at other peaks than the linear layers' (`dtypes.op_peaks`; None = the same)."""
+    and the lm_head may run at other peaks than the linear layers' (`dtypes.op_peaks`; None = the same).
+    `allreduce_curve`: measured all-reduce seconds on `allreduce_curve.GRID_BYTES` (trailing axis), from
+    `catalog.links.tp_link(...).curve`; None = the ring formula. `gemm_*`: the linear layers' GEMM efficiency
+    fit by shape (`dtypes.OpPrecision`); where given, eff_compute is capped at `efficiency.shape_efficiency`."""
     flops, bytes_ = op_flops_and_bytes(
         shape, work, weight_bytes_per_param=weight_bytes_per_param, kv_bytes_per_element=kv_bytes_per_element,
         gpus=gpus, lm_head_weight_bytes_per_param=lm_head_weight_bytes_per_param,
@@ -123,13 +132,19 @@ def step_arrays(
         )
     tokens = work.tokens
     eff_c = eff_compute * gemm_saturation(gemm_rows=tokens, half_saturation_tokens=compute_half_saturation_tokens)
+    if not np.all(np.isnan(gemm_t0_seconds)):  # the measured GEMM shapes cap eff_compute (catalog/gemm_efficiency.py)
+        by_shape = shape_efficiency(shape, tokens=tokens, gpus=gpus, peak_flops_per_s=peak_flops_per_s,
+                                    t0_seconds=gemm_t0_seconds, e_max=gemm_e_max,
+                                    operand_bytes_per_s=gemm_operand_bytes_per_s,
+                                    operand_bytes_per_element=gemm_operand_bytes_per_element)
+        eff_c = np.where(np.isnan(by_shape), eff_c, np.minimum(eff_c, by_shape))
     peaks = op_peaks(peak_flops_per_s, attention=attention_peak_flops_per_s, lm_head=lm_head_peak_flops_per_s)
     rates = tuple(peak * eff_c for peak in peaks)
     bytes_per_s = hbm_bytes_per_s * eff_memory
     op_seconds = tuple(np.maximum(f / r, b / bytes_per_s) for f, b, r in zip(flops, bytes_, rates, strict=True))
     comm = allreduce_seconds(
         shape, tokens=tokens, gpus=gpus, link_bytes_per_s=link_bytes_per_s, link_latency_seconds=link_latency_seconds,
-        overlap_fraction=comm_overlap_fraction,
+        overlap_fraction=comm_overlap_fraction, curve=allreduce_curve,
     )
     total = sum(op_seconds) + overhead_seconds_per_step + comm
     return StepArrays(
@@ -252,4 +267,5 @@ def step_arrays_on(shape: ModelShape, hardware: AcceleratorSpec, work: StepWork,
         compute_half_saturation_tokens=eff.compute_half_saturation_tokens,
         weight_reads_max_rows=eff.weight_reads_max_rows,
         comm_overlap_fraction=eff.comm_overlap_fraction,
+        allreduce_curve=link.curve,
     )

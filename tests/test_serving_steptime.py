@@ -29,6 +29,9 @@ CONFIGS = [
     ("qwen2.5-72b", "h100-sxm", 8, "bf16", "bf16", Efficiency(0.6, 0.8, 5e-5, comm_overlap_fraction=0.4)),
     # fp4 linear layers, fp8 attention and a bf16 lm_head: three peaks in one step (dtypes.OpPrecision)
     ("llama-3.3-70b", "b200", 2, "fp4", "fp8", None),
+    # the GEMM efficiency fit by shape caps eff_compute below ~1,000 tokens here (catalog/gemm_efficiency.py)
+    ("llama-3.1-8b", "b200", 1, "fp8", "fp8", None),
+    ("llama-3.1-70b", "h100-sxm", 8, "bf16", "bf16", None),
 ]
 MAX_TOKENS = 4096
 

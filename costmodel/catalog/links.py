@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from costmodel.catalog.allreduce_curve import allreduce_curve
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.errors import CostmodelError
 
@@ -40,6 +41,9 @@ class TensorParallelLink:
     latency_seconds: float  # one small all-reduce
     nodes: int  # nodes the replica spans (1 = inside one node)
     description: str  # what the link is, for reports
+    # Seconds of one all-reduce at each allreduce_curve.GRID_BYTES size, measured (the row's `allreduce_table`
+    # inside one node); None = the ring formula from bytes_per_s and latency_seconds.
+    curve: tuple[float, ...] | None = None
 
 
 def intra_node_bytes_per_s(hardware: AcceleratorSpec) -> float:
@@ -58,9 +62,11 @@ def tp_link(hardware: AcceleratorSpec, *, gpus: int) -> TensorParallelLink:
     """The link a `gpus`-way tensor-parallel replica of `hardware` all-reduces over."""
     per_node = hardware.gpus_per_node
     if per_node is None or gpus <= per_node:
+        curve = allreduce_curve(hardware.allreduce_table, gpus=gpus) if gpus > 1 else None
         return TensorParallelLink(bytes_per_s=intra_node_bytes_per_s(hardware),
                                   latency_seconds=hardware.link_latency_seconds, nodes=1,
-                                  description=hardware.interconnect)
+                                  description=hardware.interconnect + (" (measured all-reduce curve)" if curve else ""),
+                                  curve=curve)
     nodes = math.ceil(gpus / per_node)
     if hardware.inter_node_bytes_per_s is None:
         raise CostmodelError(

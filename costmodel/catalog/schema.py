@@ -195,6 +195,16 @@ class AcceleratorSpec(StrictModel):
         "(the intra-node latency is used, a lower bound)",
     )
     inter_node_source: str | None = Field(default=None, description="URL and date of the network figures")
+    allreduce_table: str | None = Field(
+        default=None, pattern=r"^sm_[0-9a-zA-Z_]+$", description="XLA device key of the measured all-reduce time by "
+        "message size inside one node (costmodel/data/xla_allreduce_throughput.csv, costmodel/catalog/allreduce_curve.py), "
+        "e.g. 'sm_90'; None = the ring formula (bandwidth + link_latency_seconds)",
+    )
+    gemm_table: str | None = Field(
+        default=None, pattern=r"^sm_[0-9a-zA-Z_]+$", description="XLA device key of the GEMM efficiency fit by shape "
+        "(costmodel/data/gemm_efficiency_fit.csv, costmodel/catalog/gemm_efficiency.py), e.g. 'sm_90'; None = the "
+        "constant eff_compute",
+    )
     fp4_realized_peak_fraction: float | None = Field(
         default=None, gt=0, le=1, description="share of the fp4 peak the fp4 linear layers reach next to the other "
         "formats' (eff_compute applies on top); None = 1, the datasheet ratio",
@@ -254,11 +264,14 @@ class AcceleratorSpec(StrictModel):
 
     def op_precision(self, *, weight_dtype: str, kv_dtype: str) -> OpPrecision:
         """The format and peak of each op for these weight and KV formats here (raises where fp4 is missing)."""
-        from costmodel.dtypes import OpPrecision
+        from costmodel.catalog.gemm_efficiency import gemm_fit
+        from costmodel.dtypes import OpPrecision, compute_dtype
 
         self.check_dtypes(weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+        linear = compute_dtype(weight_dtype=weight_dtype, peak_flops_per_s=self.peak_flops_per_s)
         return OpPrecision.of(peak_flops_per_s=self.peak_flops_per_s, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                              fp4_peak_fraction=self.fp4_realized_peak_fraction or 1.0)
+                              fp4_peak_fraction=self.fp4_realized_peak_fraction or 1.0,
+                              gemm=gemm_fit(self.gemm_table, dtype=linear))
 
     def peak_for(self, weight_dtype: str) -> float:
         """Dense peak FLOP/s of the tensor-core format matmuls run in for this weight dtype."""

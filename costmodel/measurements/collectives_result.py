@@ -105,6 +105,7 @@ def apply_collectives(hardware: AcceleratorSpec, result: CollectivesResult) -> A
             "inter_node_source": hardware.inter_node_source or label,
         })
     return hardware.model_copy(update={
+        "allreduce_table": None,  # the measured fit replaces the bundled per-size curve too
         "interconnect_bytes_per_s": bandwidth or hardware.interconnect_bytes_per_s,
         # a measured bus bandwidth already includes the protocol overhead: the datasheet's achieved figure goes
         "interconnect_achieved_bytes_per_s": None if bandwidth else hardware.interconnect_achieved_bytes_per_s,

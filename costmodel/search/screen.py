@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from costmodel.catalog import ModelSpec, derive_shape, load_model
+from costmodel.catalog.allreduce_curve import GRID_BYTES, allreduce_curve
 from costmodel.catalog.links import intra_node_bytes_per_s
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
@@ -149,6 +150,11 @@ def _column(values: list[float]) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def _curves(hws: list[AcceleratorSpec], keys: list[PlainKey]) -> np.ndarray:
+    nan = (float("nan"),) * len(GRID_BYTES)
+    return np.asarray([allreduce_curve(hw.allreduce_table, gpus=int(k[2])) or nan for hw, k in zip(hws, keys, strict=True)])
+
+
 def _model_screens(spec: ModelSpec, keys: list[PlainKey], hardware: Mapping[str, tuple[AcceleratorSpec, Efficiency]],
                    *, engines: Mapping[str, EngineSettings], context_tokens: int, tokens_per_request: float,
                    output_tokens: float) -> list[ReplicaScreen]:
@@ -169,6 +175,7 @@ def _model_screens(spec: ModelSpec, keys: list[PlainKey], hardware: Mapping[str,
             "eff_compute", "eff_memory", "overhead_seconds_per_step", "compute_half_saturation_tokens",
             "weight_reads_max_rows")},
         "comm_overlap_fraction": _column([e.comm_overlap_fraction for e in effs]),
+        "allreduce_curve": _curves(hws, keys),  # measured all-reduce by size (catalog/allreduce_curve.py), NaN = formula
     }
     floor = step_arrays(shape, uniform_work(shape, batch=float(_FLOOR_BATCH), new_tokens=1.0, context_tokens=0.0),
                         **per_hw)

@@ -100,7 +100,7 @@ class StepTimer:
             "gpus": float(gpus),
         }
         link = tp_link(hardware, gpus=gpus)
-        self._step_kwargs = {
+        self._step_kwargs: dict[str, Any] = {
             **self._kwargs,
             **precision,
             "hbm_bytes_per_s": hardware.hbm_bytes_per_s,
@@ -111,6 +111,7 @@ class StepTimer:
             "overhead_seconds_per_step": efficiency.overhead_seconds_per_step,
             "compute_half_saturation_tokens": efficiency.compute_half_saturation_tokens,
             "comm_overlap_fraction": efficiency.comm_overlap_fraction,
+            "allreduce_curve": link.curve,
         }
         self._build_tables()
         self._build_decode_coefficients()
