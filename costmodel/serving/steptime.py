@@ -32,6 +32,7 @@ from costmodel.config import ReplicaConfig
 from costmodel.dtypes import precision_kwargs
 from costmodel.ops import OP_NAMES, StepWork, op_flops_and_bytes, uniform_work
 from costmodel.roofline import Efficiency, step_arrays
+from costmodel.serving.decode_rows import DecodeRows
 
 # Work fields other than `tokens`, in this order everywhere below.
 FIELDS: tuple[str, ...] = ("logit_rows", "full_pairs", "sliding_pairs", "full_cached_tokens", "sliding_cached_tokens")
@@ -116,7 +117,7 @@ class StepTimer:
         self._build_decode_coefficients()
         # Costs of prefill chunks by (new tokens, cached context, ends the prompt), shared by every run.
         self.chunk_cache: dict[tuple[int, int, bool], tuple[float, ...]] = {}
-        self._decode_tables: tuple[list[float], list[tuple[tuple[float, ...], ...]]] | None = None
+        self._decode_tables: tuple[list[float], DecodeRows] | None = None
 
     def _build_tables(self) -> None:
         tokens = np.arange(self.max_tokens + 1, dtype=np.float64)
@@ -243,7 +244,7 @@ class StepTimer:
             total += max(flops * per_flop, bytes_ * self.seconds_per_byte)
         return total
 
-    def decode_tables(self) -> tuple[list[float], list[tuple[tuple[float, ...], ...]]]:
+    def decode_tables(self) -> tuple[list[float], DecodeRows]:
         """Per decode batch size B (all sequences decoding, no prefill): a static table and context lines.
 
         Returns (static_by_batch, lines_by_batch). static_by_batch[B] holds `static_seconds[B]`, B times
@@ -258,7 +259,12 @@ class StepTimer:
             self._decode_tables = self._build_decode_tables()
         return self._decode_tables
 
-    def _build_decode_tables(self) -> tuple[list[float], list[tuple[tuple[float, ...], ...]]]:
+    def _build_decode_tables(self) -> tuple[list[float], DecodeRows]:
+        static, rows = self._decode_arrays()
+        return static.tolist(), DecodeRows(rows)
+
+    def _decode_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """`decode_tables` as arrays: static by batch (batches) and the context lines (batches x ops x 8)."""
         # B decoding sequences put B x decode_tokens_per_sequence tokens in the step (the identity when 1).
         tokens = np.arange(self.max_tokens // self.decode_tokens_per_sequence + 1) * self.decode_tokens_per_sequence
         batches = np.arange(len(tokens), dtype=np.float64)
@@ -277,5 +283,4 @@ class StepTimer:
             columns += [flops0, (fc[2] - fc[0]) * per_flop, fc[1] * per_flop, fc[3] * per_flop,
                         bytes0, (bc[2] - bc[0]) * per_byte * ones, bc[1] * per_byte * ones, bc[3] * per_byte * ones]
         rows = np.stack(columns, axis=-1).reshape(len(batches), -1, 8) if columns else np.zeros((len(batches), 0, 8))
-        lines = [tuple(tuple(op) for op in row) for row in rows.tolist()]
-        return static.tolist(), lines
+        return static, rows
