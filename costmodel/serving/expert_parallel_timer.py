@@ -36,7 +36,8 @@ from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
 from costmodel.expert_parallel import ATTENTION_OPS, exchange_seconds, nodes_spanned
 from costmodel.ops import OP_NAMES, StepWork, op_flops_and_bytes
-from costmodel.roofline import step_arrays
+from costmodel.roofline import StepArrays, step_arrays
+from costmodel.serving.lazy_tables import TokenTable
 from costmodel.serving.replica import Replica
 from costmodel.serving.speculative import Speculation
 from costmodel.serving.speculative_timer import SpeculativeStepTimer
@@ -52,16 +53,15 @@ class _DepTables(StepTimer):
 
     _hardware: AcceleratorSpec
 
-    def _build_tables(self) -> None:
-        super()._build_tables()  # the tensor-parallel frame at N GPUs: MoE ops, lm_head, rates
+    def _build_tables(self) -> StepArrays:
+        tensor = super()._build_tables()  # the tensor-parallel frame at N GPUs: MoE ops, lm_head, rates
         gpus = float(self._kwargs["gpus"])
         tokens = np.arange(self.max_tokens + 1, dtype=np.float64)
         zero = np.zeros_like(tokens)
-        tensor = step_arrays(self.shape, _work(tokens=tokens, values=(zero,) * 5), **self._step_kwargs)
         per_rank = step_arrays(self.shape, _work(tokens=tokens / gpus, values=(zero,) * 5),
                                **{**self._step_kwargs, "gpus": 1.0})
         dynamic = {op.name: op for op in self.dynamic}
-        static = np.asarray(self.static_seconds) - np.asarray(tensor.comm_seconds)
+        static = self.static_seconds.array - np.asarray(tensor.comm_seconds)
         static = static + np.asarray(exchange_seconds(self.shape, self._hardware, tokens_per_gpu=tokens / gpus,
                                                       ep_gpus=int(gpus)))
         one_gpu = {**self._kwargs, "gpus": 1.0}
@@ -83,12 +83,13 @@ class _DepTables(StepTimer):
                 slopes.append((scale * float(flops[op] - base_flops[op]), float(bytes_[op] - base_bytes[op])))
             self.dynamic[self.dynamic.index(dynamic[name])] = DynamicOp(
                 name=name,
-                flops_by_tokens=tuple((scale * np.broadcast_to(per_rank.op_flops[op], tokens.shape)).tolist()),
-                bytes_by_tokens=tuple(np.broadcast_to(per_rank.op_bytes[op], tokens.shape).tolist()),
+                flops_by_tokens=TokenTable(scale * np.broadcast_to(per_rank.op_flops[op], tokens.shape)),
+                bytes_by_tokens=TokenTable(np.broadcast_to(per_rank.op_bytes[op], tokens.shape)),
                 flops_per_field=tuple(s[0] for s in slopes),
                 bytes_per_field=tuple(s[1] for s in slopes),
             )
-        self.static_seconds = static.tolist()
+        self.static_seconds = TokenTable(static)
+        return tensor
 
 
 class DepStepTimer(_DepTables):

@@ -31,8 +31,8 @@ from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
 from costmodel.dtypes import precision_kwargs
 from costmodel.ops import OP_NAMES, StepWork, op_flops_and_bytes, uniform_work
-from costmodel.roofline import Efficiency, step_arrays
-from costmodel.serving.decode_rows import DecodeRows
+from costmodel.roofline import Efficiency, StepArrays, step_arrays
+from costmodel.serving.lazy_tables import DecodeRows, TokenTable
 
 # Work fields other than `tokens`, in this order everywhere below.
 FIELDS: tuple[str, ...] = ("logit_rows", "full_pairs", "sliding_pairs", "full_cached_tokens", "sliding_cached_tokens")
@@ -47,9 +47,11 @@ def _fields(work: StepWork) -> tuple[float, ...]:
     return tuple(float(getattr(work, name)) for name in FIELDS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DynamicOp:
     """An op whose FLOPs/bytes depend on fields other than tokens: table[tokens] + coefficients . fields.
+
+    The tables by tokens are lazy (`lazy_tables.TokenTable`), so two ops compare by identity.
 
     FLOPs are counted in the linear layers' time units (times their rate / this op's rate), so one seconds
     per FLOP (`StepTimer.seconds_per_flop`) prices every op even when attention or the lm_head runs in another
@@ -57,8 +59,8 @@ class DynamicOp:
     """
 
     name: str
-    flops_by_tokens: tuple[float, ...]
-    bytes_by_tokens: tuple[float, ...]
+    flops_by_tokens: TokenTable
+    bytes_by_tokens: TokenTable
     flops_per_field: tuple[float, ...]  # d FLOPs / d field, FIELDS order
     bytes_per_field: tuple[float, ...]
 
@@ -119,7 +121,8 @@ class StepTimer:
         self.chunk_cache: dict[tuple[int, int, bool], tuple[float, ...]] = {}
         self._decode_tables: tuple[list[float], DecodeRows] | None = None
 
-    def _build_tables(self) -> None:
+    def _build_tables(self) -> StepArrays:
+        """Fill the tables by step tokens; returns the roofline's arrays over them (a subclass reuses them)."""
         tokens = np.arange(self.max_tokens + 1, dtype=np.float64)
         zero = np.zeros_like(tokens)
         raw = step_arrays(self.shape, _work(tokens=tokens, values=(zero,) * 5), **self._step_kwargs)
@@ -145,17 +148,18 @@ class StepTimer:
                 self.dynamic.append(
                     DynamicOp(
                         name=name,
-                        flops_by_tokens=tuple((scale * np.broadcast_to(raw.op_flops[op], tokens.shape)).tolist()),
-                        bytes_by_tokens=tuple(np.broadcast_to(raw.op_bytes[op], tokens.shape).tolist()),
+                        flops_by_tokens=TokenTable(scale * np.broadcast_to(raw.op_flops[op], tokens.shape)),
+                        bytes_by_tokens=TokenTable(np.broadcast_to(raw.op_bytes[op], tokens.shape)),
                         flops_per_field=dflops,
                         bytes_per_field=dbytes,
                     )
                 )
         # Effective rates, recovered from the roofline's own outputs (no formula re-typed here).
         total_bytes = np.asarray(sum(raw.op_bytes), dtype=np.float64)
-        self.seconds_per_flop: list[float] = (1.0 / rates[0]).tolist()  # a step always has >= 1 token
+        self.seconds_per_flop = TokenTable(1.0 / rates[0])  # a step always has >= 1 token
         self.seconds_per_byte = float(np.asarray(raw.memory_seconds)[1] / total_bytes[1])
-        self.static_seconds: list[float] = static.tolist()
+        self.static_seconds = TokenTable(static)
+        return raw
 
     def _build_decode_coefficients(self) -> None:
         """Per decode sequence: fields = const + slope * context, below and at/above the window."""
@@ -269,14 +273,14 @@ class StepTimer:
         tokens = np.arange(self.max_tokens // self.decode_tokens_per_sequence + 1) * self.decode_tokens_per_sequence
         batches = np.arange(len(tokens), dtype=np.float64)
         ones = np.ones_like(batches)
-        per_flop = np.asarray(self.seconds_per_flop)[tokens]
+        per_flop = self.seconds_per_flop.array[tokens]
         per_byte = self.seconds_per_byte
         # B decode sequences each cost the engine's per-sequence CPU time (0 unless the profile sets one).
-        static = np.asarray(self.static_seconds)[tokens] + self.per_sequence_seconds * batches
+        static = self.static_seconds.array[tokens] + self.per_sequence_seconds * batches
         columns: list[np.ndarray] = []
         for op, (fc, bc) in zip(self.dynamic, self.decode_coefficients, strict=True):
-            flops0 = (np.asarray(op.flops_by_tokens)[tokens] + fc[0] * batches) * per_flop
-            bytes0 = (np.asarray(op.bytes_by_tokens)[tokens] + bc[0] * batches) * per_byte
+            flops0 = (op.flops_by_tokens.array[tokens] + fc[0] * batches) * per_flop
+            bytes0 = (op.bytes_by_tokens.array[tokens] + bc[0] * batches) * per_byte
             if fc[0] == fc[2] and bc[0] == bc[2] and not (fc[1] or fc[3] or bc[1] or bc[3]):
                 static += np.maximum(flops0, bytes0)
                 continue

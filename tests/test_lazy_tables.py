@@ -1,7 +1,8 @@
-"""The lazily built decode table rows (serving/decode_rows.py) equal the eager tables they replace, bit for bit.
+"""The step timer's lazy tables (serving/lazy_tables.py) equal the eager tables they replace, bit for bit.
 
-The eager forms are written out here as the code had them: every row `tuple(tuple(op) for op in row)` of
-`rows.tolist()`, and a speculative timer's verify row followed by its draft row times k in Python floats.
+The eager forms are written out here as the code had them: every token table `tuple(array.tolist())`, every
+decode row `tuple(tuple(op) for op in row)` of `rows.tolist()`, and a speculative timer's verify row followed by
+its draft row times k in Python floats.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import numpy as np
 import pytest
 
 from costmodel.serving import build_replica
-from costmodel.serving.decode_rows import BLOCK_ROWS, DecodeRows
 from costmodel.serving.expert_parallel_timer import dep_replica
+from costmodel.serving.lazy_tables import ROW_BLOCK, TOKEN_BLOCK, DecodeRows, TokenTable
 from costmodel.serving.speculative import Speculation
 from costmodel.serving.speculative_timer import speculative_replica
 from costmodel.serving.steptime import StepTimer
@@ -24,10 +25,10 @@ def _eager(rows: np.ndarray) -> list[tuple[tuple[float, ...], ...]]:
 
 
 def test_rows_equal_the_eager_conversion_in_any_read_order() -> None:
-    rows = np.random.default_rng(3).normal(size=(2 * BLOCK_ROWS + 17, 2, 8))
+    rows = np.random.default_rng(3).normal(size=(2 * ROW_BLOCK + 17, 2, 8))
     lazy = DecodeRows(rows)
     assert len(lazy) == 0 and lazy.size == len(rows)
-    order = [len(rows) - 1, 0, BLOCK_ROWS, 5, *range(len(rows))]
+    order = [len(rows) - 1, 0, ROW_BLOCK, 5, *range(len(rows))]
     eager = _eager(rows)
     for batch in order:
         assert lazy[batch] == eager[batch]
@@ -40,12 +41,26 @@ def test_rows_equal_the_eager_conversion_in_any_read_order() -> None:
         DecodeRows(np.zeros((3, 8)))
 
 
+def test_token_table_equals_the_eager_list_in_any_read_order() -> None:
+    array = np.random.default_rng(5).normal(size=2 * TOKEN_BLOCK + 3)
+    lazy = TokenTable(array)
+    eager = tuple(array.tolist())
+    for tokens in [len(array) - 1, 0, TOKEN_BLOCK + 1, *range(len(array))]:
+        value = lazy[tokens]
+        assert value == eager[tokens] and type(value) is float  # a Python float, not a numpy scalar
+    assert len(lazy) == len(array) and lazy.array is array
+    with pytest.raises(IndexError):
+        lazy[len(array)]
+    with pytest.raises(ValueError, match="1-D"):
+        TokenTable(np.zeros((2, 2)))
+
+
 def test_rows_survive_pickling_half_built() -> None:
-    rows = np.arange(3 * BLOCK_ROWS * 8, dtype=np.float64).reshape(3 * BLOCK_ROWS, 1, 8)
+    rows = np.arange(3 * ROW_BLOCK * 8, dtype=np.float64).reshape(3 * ROW_BLOCK, 1, 8)
     lazy = DecodeRows(rows)
     _ = lazy[1]
     copy = pickle.loads(pickle.dumps(lazy))
-    assert copy.size == lazy.size and copy[2 * BLOCK_ROWS] == _eager(rows)[2 * BLOCK_ROWS]
+    assert copy.size == lazy.size and copy[2 * ROW_BLOCK] == _eager(rows)[2 * ROW_BLOCK]
 
 
 @pytest.mark.parametrize(("model", "hardware", "gpus", "dtype"), [
