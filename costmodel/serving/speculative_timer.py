@@ -42,15 +42,16 @@ class SpeculativeStepTimer(StepTimer):
                          max_tokens=max_tokens * self.decode_tokens_per_sequence,
                          per_sequence_seconds=per_sequence_seconds)
 
-    def _decode_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        static, rows = super()._decode_arrays()
-        draft_static, draft_rows = self.draft._decode_arrays()
+    def _decode_arrays(self, batches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        static, rows = super()._decode_arrays(batches)
+        draft_batches = self.draft.max_tokens // self.draft.decode_tokens_per_sequence + 1
+        if len(batches) and batches[-1] >= draft_batches:
+            raise ValueError(f"the draft's decode table has {draft_batches} batch sizes, the verify step reads "
+                             f"batch {int(batches[-1])}")
+        draft_static, draft_rows = self.draft._decode_arrays(batches)
         k = float(self.speculation.draft_tokens)
-        batches = len(static)
-        if len(draft_static) < batches:
-            raise ValueError(f"the draft's decode table has {len(draft_static)} batch sizes, the verify's {batches}")
         # Each verify step runs k draft passes at the same batch: their static seconds and context lines, x k.
-        return static + k * draft_static[:batches], np.concatenate((rows, k * draft_rows[:batches]), axis=1)
+        return static + k * draft_static, np.concatenate((rows, k * draft_rows), axis=1)
 
 
 def speculative_replica(replica: Replica, speculation: Speculation) -> Replica:
