@@ -13,6 +13,7 @@ table against the modules' own registrations).
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 import warnings
@@ -76,11 +77,38 @@ def _command_name(argv: Sequence[str]) -> str | None:
     return first if first in names else None
 
 
+def _imported_parser(command: str | None) -> argparse.ArgumentParser:
+    """`build_parser` for `command` with the cyclic garbage collector off while it imports the subcommand's
+    modules, whose objects (modules, classes, functions, pydantic schemas) then move to the collector's
+    permanent generation (`gc.freeze`, https://docs.python.org/3/library/gc.html#gc.freeze), once per process.
+
+    They live as long as the process, so collecting them frees nothing; but the collections the imports
+    triggered, and each full collection later in the run, walked all of them: `compare
+    examples/chat-assistant.yaml --json`, gc.callbacks, 0.05 s of collections during the imports and a 0.03 s
+    full collection during the run, of ~0.6 s CPU. Frozen once (the first call), so a process that calls
+    `main` again does not freeze the garbage of its earlier calls.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        parser = build_parser(only=() if command is None else (command,))
+        if not _FROZEN:
+            gc.freeze()
+            _FROZEN.append(True)
+    finally:
+        if collecting:
+            gc.enable()
+    return parser
+
+
+_FROZEN: list[bool] = []  # [True] once `_imported_parser` has frozen the imports
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     words = list(sys.argv[1:] if argv is None else argv)
     command = _command_name(words)
-    parser = build_parser(only=() if command is None else (command,))
+    parser = _imported_parser(command)
     args = parser.parse_args(words)
     try:
         with warnings.catch_warnings():
