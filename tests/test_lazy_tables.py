@@ -4,6 +4,7 @@ The eager forms are what the timer computed before: each table by tokens over th
 one array (`_token_arrays` on that range), each decode table over every batch size (`_decode_arrays` on that
 range), and a speculative timer's verify row followed by its draft row times k in Python floats. A block
 computed on first read must give the same floats as the whole-range array (the formulas are elementwise).
+Also the chunk-cost cache's warm-up, which dedupes the pairs by one int64 code each.
 """
 
 from __future__ import annotations
@@ -131,3 +132,18 @@ def test_a_timer_survives_pickling_with_half_built_tables() -> None:
     assert (copy.static_seconds[5], copy_static[3], copy_lines[3]) == before
     assert copy.static_seconds[timer.max_tokens] == timer.static_seconds[timer.max_tokens]
     assert copy_lines[static.size - 1] == lines[static.size - 1]
+
+
+def test_warm_chunk_cache_keeps_each_distinct_pair_once_with_the_scalar_costs() -> None:
+    timer = build_replica("gpt-oss-20b", "l40s").timer
+    sizes = np.array([512, 7, 512, 1, 7, 300.0])  # duplicates, unsorted, a float array
+    contexts = np.array([0, 4096, 0, 9000, 4095, 128])
+    timer.warm_chunk_cache(new_tokens=sizes, context_tokens=contexts, emits=True)
+    expected = {(512, 0, True), (7, 4096, True), (1, 9000, True), (7, 4095, True), (300, 128, True)}
+    assert set(timer.chunk_cache) == expected
+    scalar = build_replica("gpt-oss-20b", "l40s").timer
+    for key, cost in timer.chunk_cache.items():
+        assert cost == pytest.approx(scalar.chunk_cost(key), rel=1e-12)
+    timer.warm_chunk_cache(new_tokens=np.array([], dtype=np.int64), context_tokens=np.array([], dtype=np.int64),
+                           emits=False)
+    assert set(timer.chunk_cache) == expected

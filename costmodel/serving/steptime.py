@@ -1,9 +1,9 @@
 """Fast step times for the simulator, derived from the roofline's own op formulas (never re-typed).
 
 `StepTimer` calls `ops.op_flops_and_bytes` and `roofline.step_arrays`:
-- over token counts 0..max_tokens with the other work fields zero (tables per op: FLOPs, bytes, the
-  effective FLOP/s, and the seconds of the ops that depend on tokens only, plus overhead and all-reduce),
-  a block of token counts at a time when the engine first reads one (`lazy_tables.py`);
+- over token counts 0..max_tokens with the other work fields zero, a block at a time on first read (tables
+  per op: FLOPs, bytes, the effective FLOP/s, the seconds of the ops that depend on tokens only, overhead and
+  all-reduce; `lazy_tables.py`);
 - at set-up, on unit works (one (query, key) pair, one cached token, one logit row) to get each op's linear
   coefficients in those fields.
 A step's seconds is then the table value plus, for the few ops that read the other fields (attention,
@@ -229,13 +229,15 @@ class StepTimer:
         return np.stack(columns, axis=-1)
 
     def warm_chunk_cache(self, *, new_tokens: np.ndarray, context_tokens: np.ndarray, emits: bool) -> None:
-        """Fill `chunk_cache` for these chunks in one vectorized call (skips known ones)."""
-        pairs = np.unique(np.stack([np.asarray(new_tokens), np.asarray(context_tokens)]).astype(np.int64), axis=1)
-        keys = [(size, context, emits) for size, context in pairs.T.tolist()]
+        """Fill `chunk_cache` for these chunks in one vectorized call (skips known ones; distinct pairs by code)."""
+        sizes, contexts = (np.asarray(t).astype(np.int64) for t in (new_tokens, context_tokens))
+        base = int(contexts.max(initial=0)) + 1  # code = size * base + context, sorted as the (size, context) pairs
+        pairs = np.divmod(np.unique(sizes * base + contexts), base)
+        keys = [(size, context, emits) for size, context in zip(pairs[0].tolist(), pairs[1].tolist(), strict=True)]
         fresh = [i for i, key in enumerate(keys) if key not in self.chunk_cache]
         if not fresh:
             return
-        costs = self.chunk_costs(new_tokens=pairs[0, fresh], context_tokens=pairs[1, fresh], emits=emits).tolist()
+        costs = self.chunk_costs(new_tokens=pairs[0][fresh], context_tokens=pairs[1][fresh], emits=emits).tolist()
         for i, row in zip(fresh, costs, strict=True):
             self.chunk_cache[keys[i]] = tuple(row)
 
