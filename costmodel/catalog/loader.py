@@ -174,6 +174,14 @@ def models() -> dict[str, ModelSpec]:
     return {**bundled_models(), **user.specs}
 
 
+def model_ids() -> tuple[str, ...]:
+    """The ids of `models()`, in its order, without parsing the bundled files (warns as `models` does): what
+    checking a scenario's model names needs, where parsing all 25 bundled files cost ~10 ms per `compare`."""
+    user = _user_models()
+    _warn_skipped(user)
+    return (*bundled_model_ids(), *user.specs)
+
+
 def _warn_skipped(user: _ModelDir) -> None:
     for problem in user.broken.values():
         # One fixed location, so the default filter shows each message once per command.

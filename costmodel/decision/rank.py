@@ -21,10 +21,8 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from costmodel.catalog import (
-    accelerators,
-    models,
-)
+from costmodel.catalog import accelerators
+from costmodel.catalog.loader import model_ids
 from costmodel.catalog.quality import QualitySheet, load_quality_scores
 from costmodel.decision.attach import (  # option_efficiency: re-exported, search and the docs tests use it here
     Attached,
@@ -154,7 +152,7 @@ def _evaluable(scenario: Scenario, sheets: _Sheets,
     """Stage 1, validity: the options that cannot be evaluated (with why) and the measurement files of the rest."""
     excluded = option_exclusions(
         scenario, api_sheet=sheets.api, gpu_offerings={r.id: r.accelerator_id for r in sheets.gpu.rows},
-        model_ids=models().keys(), hardware_ids=accelerators().keys(),
+        model_ids=model_ids(), hardware_ids=accelerators().keys(),
     )
     if attached is None:  # an option whose measurement files cannot be used is excluded, the rest compared
         attached, unusable = load_attached(scenario, skip=tuple(excluded))

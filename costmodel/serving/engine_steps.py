@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from math import ceil, sqrt
 
+from costmodel.serving.lazy_tables import TokenTable
 from costmodel.serving.steptime import StepTimer
 
 # One dynamic op of a mixed step: the slots of its FLOPs and bytes in a chunk-work row, its FLOPs and bytes
 # by step tokens, then FLOPs per (decoding sequence below the window, context token below, sequence above,
 # context token above) and bytes per the same four.
-_MixOp = tuple[int, int, tuple[float, ...], tuple[float, ...], float, float, float, float, float, float, float, float]
+_MixOp = tuple[int, int, TokenTable, TokenTable, float, float, float, float, float, float, float, float]
 
 
 def mix_op_table(timer: StepTimer) -> list[_MixOp]:
@@ -29,8 +30,8 @@ def mix_op_table(timer: StepTimer) -> list[_MixOp]:
 
 
 def mixed_step_seconds(
-    mix_ops: list[_MixOp], chunk_work: tuple[float, ...], *, step_tokens: int, static_seconds: list[float],
-    seconds_per_flop: list[float], seconds_per_byte: float, per_sequence_seconds: float, chunks: int,
+    mix_ops: list[_MixOp], chunk_work: tuple[float, ...], *, step_tokens: int, static_seconds: TokenTable,
+    seconds_per_flop: TokenTable, seconds_per_byte: float, per_sequence_seconds: float, chunks: int,
     below_f: float, context_below_f: float, n_above: int, context_above: int,
 ) -> float:
     """Seconds of one step with `chunks` prefill chunks (their costs `chunk_work`) + the decoding sequences."""

@@ -36,11 +36,11 @@ from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.errors import CostmodelError
 from costmodel.expert_parallel import ATTENTION_OPS, exchange_seconds, nodes_spanned
 from costmodel.ops import OP_NAMES, StepWork, op_flops_and_bytes
-from costmodel.roofline import step_arrays
+from costmodel.roofline import StepArrays, step_arrays
 from costmodel.serving.replica import Replica
 from costmodel.serving.speculative import Speculation
 from costmodel.serving.speculative_timer import SpeculativeStepTimer
-from costmodel.serving.steptime import FIELDS, DynamicOp, StepTimer
+from costmodel.serving.steptime import FIELDS, PROBE_TOKENS, StepTimer
 
 
 def _work(*, tokens: object, values: tuple[object, ...] = (0.0,) * 5) -> StepWork:
@@ -52,28 +52,22 @@ class _DepTables(StepTimer):
 
     _hardware: AcceleratorSpec
 
-    def _build_tables(self) -> None:
-        super()._build_tables()  # the tensor-parallel frame at N GPUs: MoE ops, lm_head, rates
+    def _build_tables(self) -> StepArrays:
+        tensor = super()._build_tables()  # the tensor-parallel frame at N GPUs: MoE ops, lm_head, rates
         gpus = float(self._kwargs["gpus"])
-        tokens = np.arange(self.max_tokens + 1, dtype=np.float64)
-        zero = np.zeros_like(tokens)
-        tensor = step_arrays(self.shape, _work(tokens=tokens, values=(zero,) * 5), **self._step_kwargs)
-        per_rank = step_arrays(self.shape, _work(tokens=tokens / gpus, values=(zero,) * 5),
-                               **{**self._step_kwargs, "gpus": 1.0})
         dynamic = {op.name: op for op in self.dynamic}
-        static = np.asarray(self.static_seconds) - np.asarray(tensor.comm_seconds)
-        static = static + np.asarray(exchange_seconds(self.shape, self._hardware, tokens_per_gpu=tokens / gpus,
-                                                      ep_gpus=int(gpus)))
         one_gpu = {**self._kwargs, "gpus": 1.0}
         base_flops, base_bytes = op_flops_and_bytes(self.shape, _work(tokens=0.0), **one_gpu)
+        # Attention ops as tables of their own (by position among the dynamic ops) or into the static seconds.
+        self._rank_ops: list[tuple[int, int | None, float]] = []
         for op, name in enumerate(OP_NAMES):
             if name not in ATTENTION_OPS:
                 continue
             if name not in dynamic:
-                static = static + np.asarray(per_rank.op_seconds[op]) - np.asarray(tensor.op_seconds[op])
+                self._rank_ops.append((op, None, 1.0))
                 continue
             # 1/N of the step's pairs and cached tokens on one GPU: the per-field slopes at 1 GPU over N.
-            rates = [np.broadcast_to(np.asarray(tensor.op_flops_per_s[i], dtype=np.float64), tokens.shape)
+            rates = [np.broadcast_to(np.asarray(tensor.op_flops_per_s[i], dtype=np.float64), PROBE_TOKENS.shape)
                      for i in (0, op)]
             scale = float(rates[0][1] / rates[1][1])  # FLOPs in the linear layers' time units (steptime.DynamicOp)
             slopes = []
@@ -81,14 +75,28 @@ class _DepTables(StepTimer):
                 unit = tuple(1.0 / gpus if i == index else 0.0 for i in range(len(FIELDS)))
                 flops, bytes_ = op_flops_and_bytes(self.shape, _work(tokens=0.0, values=unit), **one_gpu)
                 slopes.append((scale * float(flops[op] - base_flops[op]), float(bytes_[op] - base_bytes[op])))
-            self.dynamic[self.dynamic.index(dynamic[name])] = DynamicOp(
-                name=name,
-                flops_by_tokens=tuple((scale * np.broadcast_to(per_rank.op_flops[op], tokens.shape)).tolist()),
-                bytes_by_tokens=tuple(np.broadcast_to(per_rank.op_bytes[op], tokens.shape).tolist()),
-                flops_per_field=tuple(s[0] for s in slopes),
-                bytes_per_field=tuple(s[1] for s in slopes),
-            )
-        self.static_seconds = static.tolist()
+            position = self.dynamic.index(dynamic[name])
+            self._rank_ops.append((op, position, scale))
+            self.dynamic[position] = replace(dynamic[name], flops_per_field=tuple(s[0] for s in slopes),
+                                             bytes_per_field=tuple(s[1] for s in slopes))
+        return tensor
+
+    def _token_arrays(self, tokens: np.ndarray) -> list[np.ndarray]:
+        tensor, columns = self._tensor_token_arrays(tokens)
+        gpus = float(self._kwargs["gpus"])
+        per_rank = step_arrays(self.shape, _work(tokens=tokens / gpus, values=(np.zeros_like(tokens),) * 5),
+                               **{**self._step_kwargs, "gpus": 1.0})
+        static = columns[0] - np.asarray(tensor.comm_seconds)
+        static = static + np.asarray(exchange_seconds(self.shape, self._hardware, tokens_per_gpu=tokens / gpus,
+                                                      ep_gpus=int(gpus)))
+        for op, position, scale in self._rank_ops:
+            if position is None:
+                static = static + np.asarray(per_rank.op_seconds[op]) - np.asarray(tensor.op_seconds[op])
+                continue
+            columns[2 + 2 * position] = scale * np.broadcast_to(per_rank.op_flops[op], tokens.shape)
+            columns[3 + 2 * position] = np.broadcast_to(per_rank.op_bytes[op], tokens.shape)
+        columns[0] = static
+        return columns
 
 
 class DepStepTimer(_DepTables):

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from costmodel.config import ReplicaConfig
 from costmodel.dtypes import BYTES_PER_ELEMENT
 from costmodel.serving.replica import Replica
@@ -40,15 +42,16 @@ class SpeculativeStepTimer(StepTimer):
                          max_tokens=max_tokens * self.decode_tokens_per_sequence,
                          per_sequence_seconds=per_sequence_seconds)
 
-    def _build_decode_tables(self) -> tuple[list[float], list[tuple[tuple[float, ...], ...]]]:
-        static, lines = super()._build_decode_tables()
-        draft_static, draft_lines = self.draft.decode_tables()
+    def _decode_arrays(self, batches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        static, rows = super()._decode_arrays(batches)
+        draft_batches = self.draft.max_tokens // self.draft.decode_tokens_per_sequence + 1
+        if len(batches) and batches[-1] >= draft_batches:
+            raise ValueError(f"the draft's decode table has {draft_batches} batch sizes, the verify step reads "
+                             f"batch {int(batches[-1])}")
+        draft_static, draft_rows = self.draft._decode_arrays(batches)
         k = float(self.speculation.draft_tokens)
-        batches = len(static)
-        static = [s + k * d for s, d in zip(static, draft_static[:batches], strict=True)]
-        lines = [row + tuple(tuple(k * v for v in op) for op in draft_row)
-                 for row, draft_row in zip(lines, draft_lines[:batches], strict=True)]
-        return static, lines
+        # Each verify step runs k draft passes at the same batch: their static seconds and context lines, x k.
+        return static + k * draft_static, np.concatenate((rows, k * draft_rows), axis=1)
 
 
 def speculative_replica(replica: Replica, speculation: Speculation) -> Replica:

@@ -1,9 +1,10 @@
 """Fast step times for the simulator, derived from the roofline's own op formulas (never re-typed).
 
-`StepTimer` calls `ops.op_flops_and_bytes` and `roofline.step_arrays` once at set-up:
-- over every token count 0..max_tokens with the other work fields zero (tables per op: FLOPs, bytes, the
-  effective FLOP/s, and the seconds of the ops that depend on tokens only, plus overhead and all-reduce);
-- on unit works (one (query, key) pair, one cached token, one logit row) to get each op's linear
+`StepTimer` calls `ops.op_flops_and_bytes` and `roofline.step_arrays`:
+- over token counts 0..max_tokens with the other work fields zero, a block at a time on first read (tables
+  per op: FLOPs, bytes, the effective FLOP/s, the seconds of the ops that depend on tokens only, overhead and
+  all-reduce; `lazy_tables.py`);
+- at set-up, on unit works (one (query, key) pair, one cached token, one logit row) to get each op's linear
   coefficients in those fields.
 A step's seconds is then the table value plus, for the few ops that read the other fields (attention,
 lm_head), max(FLOPs / FLOP/s, bytes / bytes/s) with their FLOPs and bytes rebuilt from the coefficients.
@@ -31,11 +32,13 @@ from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.config import ReplicaConfig
 from costmodel.dtypes import precision_kwargs
 from costmodel.ops import OP_NAMES, StepWork, op_flops_and_bytes, uniform_work
-from costmodel.roofline import Efficiency, step_arrays
+from costmodel.roofline import Efficiency, StepArrays, step_arrays
+from costmodel.serving.lazy_tables import ROW_BLOCK, TOKEN_BLOCK, DecodeRows, TableGroup, TokenTable
 
 # Work fields other than `tokens`, in this order everywhere below.
 FIELDS: tuple[str, ...] = ("logit_rows", "full_pairs", "sliding_pairs", "full_cached_tokens", "sliding_cached_tokens")
 NO_WINDOW = 1 << 62  # a window no context reaches
+PROBE_TOKENS = np.arange(2, dtype=np.float64)  # step token counts 0 and 1: where the tables' constants are read
 
 
 def _work(*, tokens: Any, values: tuple[Any, ...] = (0.0,) * 5) -> StepWork:
@@ -46,9 +49,11 @@ def _fields(work: StepWork) -> tuple[float, ...]:
     return tuple(float(getattr(work, name)) for name in FIELDS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DynamicOp:
     """An op whose FLOPs/bytes depend on fields other than tokens: table[tokens] + coefficients . fields.
+
+    The tables by tokens are lazy (`lazy_tables.TokenTable`), so two ops compare by identity.
 
     FLOPs are counted in the linear layers' time units (times their rate / this op's rate), so one seconds
     per FLOP (`StepTimer.seconds_per_flop`) prices every op even when attention or the lm_head runs in another
@@ -56,8 +61,8 @@ class DynamicOp:
     """
 
     name: str
-    flops_by_tokens: tuple[float, ...]
-    bytes_by_tokens: tuple[float, ...]
+    flops_by_tokens: TokenTable
+    bytes_by_tokens: TokenTable
     flops_per_field: tuple[float, ...]  # d FLOPs / d field, FIELDS order
     bytes_per_field: tuple[float, ...]
 
@@ -117,23 +122,22 @@ class StepTimer:
         self._build_decode_coefficients()
         # Costs of prefill chunks by (new tokens, cached context, ends the prompt), shared by every run.
         self.chunk_cache: dict[tuple[int, int, bool], tuple[float, ...]] = {}
-        self._decode_tables: tuple[list[float], list[tuple[tuple[float, ...], ...]]] | None = None
+        self._decode_tables: tuple[TokenTable, DecodeRows] | None = None
 
-    def _build_tables(self) -> None:
-        tokens = np.arange(self.max_tokens + 1, dtype=np.float64)
-        zero = np.zeros_like(tokens)
-        raw = step_arrays(self.shape, _work(tokens=tokens, values=(zero,) * 5), **self._step_kwargs)
+    def _build_tables(self) -> StepArrays:
+        """The tables' constants from the roofline at 0 and 1 tokens, and the tables by step tokens (lazy: each
+        block of token counts computed on first read, `lazy_tables`); returns the roofline's arrays at 0 and 1."""
+        raw = self._tensor_token_arrays(PROBE_TOKENS, dynamic=False)[0]
         base_flops, base_bytes = op_flops_and_bytes(self.shape, _work(tokens=0.0), **self._kwargs)
         coefficients = []
         for index in range(len(FIELDS)):
             unit = tuple(1.0 if i == index else 0.0 for i in range(len(FIELDS)))
             flops, bytes_ = op_flops_and_bytes(self.shape, _work(tokens=0.0, values=unit), **self._kwargs)
             coefficients.append((flops, bytes_))
-        self.dynamic: list[DynamicOp] = []
         # Effective FLOP/s per op from the roofline itself: the linear layers' rate per token count, and each
         # dynamic op's constant ratio to it (its own peak; eff_compute and saturation are shared).
-        rates = [np.broadcast_to(np.asarray(r, dtype=np.float64), tokens.shape) for r in raw.op_flops_per_s]
-        static = np.asarray(raw.step_seconds, dtype=np.float64).copy()
+        rates = [np.broadcast_to(np.asarray(r, dtype=np.float64), PROBE_TOKENS.shape) for r in raw.op_flops_per_s]
+        found = []  # the dynamic ops: (index, name, FLOPs scale, FLOPs and bytes per field)
         for op, name in enumerate(OP_NAMES):
             # FLOPs in the linear layers' time units: x (linear-layer rate / this op's rate), 1 unless attention
             # or the lm_head runs in another format (dtypes.OpPrecision), so every consumer keeps one s/FLOP.
@@ -141,21 +145,37 @@ class StepTimer:
             dflops = tuple(scale * float(c[0][op] - base_flops[op]) for c in coefficients)
             dbytes = tuple(float(c[1][op] - base_bytes[op]) for c in coefficients)
             if any(dflops) or any(dbytes):
-                static = static - np.asarray(raw.op_seconds[op])
-                self.dynamic.append(
-                    DynamicOp(
-                        name=name,
-                        flops_by_tokens=tuple((scale * np.broadcast_to(raw.op_flops[op], tokens.shape)).tolist()),
-                        bytes_by_tokens=tuple(np.broadcast_to(raw.op_bytes[op], tokens.shape).tolist()),
-                        flops_per_field=dflops,
-                        bytes_per_field=dbytes,
-                    )
-                )
+                found.append((op, name, scale, dflops, dbytes))
+        self._dynamic_scales = [(op, scale) for op, _, scale, _, _ in found]
+        tables = TableGroup(self._token_arrays, size=self.max_tokens + 1, count=2 + 2 * len(found),
+                            block=TOKEN_BLOCK).tables
+        self.static_seconds, self.seconds_per_flop = tables[0], tables[1]  # a step always has >= 1 token
+        self.dynamic: list[DynamicOp] = [
+            DynamicOp(name=name, flops_by_tokens=tables[2 + 2 * k], bytes_by_tokens=tables[3 + 2 * k],
+                      flops_per_field=dflops, bytes_per_field=dbytes)
+            for k, (_, name, _, dflops, dbytes) in enumerate(found)]
         # Effective rates, recovered from the roofline's own outputs (no formula re-typed here).
         total_bytes = np.asarray(sum(raw.op_bytes), dtype=np.float64)
-        self.seconds_per_flop: list[float] = (1.0 / rates[0]).tolist()  # a step always has >= 1 token
         self.seconds_per_byte = float(np.asarray(raw.memory_seconds)[1] / total_bytes[1])
-        self.static_seconds: list[float] = static.tolist()
+        return raw
+
+    def _tensor_token_arrays(self, tokens: np.ndarray, *, dynamic: bool = True) -> tuple[StepArrays, list[np.ndarray]]:
+        """The roofline at these step token counts and (`dynamic`) the tables by tokens there: static seconds (the
+        ops that read tokens only, overhead and all-reduce), seconds per FLOP, then FLOPs and bytes per dynamic op."""
+        raw = step_arrays(self.shape, _work(tokens=tokens, values=(np.zeros_like(tokens),) * 5), **self._step_kwargs)
+        if not dynamic:
+            return raw, []
+        static = np.asarray(raw.step_seconds, dtype=np.float64).copy()
+        columns = []
+        for op, scale in self._dynamic_scales:
+            static = static - np.asarray(raw.op_seconds[op])
+            columns += [scale * np.broadcast_to(raw.op_flops[op], tokens.shape),
+                        np.broadcast_to(raw.op_bytes[op], tokens.shape)]
+        per_flop = 1.0 / np.broadcast_to(np.asarray(raw.op_flops_per_s[0], dtype=np.float64), tokens.shape)
+        return raw, [static, per_flop, *columns]
+
+    def _token_arrays(self, tokens: np.ndarray) -> list[np.ndarray]:  # the tables at these token counts (float64)
+        return self._tensor_token_arrays(tokens)[1]
 
     def _build_decode_coefficients(self) -> None:
         """Per decode sequence: fields = const + slope * context, below and at/above the window."""
@@ -210,13 +230,15 @@ class StepTimer:
         return np.stack(columns, axis=-1)
 
     def warm_chunk_cache(self, *, new_tokens: np.ndarray, context_tokens: np.ndarray, emits: bool) -> None:
-        """Fill `chunk_cache` for these chunks in one vectorized call (skips known ones)."""
-        pairs = np.unique(np.stack([np.asarray(new_tokens), np.asarray(context_tokens)]).astype(np.int64), axis=1)
-        keys = [(size, context, emits) for size, context in pairs.T.tolist()]
+        """Fill `chunk_cache` for these chunks in one vectorized call (skips known ones; distinct pairs by code)."""
+        sizes, contexts = (np.asarray(t).astype(np.int64) for t in (new_tokens, context_tokens))
+        base = int(contexts.max(initial=0)) + 1  # code = size * base + context, sorted as the (size, context) pairs
+        pairs = np.divmod(np.unique(sizes * base + contexts), base)
+        keys = [(size, context, emits) for size, context in zip(pairs[0].tolist(), pairs[1].tolist(), strict=True)]
         fresh = [i for i, key in enumerate(keys) if key not in self.chunk_cache]
         if not fresh:
             return
-        costs = self.chunk_costs(new_tokens=pairs[0, fresh], context_tokens=pairs[1, fresh], emits=emits).tolist()
+        costs = self.chunk_costs(new_tokens=pairs[0][fresh], context_tokens=pairs[1][fresh], emits=emits).tolist()
         for i, row in zip(fresh, costs, strict=True):
             self.chunk_cache[keys[i]] = tuple(row)
 
@@ -244,7 +266,7 @@ class StepTimer:
             total += max(flops * per_flop, bytes_ * self.seconds_per_byte)
         return total
 
-    def decode_tables(self) -> tuple[list[float], list[tuple[tuple[float, ...], ...]]]:
+    def decode_tables(self) -> tuple[TokenTable, DecodeRows]:
         """Per decode batch size B (all sequences decoding, no prefill): a static table and context lines.
 
         Returns (static_by_batch, lines_by_batch). static_by_batch[B] holds `static_seconds[B]`, B times
@@ -253,30 +275,31 @@ class StepTimer:
         sequences (f0, m0), their change per above-window sequence (fa, ma), and per context token below
         and above the window (fb, fab, mb, mab), ordered (f0, fa, fb, fab, m0, ma, mb, mab). A decode step
         costs static + sum over ops of max(f0 + fa*n_above + fb*ctx_below + fab*ctx_above, m0 + ...).
-        Built once per timer.
+        Built once per timer, a block of batch sizes at a time on first read (`lazy_tables`).
         """
         if self._decode_tables is None:
-            self._decode_tables = self._build_decode_tables()
+            size = self.max_tokens // self.decode_tokens_per_sequence + 1
+            static, rows = TableGroup(self._decode_arrays, size=size, count=2, block=ROW_BLOCK).tables
+            self._decode_tables = static, rows
         return self._decode_tables
 
-    def _build_decode_tables(self) -> tuple[list[float], list[tuple[tuple[float, ...], ...]]]:
+    def _decode_arrays(self, batches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`decode_tables` at these batch sizes (float64 array): static (batches), context lines (batches x ops x 8)."""
         # B decoding sequences put B x decode_tokens_per_sequence tokens in the step (the identity when 1).
-        tokens = np.arange(self.max_tokens // self.decode_tokens_per_sequence + 1) * self.decode_tokens_per_sequence
-        batches = np.arange(len(tokens), dtype=np.float64)
+        tokens = batches * self.decode_tokens_per_sequence
         ones = np.ones_like(batches)
-        per_flop = np.asarray(self.seconds_per_flop)[tokens]
+        static_by_tokens, per_flop, *dynamic = self._token_arrays(tokens)
         per_byte = self.seconds_per_byte
         # B decode sequences each cost the engine's per-sequence CPU time (0 unless the profile sets one).
-        static = np.asarray(self.static_seconds)[tokens] + self.per_sequence_seconds * batches
+        static = static_by_tokens + self.per_sequence_seconds * batches
         columns: list[np.ndarray] = []
-        for op, (fc, bc) in zip(self.dynamic, self.decode_coefficients, strict=True):
-            flops0 = (np.asarray(op.flops_by_tokens)[tokens] + fc[0] * batches) * per_flop
-            bytes0 = (np.asarray(op.bytes_by_tokens)[tokens] + bc[0] * batches) * per_byte
+        for k, (fc, bc) in enumerate(self.decode_coefficients):
+            flops0 = (dynamic[2 * k] + fc[0] * batches) * per_flop
+            bytes0 = (dynamic[2 * k + 1] + bc[0] * batches) * per_byte
             if fc[0] == fc[2] and bc[0] == bc[2] and not (fc[1] or fc[3] or bc[1] or bc[3]):
                 static += np.maximum(flops0, bytes0)
                 continue
             columns += [flops0, (fc[2] - fc[0]) * per_flop, fc[1] * per_flop, fc[3] * per_flop,
                         bytes0, (bc[2] - bc[0]) * per_byte * ones, bc[1] * per_byte * ones, bc[3] * per_byte * ones]
         rows = np.stack(columns, axis=-1).reshape(len(batches), -1, 8) if columns else np.zeros((len(batches), 0, 8))
-        lines = [tuple(tuple(op) for op in row) for row in rows.tolist()]
-        return static.tolist(), lines
+        return static, rows
