@@ -2,13 +2,13 @@
 (assembled by search/result.py).
 
 Candidates are simulated in waves of `WAVE`, cheapest $/month lower bound first. Before each wave a candidate is
-pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month lower
-bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row, search/rows.py,
-so a tie is simulated to list it), so it cannot enter the top K. Owned GPUs without host figures are never ranked,
-so never simulated (counted in `candidates_without_host`). With `keep_front=True` a candidate is also kept unless a
-simulated SLO-feasible configuration costs <= its lower bound and gives >= its tokens/s per user upper bound (then
-the $/M tokens vs tokens/s per user front is exact too; the tokens/s bound is loose, so this simulates far more).
-Without it the front is the front of the simulated configurations.
+pruned (search/prune.py) when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when
+its $/month lower bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one
+row, search/rows.py, so a tie is simulated to list it), so it cannot enter the top K. Owned GPUs without host
+figures are never ranked, so never simulated (counted in `candidates_without_host`). With `keep_front=True` a
+candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower bound and gives >= its
+tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is exact too; the tokens/s bound is
+loose, so this simulates far more). Without it the front is the front of the simulated configurations.
 Offerings and scalings of one replica configuration and engine share one simulation (they only price it).
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
 returns the same result; with more than one worker the screen runs as parallel jobs and the next candidates'
@@ -20,7 +20,6 @@ the models the decision's rules let compete (search/scope.py).
 from __future__ import annotations
 
 import datetime as dt
-import math
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
@@ -34,12 +33,13 @@ from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import Scenario
-from costmodel.search.costing import configuration, host_counted, searched_option
+from costmodel.search.costing import host_counted, searched_option
 from costmodel.search.executors import LocalExecutor, RayExecutor
-from costmodel.search.parallel import Simulations, screen_in_parallel
+from costmodel.search.parallel import SearchInputs, Simulations, screen_in_parallel
 from costmodel.search.parallel import usable_candidates as _usable
+from costmodel.search.prune import WaveRule
 from costmodel.search.result import SearchResult, ranked_rows, search_result
-from costmodel.search.rows import Configuration, collapse_key
+from costmodel.search.rows import Configuration
 from costmodel.search.rows import pareto_front as pareto_front
 from costmodel.search.scope import SearchScope, grouped_with, search_scope
 from costmodel.search.screen import ReplicaKey, Screened
@@ -47,29 +47,13 @@ from costmodel.search.space import Candidate, QualityFilter, enumerate_candidate
 from costmodel.serving.analytic import Capacity
 
 WAVE = 8
-TIE_USD = 0.005  # half a cent: a bound within it of the K-th cost may be one of its same-cost variants (rows.py)
 Progress = Callable[[float, str], None]  # (fraction done 0..1, what is running), e.g. the app's progress bar
 SCREEN_FRACTION = 0.1  # the bar's share for the roofline screen (a tenth of a search's time or less, measured)
 
 
-def _kth_cost(feasible: list[Configuration], *, top_k: int) -> float:
-    """The K-th cheapest cost among the rows' distinct collapse keys (same-cost variants count once)."""
-    costs = sorted({collapse_key(r): r.usd_per_month for r in feasible}.values())
-    return costs[top_k - 1] if len(costs) >= top_k else math.inf
-
-
-def _pruned(item: Screened, feasible: list[Configuration], *, kth_usd_per_month: float, keep_front: bool) -> bool:
-    """Safe: the candidate cannot meet the SLO, or its $/month LOWER bound already exceeds the K-th cheapest
-    simulated SLO-feasible cost (so it cannot enter the top K, nor be a same-cost variant of a row in it), and (keep_front) a simulated feasible one
-    is at least as cheap and at least as fast as its bounds allow."""
-    if not item.viable:
-        return True
-    if item.usd_per_month_lower <= kth_usd_per_month + TIE_USD:  # a tie may be a same-cost variant of the K-th row
-        return False
-    if not keep_front:
-        return True
-    return any(r.usd_per_month <= item.usd_per_month_lower
-               and r.tokens_per_second_per_user >= item.tokens_per_second_per_user_upper for r in feasible)
+def _kept_all(item: Screened) -> bool:
+    """The brute force's rule (prune=False): every candidate is simulated."""
+    return True
 
 
 def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
@@ -183,28 +167,32 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
                                              f"configurations with the roofline: {done}/{shares} models"))
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
                                             s.candidate.order_key))
-    simulations = Simulations(scenario, runner=runner, calibration=calibration, cache=cache)
+    if prune:  # the wave rule's first test, fixed per candidate: one pass here instead of one a wave
+        queue = [s for s in queue if s.viable]
+    simulations = Simulations(SearchInputs(scenario, sheet, calibration, today=today, scope=scope), runner=runner,
+                              cache=cache, queue=queue)
     report(SCREEN_FRACTION, f"screened {len(enumerated):,} configurations; simulating the cheapest")
     simulated: list[Configuration] = []
     capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica and engine
     hits = 0
     try:  # a hook that raises (the app's Cancel, Ctrl-C) drops the simulations started ahead
         while queue:
-            feasible = ranked_rows(simulated, accept_unverified=scenario.accept_unverified_latency)
-            kth = _kth_cost(feasible, top_k=top_k)
+            keeps = _kept_all
             if prune:
-                queue = [s for s in queue if not _pruned(s, feasible, kth_usd_per_month=kth, keep_front=keep_front)]
+                rule = WaveRule(ranked_rows(simulated, accept_unverified=scenario.accept_unverified_latency),
+                                top_k=top_k, keep_front=keep_front)
+                queue, keeps = rule.settle(queue), rule.keeps
             wave, queue = queue[:WAVE], queue[WAVE:]
             new = list({s.candidate.capacity_key: s.candidate for s in wave
                         if s.candidate.capacity_key not in capacities}.values())
-            simulations.start_ahead((s.candidate for s in queue), known=capacities)
-            values, wave_hits = simulations.capacities(new, each=_wave_hook(
+            simulations.start_ahead((s.candidate for s in queue), known=capacities, keeps=keeps)
+            values, wave_hits = simulations.capacities(new, keeps=keeps, each=_wave_hook(
                 report, simulated=len(simulated), at=simulated_fraction(simulated=len(simulated),
                                                                         queued=len(wave) + len(queue))))
             hits += wave_hits
             capacities.update(zip((c.capacity_key for c in new), values, strict=True))
-            simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.capacity_key],
-                                           gpu_sheet=sheet, today=today, scope=scope) for s in wave)
+            simulated.extend(simulations.row(s.candidate, capacities[s.candidate.capacity_key], gpu_sheet=sheet,
+                                             today=today, scope=scope) for s in wave)
             report(simulated_fraction(simulated=len(simulated), queued=len(queue)),
                    f"simulated {len(simulated):,} configurations")
     finally:
