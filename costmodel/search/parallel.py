@@ -1,9 +1,13 @@
 """The search's parallel seam: the screen split into jobs, and simulations started ahead of the waves.
 
-Screen: the usable-candidate check and the vectorized roofline run per model (per model and hardware when
-the executor has more than one worker, so a search of few models still spreads), as `runner.map` jobs. Each
-value is elementwise, so a candidate's bounds do not depend on which others share its arrays, and the
-search sorts the screened queue by a total order: the result is the same however the jobs are cut.
+Screen: the usable-candidate check and the vectorized roofline run per model, in this process with one
+worker. With more than one, each (model, accelerator) block of the space is a `runner.map` job that also
+enumerates its candidates and leaves out owned GPUs without host figures (so a search of few models still
+spreads, and the search's own process neither enumerates nor sends candidates out), and, when the search
+prunes, drops the candidates the bounds show cannot meet the SLO (which the wave rule prunes first). Each
+value is elementwise, so a candidate's bounds do not depend on which others share its arrays; blocks come back
+in enumeration order and the search sorts the screened queue by a total order: the result is the same
+however the jobs are cut.
 
 Simulations: the search settles its queue in waves (search.run); the candidates a wave simulates, and so its
 result, depend only on the waves before. With a pool or a cluster, `Simulations` also starts the next
@@ -27,19 +31,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from costmodel.catalog import ModelSpec
+from costmodel.catalog import ModelSpec, load_model
 from costmodel.decision.capacity import CapacityCache, option_capacity_key, self_host_capacity
 from costmodel.decision.validity import self_host_exclusion
 from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.scenario import Scenario
-from costmodel.search.costing import configuration
+from costmodel.search.costing import configuration, host_counted, searched_option
 from costmodel.search.executors import LocalExecutor, RayExecutor
 from costmodel.search.rows import Configuration
 from costmodel.search.scope import SearchScope
 from costmodel.search.screen import ReplicaKey, Screened, screen_candidates
 from costmodel.search.shared import Shared
-from costmodel.search.space import Candidate
+from costmodel.search.space import Candidate, SearchSpace
 from costmodel.serving.analytic import Capacity
 
 LOOKAHEAD_PER_WORKER = 2
@@ -56,6 +60,18 @@ def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
             verdicts[c.replica_key] = self_host_exclusion(c.option(name="search"), scenario,
                                                           model_spec=model_specs[c.model]) is None
     return tuple(c for c in candidates if verdicts[c.replica_key])
+
+
+def hosted_candidates(scenario: Scenario, candidates: Sequence[Candidate], *,
+                      sheet: PriceSheet[GpuPriceRow]) -> tuple[Candidate, ...]:
+    """The candidates whose cost counts their host (an owned GPU without host figures is never ranked, so it is
+    not simulated either)."""
+    verdicts: dict[tuple[str, str], bool] = {}
+    for c in candidates:
+        key = (c.hardware, c.offering)  # host figures: the offering's row and the scenario's overrides on the hardware
+        if key not in verdicts:
+            verdicts[key] = host_counted(searched_option(scenario, c, name="search"), sheet)
+    return tuple(c for c in candidates if verdicts[(c.hardware, c.offering)])
 
 
 @dataclass(frozen=True)
@@ -108,6 +124,36 @@ def screen_in_parallel(scenario: Scenario, candidates: tuple[Candidate, ...], *,
 
 
 @dataclass(frozen=True)
+class BlockJob:
+    """One (model, accelerator) block of the space to enumerate, filter and screen in a worker."""
+
+    inputs: Shared[SearchInputs]
+    space: Shared[SearchSpace]
+    block: tuple[str, str]
+    viable_only: bool
+
+
+def screen_block(job: BlockJob) -> tuple[int, int, tuple[Screened, ...]]:
+    """(candidates enumerated, those with their host counted, the usable ones' bounds) of one block."""
+    inputs, (model_id, hardware) = job.inputs.value, job.block
+    enumerated = job.space.value.block(model_id, hardware)
+    hosted = hosted_candidates(inputs.scenario, enumerated, sheet=inputs.gpu_sheet)
+    specs = {model_id: load_model(model_id)}
+    usable = usable_candidates(inputs.scenario, hosted, model_specs=specs)
+    screened = screen_candidates(inputs.scenario, usable, gpu_sheet=inputs.gpu_sheet, calibration=inputs.calibration,
+                                 model_specs=specs)
+    return len(enumerated), len(hosted), tuple(s for s in screened if s.viable) if job.viable_only else screened
+
+
+def screen_space(inputs: Shared[SearchInputs], space: SearchSpace, *, runner: Runner,
+                 viable_only: bool) -> tuple[int, int, tuple[Screened, ...]]:
+    """`screen_block` over every block as `runner.map` jobs: the totals and the bounds in enumeration order."""
+    shared = Shared(space)
+    parts = runner.map(screen_block, [BlockJob(inputs, shared, block, viable_only) for block in space.blocks()])
+    return (sum(p[0] for p in parts), sum(p[1] for p in parts), tuple(s for p in parts for s in p[2]))
+
+
+@dataclass(frozen=True)
 class SimulationJob:
     """One replica configuration to simulate, and the candidates sharing it to cost (what a worker needs)."""
 
@@ -140,15 +186,15 @@ class Simulations:
     """Capacities for the search's waves: from the cache, from a simulation started ahead, or simulated now;
     with more than one worker, also the rows its tasks costed (module docstring)."""
 
-    def __init__(self, inputs: SearchInputs, *, runner: Runner, cache: CapacityCache | None,
+    def __init__(self, inputs: Shared[SearchInputs], *, runner: Runner, cache: CapacityCache | None,
                  queue: Sequence[Screened] = ()) -> None:
-        self._scenario, self._calibration = inputs.scenario, inputs.calibration
+        self._scenario, self._calibration = inputs.value.scenario, inputs.value.calibration
         self._runner, self._cache = runner, cache
-        self._inputs = Shared(inputs)
+        self._inputs = inputs
         self._running: dict[ReplicaKey, Any] = {}  # capacity key -> executor handle, started ahead
         self._rows: dict[Candidate, Configuration] = {}  # rows the tasks costed, until the search takes them
         self._sharing: dict[ReplicaKey, list[Screened]] = {}  # capacity key -> its queued candidates, in order
-        if runner.parallelism > 1 and inputs.today is not None:
+        if runner.parallelism > 1 and inputs.value.today is not None:
             for s in queue:
                 self._sharing.setdefault(s.candidate.capacity_key, []).append(s)
 

@@ -33,9 +33,15 @@ from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import Scenario
-from costmodel.search.costing import host_counted, searched_option
+from costmodel.search.costing import searched_option
 from costmodel.search.executors import LocalExecutor, RayExecutor
-from costmodel.search.parallel import SearchInputs, Simulations, screen_in_parallel
+from costmodel.search.parallel import (
+    SearchInputs,
+    Simulations,
+    hosted_candidates,
+    screen_in_parallel,
+    screen_space,
+)
 from costmodel.search.parallel import usable_candidates as _usable
 from costmodel.search.prune import WaveRule
 from costmodel.search.result import SearchResult, ranked_rows, search_result
@@ -43,7 +49,8 @@ from costmodel.search.rows import Configuration
 from costmodel.search.rows import pareto_front as pareto_front
 from costmodel.search.scope import SearchScope, grouped_with, search_scope
 from costmodel.search.screen import ReplicaKey, Screened
-from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates
+from costmodel.search.shared import Shared
+from costmodel.search.space import EMPTY_SPACE, Candidate, QualityFilter, enumerate_candidates, search_space
 from costmodel.serving.analytic import Capacity
 
 WAVE = 8
@@ -61,18 +68,6 @@ def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
     """Candidates the decision would evaluate (no exclusion: TP and dtypes valid, lengths servable)."""
     specs = model_specs if model_specs is not None else {m: load_model(m) for m in {c.model for c in candidates}}
     return _usable(scenario, candidates, model_specs=specs)
-
-
-def _with_host(scenario: Scenario, candidates: tuple[Candidate, ...], *,
-               sheet: PriceSheet[GpuPriceRow]) -> tuple[Candidate, ...]:
-    """The candidates whose cost counts their host (an owned GPU without host figures is never ranked, so it is
-    not simulated either)."""
-    verdicts: dict[tuple[str, str], bool] = {}
-    for c in candidates:
-        key = (c.hardware, c.offering)  # host figures: the offering's row and the scenario's overrides on the hardware
-        if key not in verdicts:
-            verdicts[key] = host_counted(searched_option(scenario, c, name="search"), sheet)
-    return tuple(c for c in candidates if verdicts[(c.hardware, c.offering)])
 
 
 def _scope(scenario: Scenario, *, api_sheet: PriceSheet[ApiPriceRow] | None, quality_sheet: QualitySheet | None,
@@ -156,22 +151,15 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
     sheet = gpu_sheet or load_gpu_prices()
     today = scenario.evaluation_date(override=today)
     scope = _scope(scenario, api_sheet=api_sheet, quality_sheet=quality_sheet, today=today)
-    enumerated = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality, model_ids=scope.models)
-    specs = {m: load_model(m) for m in {c.model for c in enumerated}}
-    hosted = _with_host(scenario, enumerated, sheet=sheet)
     runner = executor or LocalExecutor()
     report = progress or _silent
-    screened = screen_in_parallel(
-        scenario, hosted, gpu_sheet=sheet, calibration=calibration, model_specs=specs, runner=runner,
-        progress=lambda done, shares: report(SCREEN_FRACTION * done / shares, f"screening {len(enumerated):,} "
-                                             f"configurations with the roofline: {done}/{shares} models"))
+    inputs = Shared(SearchInputs(scenario, sheet, calibration, today=today, scope=scope))
+    enumerated, hosted, screened = _screen(inputs, runner=runner, quality=quality, models=scope.models,
+                                           viable_only=prune, report=report)
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
                                             s.candidate.order_key))
-    if prune:  # the wave rule's first test, fixed per candidate: one pass here instead of one a wave
-        queue = [s for s in queue if s.viable]
-    simulations = Simulations(SearchInputs(scenario, sheet, calibration, today=today, scope=scope), runner=runner,
-                              cache=cache, queue=queue)
-    report(SCREEN_FRACTION, f"screened {len(enumerated):,} configurations; simulating the cheapest")
+    simulations = Simulations(inputs, runner=runner, cache=cache, queue=queue)
+    report(SCREEN_FRACTION, f"screened {enumerated:,} configurations; simulating the cheapest")
     simulated: list[Configuration] = []
     capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica and engine
     hits = 0
@@ -197,8 +185,30 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
                    f"simulated {len(simulated):,} configurations")
     finally:
         simulations.discard()
-    return search_result(simulated, top_k=top_k, enumerated=len(enumerated), started=started, hits=hits, scope=scope,
-                         without_host=len(enumerated) - len(hosted), accept_unverified=scenario.accept_unverified_latency)
+    return search_result(simulated, top_k=top_k, enumerated=enumerated, started=started, hits=hits, scope=scope,
+                         without_host=enumerated - hosted, accept_unverified=scenario.accept_unverified_latency)
+
+
+def _screen(inputs: Shared[SearchInputs], *, runner: LocalExecutor | RayExecutor, quality: QualityFilter | None,
+            models: tuple[str, ...], viable_only: bool, report: Progress) -> tuple[int, int, tuple[Screened, ...]]:
+    """(candidates enumerated, those with their host counted, the usable ones' bounds, only the viable with
+    `viable_only`: the wave rule's first test, fixed per candidate, so applied once here, not once a wave): here
+    by model with one worker, else by block in the workers (search/parallel.py)."""
+    scenario, sheet = inputs.value.scenario, inputs.value.gpu_sheet
+    if runner.parallelism > 1:
+        space = search_space(scenario, gpu_sheet=sheet, quality=quality, model_ids=models)
+        enumerated, hosted, screened = screen_space(inputs, space, runner=runner, viable_only=viable_only)
+        if not enumerated:
+            raise CostmodelError(EMPTY_SPACE)
+        return enumerated, hosted, screened
+    candidates = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality, model_ids=models)
+    specs = {m: load_model(m) for m in {c.model for c in candidates}}
+    with_host = hosted_candidates(scenario, candidates, sheet=sheet)
+    screened = screen_in_parallel(
+        scenario, with_host, gpu_sheet=sheet, calibration=inputs.value.calibration, model_specs=specs, runner=runner,
+        progress=lambda done, shares: report(SCREEN_FRACTION * done / shares, f"screening {len(candidates):,} "
+                                             f"configurations with the roofline: {done}/{shares} models"))
+    return len(candidates), len(with_host), tuple(s for s in screened if s.viable) if viable_only else screened
 
 
 def option_name(rank: int, configuration: Configuration) -> str:
