@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import compileall
 import functools
+import os
 import resource
 import statistics
 import subprocess
@@ -43,6 +44,32 @@ def child_cpu_seconds(args: Sequence[str], *, cwd: Path = ROOT) -> float:
 def median_cpu_seconds(args: Sequence[str], *, runs: int, cwd: Path = ROOT) -> float:
     """Median CPU seconds over `runs` runs."""
     return statistics.median(child_cpu_seconds(args, cwd=cwd) for _ in range(runs))
+
+
+def descendants_cpu_seconds() -> float | None:
+    """CPU seconds (user + sys) so far of the live processes under this one (Linux /proc; None elsewhere): a
+    local Ray's workers are the raylet's children, so RUSAGE_CHILDREN misses them unless the raylet reaps them."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # ended while listed
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after the command name, which may hold spaces
+        parents[int(entry.name)] = int(fields[1])
+        cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime (proc(5))
+    under, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier and pid not in under}
+        under |= frontier
+    return sum(cpu[pid] for pid in under)
 
 
 def verdict(*, value: float, target: float, higher_is_better: bool = False) -> str:

@@ -1,9 +1,13 @@
 """The search's parallel seam: the screen split into jobs, and simulations started ahead of the waves.
 
-Screen: the usable-candidate check and the vectorized roofline run per model (per model and hardware when
-the executor has more than one worker, so a search of few models still spreads), as `runner.map` jobs. Each
-value is elementwise, so a candidate's bounds do not depend on which others share its arrays, and the
-search sorts the screened queue by a total order: the result is the same however the jobs are cut.
+Screen: the usable-candidate check and the vectorized roofline run per model, in this process with one
+worker. With more than one, each (model, accelerator) block of the space is a `runner.map` job that also
+enumerates its candidates and leaves out owned GPUs without host figures (so a search of few models still
+spreads, and the search's own process neither enumerates nor sends candidates out), and, when the search
+prunes, drops the candidates the bounds show cannot meet the SLO (which the wave rule prunes first). Each
+value is elementwise, so a candidate's bounds do not depend on which others share its arrays; blocks come back
+in enumeration order and the search sorts the screened queue by a total order: the result is the same
+however the jobs are cut.
 
 Simulations: the search settles its queue in waves (search.run); the candidates a wave simulates, and so its
 result, depend only on the waves before. With a pool or a cluster, `Simulations` also starts the next
@@ -11,23 +15,35 @@ candidates of the queue, up to `LOOKAHEAD_PER_WORKER` per worker in flight, whil
 wave then collects what is already running. A capacity is a pure function of its candidate, so starting one
 early changes no value; one the wave rule later prunes is discarded unread (spent work, never a result), and
 it reaches neither the capacity cache nor the counts. With 1 worker nothing is started ahead.
+
+With more than one worker a simulation's task also costs the queued candidates that share its capacity (its
+offerings and scalings, `search/costing.py`), those the wave rule still keeps when it starts, so the search's
+own process only collects rows; a capacity from the cache is costed here, as is everything with 1 worker. The
+queue only shrinks, so a candidate a later wave takes was queued, so kept, when its simulation started; one
+costed and pruned after is spent work, never a result, and a row the task did not cost is costed here.
+What every task reads (scenario, calibration, price sheet, scope) is sent as one `Shared` (search/shared.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import datetime as dt
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from costmodel.catalog import ModelSpec
+from costmodel.catalog import ModelSpec, load_model
 from costmodel.decision.capacity import CapacityCache, option_capacity_key, self_host_capacity
 from costmodel.decision.validity import self_host_exclusion
 from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.scenario import Scenario
+from costmodel.search.costing import configuration, host_counted, searched_option
 from costmodel.search.executors import LocalExecutor, RayExecutor
+from costmodel.search.rows import Configuration
+from costmodel.search.scope import SearchScope
 from costmodel.search.screen import ReplicaKey, Screened, screen_candidates
-from costmodel.search.space import Candidate
+from costmodel.search.shared import Shared
+from costmodel.search.space import Candidate, SearchSpace
 from costmodel.serving.analytic import Capacity
 
 LOOKAHEAD_PER_WORKER = 2
@@ -46,22 +62,44 @@ def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
     return tuple(c for c in candidates if verdicts[c.replica_key])
 
 
+def hosted_candidates(scenario: Scenario, candidates: Sequence[Candidate], *,
+                      sheet: PriceSheet[GpuPriceRow]) -> tuple[Candidate, ...]:
+    """The candidates whose cost counts their host (an owned GPU without host figures is never ranked, so it is
+    not simulated either)."""
+    verdicts: dict[tuple[str, str], bool] = {}
+    for c in candidates:
+        key = (c.hardware, c.offering)  # host figures: the offering's row and the scenario's overrides on the hardware
+        if key not in verdicts:
+            verdicts[key] = host_counted(searched_option(scenario, c, name="search"), sheet)
+    return tuple(c for c in candidates if verdicts[(c.hardware, c.offering)])
+
+
+@dataclass(frozen=True)
+class SearchInputs:
+    """What every screen and simulation task of one search reads (sent once per worker as a `Shared`)."""
+
+    scenario: Scenario
+    gpu_sheet: PriceSheet[GpuPriceRow]
+    calibration: Calibration | None
+    today: dt.date | None = None  # for costing (search/costing.py); None: the tasks cost nothing
+    scope: SearchScope | None = None
+
+
 @dataclass(frozen=True)
 class ScreenJob:
     """One share of the screen: candidates of one model (and hardware), with what screening them reads."""
 
-    scenario: Scenario
+    inputs: Shared[SearchInputs]
     candidates: tuple[Candidate, ...]
-    gpu_sheet: PriceSheet[GpuPriceRow]
-    calibration: Calibration | None
     model_specs: dict[str, ModelSpec]
 
 
 def screen_job(job: ScreenJob) -> tuple[int, tuple[Screened, ...]]:
     """(usable candidates, their bounds) of one share."""
-    usable = usable_candidates(job.scenario, job.candidates, model_specs=job.model_specs)
-    return len(usable), screen_candidates(job.scenario, usable, gpu_sheet=job.gpu_sheet,
-                                          calibration=job.calibration, model_specs=job.model_specs)
+    inputs = job.inputs.value
+    usable = usable_candidates(inputs.scenario, job.candidates, model_specs=job.model_specs)
+    return len(usable), screen_candidates(inputs.scenario, usable, gpu_sheet=inputs.gpu_sheet,
+                                          calibration=inputs.calibration, model_specs=job.model_specs)
 
 
 def screen_in_parallel(scenario: Scenario, candidates: tuple[Candidate, ...], *, gpu_sheet: PriceSheet[GpuPriceRow],
@@ -74,8 +112,8 @@ def screen_in_parallel(scenario: Scenario, candidates: tuple[Candidate, ...], *,
     for c in candidates:
         key = (c.model,) if runner.parallelism == 1 else (c.model, c.hardware)
         shares.setdefault(key, []).append(c)
-    jobs = [ScreenJob(scenario, tuple(share), gpu_sheet, calibration, {share[0].model: model_specs[share[0].model]})
-            for share in shares.values()]
+    inputs = Shared(SearchInputs(scenario, gpu_sheet, calibration))
+    jobs = [ScreenJob(inputs, tuple(share), {share[0].model: model_specs[share[0].model]}) for share in shares.values()]
     if runner.parallelism > 1 or progress is None:
         return tuple(s for _, part in runner.map(screen_job, jobs) for s in part)
     parts: list[Screened] = []
@@ -86,38 +124,91 @@ def screen_in_parallel(scenario: Scenario, candidates: tuple[Candidate, ...], *,
 
 
 @dataclass(frozen=True)
-class SimulationJob:
-    """One replica configuration to simulate (what a worker needs)."""
+class BlockJob:
+    """One (model, accelerator) block of the space to enumerate, filter and screen in a worker."""
 
-    scenario: Scenario
+    inputs: Shared[SearchInputs]
+    space: Shared[SearchSpace]
+    block: tuple[str, str]
+    viable_only: bool
+
+
+def screen_block(job: BlockJob) -> tuple[int, int, tuple[Screened, ...]]:
+    """(candidates enumerated, those with their host counted, the usable ones' bounds) of one block."""
+    inputs, (model_id, hardware) = job.inputs.value, job.block
+    enumerated = job.space.value.block(model_id, hardware)
+    hosted = hosted_candidates(inputs.scenario, enumerated, sheet=inputs.gpu_sheet)
+    specs = {model_id: load_model(model_id)}
+    usable = usable_candidates(inputs.scenario, hosted, model_specs=specs)
+    screened = screen_candidates(inputs.scenario, usable, gpu_sheet=inputs.gpu_sheet, calibration=inputs.calibration,
+                                 model_specs=specs)
+    return len(enumerated), len(hosted), tuple(s for s in screened if s.viable) if job.viable_only else screened
+
+
+def screen_space(inputs: Shared[SearchInputs], space: SearchSpace, *, runner: Runner,
+                 viable_only: bool) -> tuple[int, int, tuple[Screened, ...]]:
+    """`screen_block` over every block as `runner.map` jobs: the totals and the bounds in enumeration order."""
+    shared = Shared(space)
+    parts = runner.map(screen_block, [BlockJob(inputs, shared, block, viable_only) for block in space.blocks()])
+    return (sum(p[0] for p in parts), sum(p[1] for p in parts), tuple(s for p in parts for s in p[2]))
+
+
+@dataclass(frozen=True)
+class SimulationJob:
+    """One replica configuration to simulate, and the candidates sharing it to cost (what a worker needs)."""
+
+    inputs: Shared[SearchInputs]
     candidate: Candidate
-    calibration: Calibration | None
+    costed: tuple[Candidate, ...] = ()
 
 
 def simulate_capacity(job: SimulationJob) -> CapacityValue:
     """Capacity per replica at the SLO from the decision's simulator (the offering does not change it)."""
     option = job.candidate.option(name="search")
-    return self_host_capacity(job.scenario, option, calibration=job.calibration, cache=CapacityCache())
+    inputs = job.inputs.value
+    return self_host_capacity(inputs.scenario, option, calibration=inputs.calibration, cache=CapacityCache())
+
+
+def simulate_and_cost(job: SimulationJob) -> tuple[CapacityValue, tuple[Configuration, ...]]:
+    """The capacity, and the decision's row of each `costed` candidate at it (search/costing.py)."""
+    value = simulate_capacity(job)
+    inputs = job.inputs.value
+    if not job.costed or inputs.today is None:
+        return value, ()
+    return value, tuple(configuration(inputs.scenario, c, value, gpu_sheet=inputs.gpu_sheet, today=inputs.today,
+                                      scope=inputs.scope) for c in job.costed)
+
+
+Keeps = Callable[[Screened], bool]  # the wave rule at this wave (search/prune.py `WaveRule.keeps`)
 
 
 class Simulations:
-    """Capacities for the search's waves: from the cache, from a simulation started ahead, or simulated now."""
+    """Capacities for the search's waves: from the cache, from a simulation started ahead, or simulated now;
+    with more than one worker, also the rows its tasks costed (module docstring)."""
 
-    def __init__(self, scenario: Scenario, *, runner: Runner, calibration: Calibration | None,
-                 cache: CapacityCache | None) -> None:
-        self._scenario, self._runner, self._calibration, self._cache = scenario, runner, calibration, cache
+    def __init__(self, inputs: Shared[SearchInputs], *, runner: Runner, cache: CapacityCache | None,
+                 queue: Sequence[Screened] = ()) -> None:
+        self._scenario, self._calibration = inputs.value.scenario, inputs.value.calibration
+        self._runner, self._cache = runner, cache
+        self._inputs = inputs
         self._running: dict[ReplicaKey, Any] = {}  # capacity key -> executor handle, started ahead
+        self._rows: dict[Candidate, Configuration] = {}  # rows the tasks costed, until the search takes them
+        self._sharing: dict[ReplicaKey, list[Screened]] = {}  # capacity key -> its queued candidates, in order
+        if runner.parallelism > 1 and inputs.value.today is not None:
+            for s in queue:
+                self._sharing.setdefault(s.candidate.capacity_key, []).append(s)
 
     def _cache_key(self, candidate: Candidate) -> Any:
         # The key the decision itself stores under (its SLO tightened by the engine's documented error).
         return option_capacity_key(self._scenario, candidate.option(name="search"), calibration=self._calibration)
 
-    def _start(self, candidate: Candidate) -> None:
-        if candidate.capacity_key not in self._running:
-            job = SimulationJob(self._scenario, candidate, self._calibration)
-            self._running[candidate.capacity_key] = self._runner.submit(simulate_capacity, job)
+    def _start(self, candidate: Candidate, keeps: Keeps) -> None:
+        key = candidate.capacity_key
+        if key not in self._running:
+            costed = tuple(s.candidate for s in self._sharing.pop(key, ()) if keeps(s))
+            self._running[key] = self._runner.submit(simulate_and_cost, SimulationJob(self._inputs, candidate, costed))
 
-    def start_ahead(self, upcoming: Iterable[Candidate], *, known: Mapping[ReplicaKey, object]) -> None:
+    def start_ahead(self, upcoming: Iterable[Candidate], *, known: Mapping[ReplicaKey, object], keeps: Keeps) -> None:
         """Start the first upcoming candidates not known, not running and not cached, until the executor
         has LOOKAHEAD_PER_WORKER per worker in flight (nothing with 1 worker)."""
         limit = LOOKAHEAD_PER_WORKER * self._runner.parallelism if self._runner.parallelism > 1 else 0
@@ -128,9 +219,9 @@ class Simulations:
             if key in known or key in self._running:
                 continue
             if self._cache is None or self._cache.get(self._cache_key(c)) is None:
-                self._start(c)
+                self._start(c, keeps)
 
-    def capacities(self, candidates: list[Candidate], *,
+    def capacities(self, candidates: list[Candidate], *, keeps: Keeps,
                    each: Callable[[int, int], None] | None = None) -> tuple[list[CapacityValue], int]:
         """Capacity of each candidate's replica: from the cache when it holds it, else simulated (or collected
         from a simulation started ahead) and stored in the cache; also the number of cache hits.
@@ -139,15 +230,24 @@ class Simulations:
         found = {k: hit for k in keys if self._cache is not None and (hit := self._cache.get(k)) is not None}
         missing = [(c, k) for c, k in zip(candidates, keys, strict=True) if k not in found]
         for c, _ in missing:  # all of the wave in flight before waiting on the first
-            self._start(c)
+            self._start(c, keeps)
         for done, (c, key) in enumerate(missing, start=1):
-            value = self._runner.collect(self._running.pop(c.capacity_key))
+            value, rows = self._runner.collect(self._running.pop(c.capacity_key))
+            self._rows.update((r.candidate(), r) for r in rows)
             found[key] = value
             if self._cache is not None:
                 self._cache.put(key, value)
             if each is not None:
                 each(done, len(missing))
         return [found[k] for k in keys], len(candidates) - len(missing)
+
+    def row(self, candidate: Candidate, capacity: CapacityValue, *, gpu_sheet: PriceSheet[GpuPriceRow],
+            today: dt.date, scope: SearchScope) -> Configuration:
+        """The candidate's row: the one its simulation's task costed, else costed here."""
+        costed = self._rows.pop(candidate, None)
+        if costed is not None:
+            return costed
+        return configuration(self._scenario, candidate, capacity, gpu_sheet=gpu_sheet, today=today, scope=scope)
 
     def discard(self) -> None:
         """Drop the simulations started ahead that no wave needed."""

@@ -2,13 +2,13 @@
 (assembled by search/result.py).
 
 Candidates are simulated in waves of `WAVE`, cheapest $/month lower bound first. Before each wave a candidate is
-pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its $/month lower
-bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row, search/rows.py,
-so a tie is simulated to list it), so it cannot enter the top K. Owned GPUs without host figures are never ranked,
-so never simulated (counted in `candidates_without_host`). With `keep_front=True` a candidate is also kept unless a
-simulated SLO-feasible configuration costs <= its lower bound and gives >= its tokens/s per user upper bound (then
-the $/M tokens vs tokens/s per user front is exact too; the tokens/s bound is loose, so this simulates far more).
-Without it the front is the front of the simulated configurations.
+pruned (search/prune.py) when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when
+its $/month lower bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one
+row, search/rows.py, so a tie is simulated to list it), so it cannot enter the top K. Owned GPUs without host
+figures are never ranked, so never simulated (counted in `candidates_without_host`). With `keep_front=True` a
+candidate is also kept unless a simulated SLO-feasible configuration costs <= its lower bound and gives >= its
+tokens/s per user upper bound (then the $/M tokens vs tokens/s per user front is exact too; the tokens/s bound is
+loose, so this simulates far more). Without it the front is the front of the simulated configurations.
 Offerings and scalings of one replica configuration and engine share one simulation (they only price it).
 Waves have a fixed size whatever the executor or worker count, so every executor simulates the same set and
 returns the same result; with more than one worker the screen runs as parallel jobs and the next candidates'
@@ -20,7 +20,6 @@ the models the decision's rules let compete (search/scope.py).
 from __future__ import annotations
 
 import datetime as dt
-import math
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
@@ -34,42 +33,34 @@ from costmodel.measurements.calibration import Calibration
 from costmodel.pricing import ApiPriceRow, GpuPriceRow, PriceSheet, load_api_prices, load_gpu_prices
 from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import Scenario
-from costmodel.search.costing import configuration, host_counted, searched_option
+from costmodel.search.costing import searched_option
 from costmodel.search.executors import LocalExecutor, RayExecutor
-from costmodel.search.parallel import Simulations, screen_in_parallel
+from costmodel.search.parallel import (
+    SearchInputs,
+    Simulations,
+    hosted_candidates,
+    screen_in_parallel,
+    screen_space,
+)
 from costmodel.search.parallel import usable_candidates as _usable
+from costmodel.search.prune import WaveRule
 from costmodel.search.result import SearchResult, ranked_rows, search_result
-from costmodel.search.rows import Configuration, collapse_key
+from costmodel.search.rows import Configuration
 from costmodel.search.rows import pareto_front as pareto_front
 from costmodel.search.scope import SearchScope, grouped_with, search_scope
 from costmodel.search.screen import ReplicaKey, Screened
-from costmodel.search.space import Candidate, QualityFilter, enumerate_candidates
+from costmodel.search.shared import Shared
+from costmodel.search.space import EMPTY_SPACE, Candidate, QualityFilter, enumerate_candidates, search_space
 from costmodel.serving.analytic import Capacity
 
 WAVE = 8
-TIE_USD = 0.005  # half a cent: a bound within it of the K-th cost may be one of its same-cost variants (rows.py)
 Progress = Callable[[float, str], None]  # (fraction done 0..1, what is running), e.g. the app's progress bar
 SCREEN_FRACTION = 0.1  # the bar's share for the roofline screen (a tenth of a search's time or less, measured)
 
 
-def _kth_cost(feasible: list[Configuration], *, top_k: int) -> float:
-    """The K-th cheapest cost among the rows' distinct collapse keys (same-cost variants count once)."""
-    costs = sorted({collapse_key(r): r.usd_per_month for r in feasible}.values())
-    return costs[top_k - 1] if len(costs) >= top_k else math.inf
-
-
-def _pruned(item: Screened, feasible: list[Configuration], *, kth_usd_per_month: float, keep_front: bool) -> bool:
-    """Safe: the candidate cannot meet the SLO, or its $/month LOWER bound already exceeds the K-th cheapest
-    simulated SLO-feasible cost (so it cannot enter the top K, nor be a same-cost variant of a row in it), and (keep_front) a simulated feasible one
-    is at least as cheap and at least as fast as its bounds allow."""
-    if not item.viable:
-        return True
-    if item.usd_per_month_lower <= kth_usd_per_month + TIE_USD:  # a tie may be a same-cost variant of the K-th row
-        return False
-    if not keep_front:
-        return True
-    return any(r.usd_per_month <= item.usd_per_month_lower
-               and r.tokens_per_second_per_user >= item.tokens_per_second_per_user_upper for r in feasible)
+def _kept_all(item: Screened) -> bool:
+    """The brute force's rule (prune=False): every candidate is simulated."""
+    return True
 
 
 def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
@@ -77,18 +68,6 @@ def usable_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *,
     """Candidates the decision would evaluate (no exclusion: TP and dtypes valid, lengths servable)."""
     specs = model_specs if model_specs is not None else {m: load_model(m) for m in {c.model for c in candidates}}
     return _usable(scenario, candidates, model_specs=specs)
-
-
-def _with_host(scenario: Scenario, candidates: tuple[Candidate, ...], *,
-               sheet: PriceSheet[GpuPriceRow]) -> tuple[Candidate, ...]:
-    """The candidates whose cost counts their host (an owned GPU without host figures is never ranked, so it is
-    not simulated either)."""
-    verdicts: dict[tuple[str, str], bool] = {}
-    for c in candidates:
-        key = (c.hardware, c.offering)  # host figures: the offering's row and the scenario's overrides on the hardware
-        if key not in verdicts:
-            verdicts[key] = host_counted(searched_option(scenario, c, name="search"), sheet)
-    return tuple(c for c in candidates if verdicts[(c.hardware, c.offering)])
 
 
 def _scope(scenario: Scenario, *, api_sheet: PriceSheet[ApiPriceRow] | None, quality_sheet: QualitySheet | None,
@@ -172,45 +151,64 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
     sheet = gpu_sheet or load_gpu_prices()
     today = scenario.evaluation_date(override=today)
     scope = _scope(scenario, api_sheet=api_sheet, quality_sheet=quality_sheet, today=today)
-    enumerated = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality, model_ids=scope.models)
-    specs = {m: load_model(m) for m in {c.model for c in enumerated}}
-    hosted = _with_host(scenario, enumerated, sheet=sheet)
     runner = executor or LocalExecutor()
     report = progress or _silent
-    screened = screen_in_parallel(
-        scenario, hosted, gpu_sheet=sheet, calibration=calibration, model_specs=specs, runner=runner,
-        progress=lambda done, shares: report(SCREEN_FRACTION * done / shares, f"screening {len(enumerated):,} "
-                                             f"configurations with the roofline: {done}/{shares} models"))
+    inputs = Shared(SearchInputs(scenario, sheet, calibration, today=today, scope=scope))
+    enumerated, hosted, screened = _screen(inputs, runner=runner, quality=quality, models=scope.models,
+                                           viable_only=prune, report=report)
     queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
                                             s.candidate.order_key))
-    simulations = Simulations(scenario, runner=runner, calibration=calibration, cache=cache)
-    report(SCREEN_FRACTION, f"screened {len(enumerated):,} configurations; simulating the cheapest")
+    simulations = Simulations(inputs, runner=runner, cache=cache, queue=queue)
+    report(SCREEN_FRACTION, f"screened {enumerated:,} configurations; simulating the cheapest")
     simulated: list[Configuration] = []
     capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica and engine
     hits = 0
     try:  # a hook that raises (the app's Cancel, Ctrl-C) drops the simulations started ahead
         while queue:
-            feasible = ranked_rows(simulated, accept_unverified=scenario.accept_unverified_latency)
-            kth = _kth_cost(feasible, top_k=top_k)
+            keeps = _kept_all
             if prune:
-                queue = [s for s in queue if not _pruned(s, feasible, kth_usd_per_month=kth, keep_front=keep_front)]
+                rule = WaveRule(ranked_rows(simulated, accept_unverified=scenario.accept_unverified_latency),
+                                top_k=top_k, keep_front=keep_front)
+                queue, keeps = rule.settle(queue), rule.keeps
             wave, queue = queue[:WAVE], queue[WAVE:]
             new = list({s.candidate.capacity_key: s.candidate for s in wave
                         if s.candidate.capacity_key not in capacities}.values())
-            simulations.start_ahead((s.candidate for s in queue), known=capacities)
-            values, wave_hits = simulations.capacities(new, each=_wave_hook(
+            simulations.start_ahead((s.candidate for s in queue), known=capacities, keeps=keeps)
+            values, wave_hits = simulations.capacities(new, keeps=keeps, each=_wave_hook(
                 report, simulated=len(simulated), at=simulated_fraction(simulated=len(simulated),
                                                                         queued=len(wave) + len(queue))))
             hits += wave_hits
             capacities.update(zip((c.capacity_key for c in new), values, strict=True))
-            simulated.extend(configuration(scenario, s.candidate, capacities[s.candidate.capacity_key],
-                                           gpu_sheet=sheet, today=today, scope=scope) for s in wave)
+            simulated.extend(simulations.row(s.candidate, capacities[s.candidate.capacity_key], gpu_sheet=sheet,
+                                             today=today, scope=scope) for s in wave)
             report(simulated_fraction(simulated=len(simulated), queued=len(queue)),
                    f"simulated {len(simulated):,} configurations")
     finally:
         simulations.discard()
-    return search_result(simulated, top_k=top_k, enumerated=len(enumerated), started=started, hits=hits, scope=scope,
-                         without_host=len(enumerated) - len(hosted), accept_unverified=scenario.accept_unverified_latency)
+    return search_result(simulated, top_k=top_k, enumerated=enumerated, started=started, hits=hits, scope=scope,
+                         without_host=enumerated - hosted, accept_unverified=scenario.accept_unverified_latency)
+
+
+def _screen(inputs: Shared[SearchInputs], *, runner: LocalExecutor | RayExecutor, quality: QualityFilter | None,
+            models: tuple[str, ...], viable_only: bool, report: Progress) -> tuple[int, int, tuple[Screened, ...]]:
+    """(candidates enumerated, those with their host counted, the usable ones' bounds, only the viable with
+    `viable_only`: the wave rule's first test, fixed per candidate, so applied once here, not once a wave): here
+    by model with one worker, else by block in the workers (search/parallel.py)."""
+    scenario, sheet = inputs.value.scenario, inputs.value.gpu_sheet
+    if runner.parallelism > 1:
+        space = search_space(scenario, gpu_sheet=sheet, quality=quality, model_ids=models)
+        enumerated, hosted, screened = screen_space(inputs, space, runner=runner, viable_only=viable_only)
+        if not enumerated:
+            raise CostmodelError(EMPTY_SPACE)
+        return enumerated, hosted, screened
+    candidates = enumerate_candidates(scenario, gpu_sheet=sheet, quality=quality, model_ids=models)
+    specs = {m: load_model(m) for m in {c.model for c in candidates}}
+    with_host = hosted_candidates(scenario, candidates, sheet=sheet)
+    screened = screen_in_parallel(
+        scenario, with_host, gpu_sheet=sheet, calibration=inputs.value.calibration, model_specs=specs, runner=runner,
+        progress=lambda done, shares: report(SCREEN_FRACTION * done / shares, f"screening {len(candidates):,} "
+                                             f"configurations with the roofline: {done}/{shares} models"))
+    return len(candidates), len(with_host), tuple(s for s in screened if s.viable) if viable_only else screened
 
 
 def option_name(rank: int, configuration: Configuration) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 from costmodel.catalog import accelerators, load_accelerator, load_model
 from costmodel.catalog.engines import GENERIC_ENGINE_ID, engine_ids
@@ -78,10 +77,13 @@ class Candidate:
         return (self.model, self.hardware, self.gpus_per_replica, self.weight_dtype, self.kv_dtype, self.offering,
                 self.engine, self.scaling)
 
-    @cached_property
+    @property
     def capacity_key(self) -> tuple[object, ...]:
         """What the simulated capacity depends on: the replica, its engine (offering and scaling only price it)
-        and its serving mode (appended after the engine, so the first six entries keep their meaning)."""
+        and its serving mode (appended after the engine, so the first six entries keep their meaning).
+        Computed on each read (0.6 us), not cached: storing it in a new instance's __dict__, as
+        functools.cached_property does, took 5.6 us a candidate (0.9 s over the 157,600 a chat-assistant search
+        screens, measured 2026-12-02), and the search reads it once or twice a candidate."""
         key = (self.model, self.hardware, self.gpus_per_replica, self.weight_dtype, self.kv_dtype, self.engine)
         return key if self.mode is None else (*key, self.mode)
 
@@ -182,11 +184,49 @@ def _mode_candidates(model_id: str, shape: ModelShape, hardware_id: str, *, size
             for scaling in scalings(kind, on_demand_burst=burst)]
 
 
-def enumerate_candidates(scenario: Scenario, *, gpu_sheet: PriceSheet[GpuPriceRow],
-                         quality: QualityFilter | None = None,
-                         model_ids: tuple[str, ...] | None = None) -> tuple[Candidate, ...]:
-    """Every configuration of the space over `model_ids` (default `search_models`), in a deterministic order;
-    raises CostmodelError when it is empty."""
+@dataclass(frozen=True)
+class SearchSpace:
+    """The axes of a scenario's search space (checked), enumerated one (model, accelerator) block at a time."""
+
+    model_ids: tuple[str, ...]
+    tp_sizes: dict[str, tuple[int, ...]]  # model -> the tensor-parallel sizes searched
+    hardware_ids: tuple[str, ...]
+    offerings: dict[str, tuple[tuple[str, str], ...]]  # accelerator -> (offering id, kind), the sheet's order
+    engines: tuple[str, ...]
+    serving_modes: frozenset[str]
+
+    def blocks(self) -> list[tuple[str, str]]:
+        """(model, accelerator) pairs in enumeration order."""
+        return [(m, hw) for m in self.model_ids for hw in self.hardware_ids]
+
+    def block(self, model_id: str, hw: str) -> list[Candidate]:
+        """The configurations of one model on one accelerator, in enumeration order (plain, then modes)."""
+        sizes = self.tp_sizes[model_id]
+        offerings = list(self.offerings[hw])
+        burst = any(k == "on-demand" for _, k in offerings)
+        out: list[Candidate] = []
+        for gpus in sizes:
+            for weight_dtype, kv_dtype in _dtype_pairs(hw):
+                for offering, kind in offerings:
+                    for engine in self.engines:
+                        out.extend(Candidate(model=model_id, hardware=hw, gpus_per_replica=gpus,
+                                             weight_dtype=weight_dtype, kv_dtype=kv_dtype, offering=offering,
+                                             engine=engine, scaling=scaling)
+                                   for scaling in scalings(kind, on_demand_burst=burst))
+        if self.serving_modes:  # after the plain space, so its order is unchanged
+            out += _mode_candidates(model_id, derive_shape(load_model(model_id)), hw, sizes=sizes, engines=self.engines,
+                                    modes=self.serving_modes, offerings=offerings, burst=burst)
+        return out
+
+
+EMPTY_SPACE = ("search: the search space is empty (no model passes the quality floor / search.models, or no listed "
+               "hardware has a GPU price offering); widen search.models (search.models: all), search.hardware or "
+               "lower the quality floor")
+
+
+def search_space(scenario: Scenario, *, gpu_sheet: PriceSheet[GpuPriceRow], quality: QualityFilter | None = None,
+                 model_ids: tuple[str, ...] | None = None) -> SearchSpace:
+    """The space's axes over `model_ids` (default `search_models`), the listed hardware and engines checked."""
     model_ids = search_models(scenario) if model_ids is None else model_ids
     model_ids = tuple(m for m in model_ids if quality is None or quality(m))
     offerings: dict[str, list[tuple[str, str]]] = {}
@@ -196,28 +236,21 @@ def enumerate_candidates(scenario: Scenario, *, gpu_sheet: PriceSheet[GpuPriceRo
     listed_hw = scenario.search.hardware if scenario.search and scenario.search.hardware else None
     if listed_hw is not None:
         _check_ids("search.hardware", listed_hw, sorted(accelerators()), "hardware")
-    hardware_ids = [h for h in sorted(offerings) if h in accelerators() and (listed_hw is None or h in listed_hw)]
+    hardware_ids = tuple(h for h in sorted(offerings) if h in accelerators() and (listed_hw is None or h in listed_hw))
     engines = search_engines(scenario)
-    serving_modes = frozenset(scenario.search.modes if scenario.search else ())
-    out: list[Candidate] = []
-    for model_id in model_ids:
-        spec = load_model(model_id)
-        sizes = valid_tensor_parallel_sizes(spec, max_gpus=MAX_SEARCH_GPUS)
-        for hw in hardware_ids:
-            burst = any(k == "on-demand" for _, k in offerings[hw])
-            for gpus in sizes:
-                for weight_dtype, kv_dtype in _dtype_pairs(hw):
-                    for offering, kind in offerings[hw]:
-                        for engine in engines:
-                            out.extend(Candidate(model=model_id, hardware=hw, gpus_per_replica=gpus,
-                                                 weight_dtype=weight_dtype, kv_dtype=kv_dtype, offering=offering,
-                                                 engine=engine, scaling=scaling)
-                                       for scaling in scalings(kind, on_demand_burst=burst))
-            if serving_modes:  # after the plain space, so its order is unchanged
-                out += _mode_candidates(model_id, derive_shape(spec), hw, sizes=sizes, engines=engines,
-                                        modes=serving_modes, offerings=offerings[hw], burst=burst)
+    sizes = {m: valid_tensor_parallel_sizes(load_model(m), max_gpus=MAX_SEARCH_GPUS) for m in model_ids}
+    return SearchSpace(model_ids=model_ids, tp_sizes=sizes, hardware_ids=hardware_ids,
+                       offerings={h: tuple(offerings[h]) for h in hardware_ids}, engines=engines,
+                       serving_modes=frozenset(scenario.search.modes if scenario.search else ()))
+
+
+def enumerate_candidates(scenario: Scenario, *, gpu_sheet: PriceSheet[GpuPriceRow],
+                         quality: QualityFilter | None = None,
+                         model_ids: tuple[str, ...] | None = None) -> tuple[Candidate, ...]:
+    """Every configuration of the space over `model_ids` (default `search_models`), in a deterministic order;
+    raises CostmodelError when it is empty."""
+    space = search_space(scenario, gpu_sheet=gpu_sheet, quality=quality, model_ids=model_ids)
+    out = [c for model_id, hw in space.blocks() for c in space.block(model_id, hw)]
     if not out:
-        raise CostmodelError("search: the search space is empty (no model passes the quality floor / "
-                             "search.models, or no listed hardware has a GPU price offering); widen search.models "
-                             "(search.models: all), search.hardware or lower the quality floor")
+        raise CostmodelError(EMPTY_SPACE)
     return tuple(out)
