@@ -39,6 +39,19 @@ def pdf_text(pdf: bytes) -> str:
     return "\n".join(page.extract_text() for page in reader.pages)
 
 
+# Every page ends with the running footer: the memo's title and date (extracted elsewhere on page 1, where the
+# title block repeats it), the scenario's name, "Page K of N".
+_FOOTER = re.compile(r"(Design review: API or self-hosted LLM serving · \S+\n)?[^\n]*\nPage \d+ of \d+\s*$")
+
+
+def body_text(pdf: bytes) -> str:
+    """The memo's text without the page footers, so a paragraph that runs onto the next page reads whole."""
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    pages = [page.extract_text() for page in reader.pages]
+    assert all(_FOOTER.search(page) for page in pages), "a page lost its footer"
+    return "\n".join(_FOOTER.sub("", page) for page in pages)
+
+
 def squeeze(text: str) -> str:
     """Whitespace removed: table cells wrap and extractors split lines differently."""
     return re.sub(r"\s+", "", text)
@@ -53,7 +66,7 @@ def compare(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:
 def test_options_and_figures_match_costmodel_compare(path, capsys):
     contract = json.loads(compare(path, capsys, "--json"))
     table = compare(path, capsys)
-    text = squeeze(pdf_text(memo_for(path).pdf))
+    text = squeeze(body_text(memo_for(path).pdf))
     assert squeeze(f"Recommendation: {contract['recommendation']}.") in text
     rank = 0
     for option in contract["options"]:
