@@ -54,13 +54,16 @@ def test_cpu_probe_writes_a_valid_result_with_predictions(tmp_path: Path) -> Non
     saved = load_probe_result(tmp_path / "probe.json")
     assert saved == result and result.complete
     env = result.environment
-    assert (env.device, env.dtype, env.threads, env.timer, env.hardware_id) == ("cpu", "fp32", 1, "perf_counter", "cpu")
-    assert "no native bf16" in env.dtype_reason or "native bf16" in env.dtype_reason
+    # bf16 where the CPU has native bf16 matmuls (AVX-512 BF16 or AMX, as on some CI hosts), else fp32.
+    native = {"avx512_bf16", "amx_bf16"} & set(environment.cpu_info().flags)
+    dtype = "bf16" if native else "fp32"
+    assert (env.device, env.dtype, env.threads, env.timer, env.hardware_id) == ("cpu", dtype, 1, "perf_counter", "cpu")
+    assert ("native bf16 matmuls (" if native else "no native bf16") in env.dtype_reason
     assert env.nvml == "not an NVIDIA device" and not env.cuda_graphs
     assert (result.settings.layers_probed, result.settings.layers_total) == (2, 4)
     assert result.settings.slice_reason == "--layers 2"
     kinds = {(b.kind, b.dtype) for b in result.microbenchmarks}
-    assert kinds == {("copy", "fp32"), ("matmul", "fp32")}
+    assert kinds == {("copy", "fp32"), ("matmul", "fp32"), ("matmul", dtype)}  # the run's dtype is always timed
     # 2 prefill + 2 batches x 2 contexts, each timed once per round.
     assert [(p.phase, p.batch, p.new_tokens, p.context_tokens) for p in result.points] == [
         ("prefill", 1, 8, 0), ("prefill", 1, 16, 0),
@@ -71,14 +74,14 @@ def test_cpu_probe_writes_a_valid_result_with_predictions(tmp_path: Path) -> Non
         assert p.status == "ok" and p.repeats == 2 and p.seconds_median and p.seconds_median > 0
         assert p.peak_memory_bytes and p.peak_memory_bytes > 0
         predicted, flops, bytes_ = predict_point(
-            shape, batch=p.batch, new_tokens=p.new_tokens, context_tokens=p.context_tokens, dtype="fp32",
+            shape, batch=p.batch, new_tokens=p.new_tokens, context_tokens=p.context_tokens, dtype=dtype,
             peak_flops_per_s=result.peak_flops_per_s, hbm_bytes_per_s=result.copy_bytes_per_s,
         )
         assert (p.predicted_seconds, p.flops, p.bytes) == (predicted, flops, bytes_)
         # A slice reports the full-model time scaled by the roofline's all-layers / probed-layers ratio.
         full, _, _ = predict_point(
             sliced_shape("tiny-test", layers=4), batch=p.batch, new_tokens=p.new_tokens,
-            context_tokens=p.context_tokens, dtype="fp32", peak_flops_per_s=result.peak_flops_per_s,
+            context_tokens=p.context_tokens, dtype=dtype, peak_flops_per_s=result.peak_flops_per_s,
             hbm_bytes_per_s=result.copy_bytes_per_s,
         )
         assert p.full_model_seconds == pytest.approx(p.seconds_median * full / predicted)
