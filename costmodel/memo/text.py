@@ -141,7 +141,13 @@ def flip_sentence(decision: Decision, sensitivity: Sensitivity) -> str:
         return (f"{'below' if flip.direction == 'below' else 'above'} {tokens(flip.tokens_per_month)} tokens/month "
                 f"({times(flip.volume_scale)} today) {who} becomes the better choice")
     flips = [f for f in (sensitivity.flip_below, sensitivity.flip_above) if f is not None]
-    if sensitivity.base.flips:
+    base = sensitivity.base
+    if base.flips and not base.recommendation_fails and base.usd_per_month == 0 and base.alternative:
+        # A tie (searched candidates that differ only in a setting priced the same): the decision's tie-break
+        # chose it, so it is the cheapest, but any change of the inputs can reorder the two.
+        return (f"The recommendation ties with {short(base.alternative)} at today's inputs (the same $/month), "
+                "so the smallest change can reorder them and no flip volume is given.")
+    if base.flips:
         return "The recommendation is not the cheapest qualifying option at today's inputs, so no flip volume is given."
     if not flips:
         return (f"The decision does not flip anywhere from {tokens(decision.tokens_per_month / 100)} to "
