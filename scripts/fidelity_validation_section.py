@@ -69,7 +69,8 @@ def fidelity_section(by_key: Mapping[str, Sequence[cats.CategoryRow]]) -> list[s
         "Serving modes (below), held-out half before -> after: "
         + "; ".join(f"{mode} {MODES_BEFORE[mode]:.1%} -> {_pct(after[mode])}" for mode in MODES_BEFORE) + ".",
         "",
-        "Held-out medians move down in six categories and get worse in three. FP4 on Blackwell (15.5% before):",
+        "Held-out medians move down in six categories and get worse in three. FP4 on Blackwell (15.5% before; the",
+        "after figure also counts the GB200, B300 and RTX PRO 6000 rows added later, see 'FP4 by accelerator'):",
         "its B200 TP4 405B rows slow down with the measured all-reduce, and the refitted fp4 fraction, which had",
         "absorbed that shortfall, rises and moves the one-GPU 70B rows up with it. MLPerf Server (20.4% before, now",
         "past its 25% target) and, by a tenth of a point, MLPerf Offline: those rows were already under-predicted",
