@@ -16,6 +16,8 @@ import pytest
 
 from costmodel.catalog.loader import accelerators, load_accelerator
 from costmodel.catalog.schema import AcceleratorSpec
+from costmodel.decision.warnings import fp4_peak_warnings
+from costmodel.scenario import SelfHostOption
 from costmodel.validation import REFERENCE_CSV, read_reference_rows
 from costmodel.validation.categories import MOE_MODELS, _ids, category_of, is_holdout
 from costmodel.validation.fp4_fit import FIT_GROUP, fit_fp4_peak_fraction, tuning_row_counts, tuning_rows
@@ -93,3 +95,14 @@ def test_the_script_writes_value_and_source_into_each_shared_row_only() -> None:
     outside = text.replace("  - id: mi355x\n", "  - id: mi355x\n    fp4_realized_peak_fraction: 0.5\n", 1)
     with pytest.raises(ValueError, match="mi355x carries fp4_realized_peak_fraction but is not in FIT_GROUP"):
         rewrite(outside, value=0.61, source=source)
+
+
+def test_fp4_on_a_part_without_a_fitted_fraction_is_flagged_in_the_warnings() -> None:
+    def option(hardware: str, weight_dtype: str = "fp4") -> SelfHostOption:
+        return SelfHostOption(name=f"{hardware}-70b", model="llama-3.3-70b", hardware=hardware,
+                              weight_dtype=weight_dtype, kv_dtype="fp8", usd_per_gpu_hour=3.0)
+
+    for hw_id in ("rtx-pro-6000", "mi355x"):
+        (line,) = fp4_peak_warnings(option(hw_id))
+        assert line.startswith(f"fp4 on {hw_id}:") and "datasheet fp4 peak, an assumption" in line
+    assert fp4_peak_warnings(option("b300")) == fp4_peak_warnings(option("mi355x", "fp8")) == []
