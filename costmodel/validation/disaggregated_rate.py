@@ -31,8 +31,14 @@ import numpy as np
 
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import build_replica
-from costmodel.serving.disaggregated import DisaggregatedLayout, FirstToken, kv_link, simulate_disaggregated
-from costmodel.serving.disaggregated_closed_loop import closed_loop_disaggregated
+from costmodel.serving.disaggregated import (
+    DisaggregatedLayout,
+    DisaggregatedResult,
+    FirstToken,
+    kv_link,
+    simulate_disaggregated,
+)
+from costmodel.serving.disaggregated_closed_loop import ClosedLoopDisaggregated, closed_loop_disaggregated
 from costmodel.serving.profile import EngineSettings, engine_settings
 from costmodel.serving.replica import Replica
 from costmodel.serving.simulation import arrival_times, simulate_requests
@@ -80,24 +86,34 @@ def _layout(row: dict[str, str], ids: tuple[str, str], settings: EngineSettings)
                                link=kv_link(prefill, decode, choice=row["kv_link"] or "auto"))
 
 
-def closed_loop_throughput(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> float:
-    """Output tokens/s of the row's xPyD layout under its closed-loop client count."""
+def closed_loop_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> ClosedLoopDisaggregated:
+    """The row's xPyD layout under its closed-loop client count (per-request TTFT / TPOT and throughput)."""
     settings = _settings(engine_id, row["engine_args"])
     n = int(row["requests"])
-    run = closed_loop_disaggregated(_layout(row, ids, settings), concurrency=int(row["concurrency"]),
-                                    prompt_tokens=np.full(n, int(row["input_len"])),
-                                    output_tokens=np.full(n, int(row["output_len"])), max_num_seqs=settings.max_num_seqs,
-                                    first_token=_first_token(row))
-    return run.output_tokens_per_second
+    return closed_loop_disaggregated(_layout(row, ids, settings), concurrency=int(row["concurrency"]),
+                                     prompt_tokens=np.full(n, int(row["input_len"])),
+                                     output_tokens=np.full(n, int(row["output_len"])),
+                                     max_num_seqs=settings.max_num_seqs, first_token=_first_token(row))
+
+
+def closed_loop_throughput(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> float:
+    """Output tokens/s of the row's xPyD layout under its closed-loop client count."""
+    return closed_loop_run(row, ids, engine_id).output_tokens_per_second
+
+
+def disaggregated_result(row: dict[str, str], ids: tuple[str, str], engine_id: str, *,
+                         requests: int | None = None) -> DisaggregatedResult:
+    """The row's xPyD layout serving its workload at its rate (the first `requests` of it when given)."""
+    settings = _settings(engine_id, row["engine_args"])
+    arrivals, prompts, outputs = (a[:requests] for a in _workload(row))
+    return simulate_disaggregated(_layout(row, ids, settings), arrival_seconds=arrivals, prompt_tokens=prompts,
+                                  output_tokens=outputs, slo=_limits(row), max_num_seqs=settings.max_num_seqs,
+                                  first_token=_first_token(row))
 
 
 def disaggregated_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> tuple[float, float]:
     """(SLO attainment, goodput requests/s) of the row's xPyD layout at its rate."""
-    settings = _settings(engine_id, row["engine_args"])
-    layout = _layout(row, ids, settings)
-    arrivals, prompts, outputs = _workload(row)
-    result = simulate_disaggregated(layout, arrival_seconds=arrivals, prompt_tokens=prompts, output_tokens=outputs,
-                                    slo=_limits(row), max_num_seqs=settings.max_num_seqs, first_token=_first_token(row))
+    result = disaggregated_result(row, ids, engine_id)
     return float(result.slo_attainment or 0.0), float(result.goodput_requests_per_second or 0.0)
 
 
