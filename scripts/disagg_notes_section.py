@@ -7,6 +7,8 @@ prompts): the model's own figures for each, next to what the sources' per-reques
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from costmodel.serving import build_replica, simulate_requests
@@ -104,4 +106,9 @@ def disaggregated_notes() -> list[str]:
     rows = read_mode_rows()
     mori = next(r for r in rows if r["metric"] == "slo_attainment")
     dynamo = [r for r in rows if r["mode"] == "disaggregated" and r["metric"] == "output_tokens_per_second"]
-    return mori_notes(mori) + dynamo_notes(dynamo)
+    return [*_wrapped(mori_notes(mori)), *_wrapped(dynamo_notes(dynamo))]
+
+
+def _wrapped(lines: list[str]) -> list[str]:
+    """A leading blank line, then the paragraph's text re-wrapped at the doc's width (its numbers vary in length)."""
+    return ["", *textwrap.wrap(" ".join(line for line in lines if line), width=114, break_on_hyphens=False)]
