@@ -5,6 +5,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+from disagg_notes_section import disaggregated_notes  # scripts/ is on sys.path (make_validation_doc.py)
+
 from costmodel.validation.modes import ASSUMED_CONTEXT_TOKENS, DISAGG_SLO, ModeRow, mode_rows
 
 MODES = (("speculative", "Speculative decoding / MTP"), ("disaggregated", "Disaggregated prefill/decode"),
@@ -81,23 +83,5 @@ def modes_section() -> list[str]:
                           " at the assumed SLO; the source states no operating point, so how much of the gap is that"
                           " assumption and how much the model (no KV-transfer cost beyond link time, round-robin"
                           " routing) is not established.")
-    parts += [
-        "",
-        "The vLLM MORI-IO rows (Qwen3-235B-A22B FP8 on 8 MI300X, 8 requests/s) miss for one reason: the model puts",
-        "every request within both limits on both layouts (1P1D TTFT p99 about 0.12 s; 2x TP4 TPOT about 23 ms), where",
-        "the source's 2x TP4 baseline already fails 40% of its requests at 1 request/s and its 1P1D fails on TTFT from",
-        "about 5.5 requests/s, while the model's TP4 prefill instance saturates at about 27 requests/s of 2,000 tokens:",
-        "prefill and mixed steps of vLLM on MI300X (ROCm, TP4 with expert parallelism) are several times slower than the",
-        "catalog's MI300X row prices them, and nothing here is fitted to them. With every request",
-        "within the limits, goodput is set by run length, and the 1P1D run (one decode instance of 64 slots) drains",
-        "later than two TP4 replicas, so the predicted gain is below 1. The source does not say whether 'ITL < 50 ms'",
-        "limits a request's mean gap (TPOT, as read here) or every gap; the every-gap reading is not computed here.",
-        "",
-        "The B200 Dynamo 3P1D rows (Llama 3.1 70B FP8, 26,000-token prompts, closed loops of 16 and 32 clients; one",
-        "individual's public report) are over-predicted the same way: the model's mean TTFT is about 0.7 s and 0.9 s",
-        "where 7.51 s and 13.14 s were measured, and its TPOT about 12 and 15 ms against an ITL of 15.4 and 23.8 ms. The",
-        "measured deployment served 0.70 and 0.85 requests/s, about 6,100 and 7,400 prompt tokens/s per TP4 prefill",
-        "worker, far below what the roofline gives a TP4 B200 in fp8 at that length; the report states no engine",
-        "version or prefill chunking that would say why.",
-    ]
+    parts += disaggregated_notes()
     return parts

@@ -22,6 +22,7 @@ from costmodel.serving.capacity import CapacitySearch
 from costmodel.serving.disaggregated import (
     DisaggregatedLayout,
     decode_pool_replica,
+    disaggregated_times,
     kv_link,
     simulate_disaggregated,
 )
@@ -64,6 +65,25 @@ def test_one_request_alone_matches_the_aggregated_replica(tp4) -> None:  # type:
     assert alone.ttft.p50_seconds == pytest.approx(agg.ttft.p50_seconds + transfer, rel=1e-9)
     assert alone.tpot.p50_seconds == pytest.approx(agg.tpot.p50_seconds, rel=2e-3)
     assert alone.ttft_owner == "prefill" and alone.tpot_owner == "decode"
+
+
+def test_first_token_from_the_decode_side_waits_for_its_slot_and_step(tp4) -> None:  # type: ignore[no-untyped-def]
+    layout = _layout(tp4)
+    prompts, outputs = np.array([2048]), np.array([257])
+    landed = simulate_disaggregated(layout, arrival_seconds=np.zeros(1), prompt_tokens=prompts, output_tokens=outputs)
+    decode = simulate_disaggregated(layout, arrival_seconds=np.zeros(1), prompt_tokens=prompts, output_tokens=outputs,
+                                    first_token="decode")
+    # vLLM's proxy flow: the decode side computes the last prompt token and streams all 257 tokens, so a lone
+    # request's first token is one decode step after its KV lands and its last token one step later than when
+    # the prefill's token is the first: 257 decode-side steps instead of 256, the same step length.
+    step = decode.tpot.p50_seconds
+    assert decode.ttft.p50_seconds == pytest.approx(landed.ttft.p50_seconds + step, rel=2e-2)
+    assert decode.e2e.p50_seconds == pytest.approx(landed.e2e.p50_seconds + step, rel=1e-3)
+    # More requests than running slots: the third waits on the decode side for a slot, and that wait is TTFT.
+    n = 3
+    many = disaggregated_times(layout, arrival_seconds=np.zeros(n), prompt_tokens=np.full(n, 2048),
+                               output_tokens=np.full(n, 257), max_num_seqs=2, first_token="decode")
+    assert many.first_token_seconds[2] > many.finish_seconds[:2].min() > many.landed_seconds[2]
 
 
 def test_disaggregated_tpot_does_not_see_prefill_interference(tp4) -> None:  # type: ignore[no-untyped-def]

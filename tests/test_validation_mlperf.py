@@ -64,8 +64,10 @@ def test_output_means_come_from_each_log() -> None:
     assert statistics.mean(mlperf.test06_counts("mixtral-8x7b")) == pytest.approx(140.03)
     draws = mlperf.output_lengths("llama2-70b", mean_tokens=290.3, requests=20000)
     assert draws.mean() == pytest.approx(290.3, rel=0.02) and draws.min() >= 1
-    # Prompts: the midpoints of the only stated bounds (< 1,024 tokens; max_input_len 2048).
-    assert mlperf.PROMPT_TOKENS == {"Llama-2-70B": 1024 // 2, "Mixtral-8x7B": 2048 // 2}
+    # Prompts: each dataset's summed input tokens over its samples (the cited per-sample lengths), by hand:
+    # 5,463,976 / 24,576 = 222.33 and 6,410,905 / 15,000 = 427.39.
+    assert mlperf.INPUT_TOKENS == {"Llama-2-70B": (5_463_976, 24_576), "Mixtral-8x7B": (6_410_905, 15_000)}
+    assert mlperf.PROMPT_TOKENS == {"Llama-2-70B": 222, "Mixtral-8x7B": 427}
 
 
 def test_window_throughput_by_hand() -> None:
@@ -112,4 +114,5 @@ def test_doc_prints_the_mlperf_figures() -> None:
                 f"{s.tuning_median_abs_error:.1%} over {s.tuning_evaluated}") in text
     for r in rows:
         assert r.predicted is not None and f"| {r.label} | {r.metric} | {r.measured:,.2f} | {r.predicted:,.2f} |" in text
-    assert "no stored source gives the input" in text and "| 512 / 1,024 (headline) |" in text
+    assert "5,463,976 tokens over 24,576 samples = 222.3" in text and "6,410,905 tokens over 15,000 samples = 427.4" in text
+    assert "| 222 / 427 (headline) |" in text and "| 512 / 1,024 |" in text  # the old assumed midpoints, last

@@ -8,9 +8,17 @@ runs the same continuous-batching engine (`simulate_requests`) with its own sche
 - decode: the request arriving when its KV has landed, its prompt already in the KV cache (each request's own
   pages, charged per request, not shared) and N - 1 output tokens; its one computed prompt token stands for
   the first decode step, and it joins decode steps (mixed prefill and decode).
-TTFT = the prefill pool's first token + the KV transfer (SGLang and NVIDIA Dynamo stream the first token from
-the decode side once the KV has landed); E2E = the decode pool's last token; TPOT = (E2E - TTFT) / (N - 1).
-So TTFT is owned by the prefill pool (plus the link) and TPOT by the decode pool: `ttft_owner`, `tpot_owner`.
+Where the client's first token comes from (`first_token`):
+- "landed" (the default): the prefill pool's first token + the KV transfer (SGLang and NVIDIA Dynamo stream the
+  first token from the decode side once the KV has landed);
+- "decode": vLLM's P/D connectors behind their proxy (NIXL, MORI-IO), where the prefill request's one token is
+  dropped and the decode instance computes the last prompt token and streams every token: TTFT = prefill queue +
+  prefill + transfer + the decode instance's queue (a free running slot, `max_num_seqs`, and KV) + its first
+  step (the vLLM MORI-IO post's 'TTFT = queue(prefill) + prefill_forward_pass + ... + RDMA transfer +
+  queue(decode) + sample_T1 + ...', vllm-project/vllm-project.github.io _posts/2026-04-07-moriio-kv-connector.md,
+  commit 1ff94aed); the decode pool then generates all N tokens.
+E2E = the decode pool's last token; TPOT = (E2E - TTFT) / (N - 1). So TTFT is owned by the prefill pool (plus
+the link) and TPOT by the decode pool: `ttft_owner`, `tpot_owner`.
 
 The link (`kv_link`): inside one node (NVLink at the accelerator row's achieved rate) when one prefill and one
 decode instance fit in a node, else the per-GPU NICs (`inter_node_bytes_per_s`); each GPU of the smaller
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 
@@ -36,6 +45,7 @@ from costmodel.serving.results import LatencySummary
 from costmodel.serving.simulation import simulate_requests
 
 KvLinkChoice = str  # "auto" | "intra-node" | "inter-node"
+FirstToken = Literal["landed", "decode"]  # where the client's first token comes from (module docstring)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,10 +170,12 @@ def _pool_runs(replica: Replica, *, instances: int, order: np.ndarray, arrivals:
 
 @dataclass(frozen=True, kw_only=True)
 class DisaggregatedTimes:
-    """Per request (arrival order): prefill-side first token, KV landed on the decode side, last token, rejected."""
+    """Per request (arrival order): prefill-side first token, KV landed on the decode side, the client's first
+    token (`first_token`), last token, rejected."""
 
     prefill_first_seconds: np.ndarray
     landed_seconds: np.ndarray
+    first_token_seconds: np.ndarray
     finish_seconds: np.ndarray
     rejected: np.ndarray
     prefill_mean_batch: float
@@ -173,6 +185,7 @@ class DisaggregatedTimes:
 def disaggregated_times(
     layout: DisaggregatedLayout, *, arrival_seconds: np.ndarray, prompt_tokens: np.ndarray, output_tokens: np.ndarray,
     kv_policy: KvPolicy = "preempt", max_num_seqs: int = MAX_NUM_SEQS, prefix_cached_fraction: float = 0.0,
+    first_token: FirstToken = "landed",
 ) -> DisaggregatedTimes:
     """When each arrival-sorted request gets its first token, its KV lands, and it finishes (module docstring)."""
     arrivals = np.asarray(arrival_seconds, dtype=np.float64)
@@ -184,24 +197,30 @@ def disaggregated_times(
         outputs=np.ones(n, dtype=np.int64), cached_fraction=prefix_cached_fraction, kv_policy=kv_policy,
         max_num_seqs=max_num_seqs)
     landed = first + layout.transfer_seconds(prompts)
-    finish = landed.copy()
-    decoding = everyone[(outputs > 1) & ~rejected]
+    finish, client_first = landed.copy(), landed.copy()
+    # "decode": the decode side generates all N tokens, its first step computing the last prompt token
+    from_decode = first_token == "decode"
+    decoding = everyone[((outputs > 0) if from_decode else (outputs > 1)) & ~rejected]
     decode_batch = 0.0
     if decoding.size:
         pool = decode_pool_replica(layout.decode, prompts[decoding])
-        _, done, decode_rejected, decode_batch = _pool_runs(
+        decode_first, done, decode_rejected, decode_batch = _pool_runs(
             pool, instances=layout.decode_instances, order=decoding, arrivals=landed, prompts=prompts,
-            outputs=outputs - 1, cached_fraction=1.0, kv_policy=kv_policy, max_num_seqs=max_num_seqs)
+            outputs=outputs if from_decode else outputs - 1, cached_fraction=1.0, kv_policy=kv_policy,
+            max_num_seqs=max_num_seqs)
         finish[decoding] = done[decoding]
+        if from_decode:
+            client_first[decoding] = decode_first[decoding]
         rejected |= decode_rejected
-    return DisaggregatedTimes(prefill_first_seconds=first, landed_seconds=landed, finish_seconds=finish,
-                              rejected=rejected, prefill_mean_batch=prefill_batch, decode_mean_batch=decode_batch)
+    return DisaggregatedTimes(prefill_first_seconds=first, landed_seconds=landed, first_token_seconds=client_first,
+                              finish_seconds=finish, rejected=rejected, prefill_mean_batch=prefill_batch,
+                              decode_mean_batch=decode_batch)
 
 
 def simulate_disaggregated(
     layout: DisaggregatedLayout, *, arrival_seconds: np.ndarray, prompt_tokens: np.ndarray, output_tokens: np.ndarray,
     slo: Sequence[SloLimit] = (), kv_policy: KvPolicy = "preempt", max_num_seqs: int = MAX_NUM_SEQS,
-    prefix_cached_fraction: float = 0.0, rate_per_second: float | None = None,
+    prefix_cached_fraction: float = 0.0, rate_per_second: float | None = None, first_token: FirstToken = "landed",
 ) -> DisaggregatedResult:
     """Serve arrival-sorted requests on the xPyD layout (module docstring); latencies per request."""
     arrivals = np.asarray(arrival_seconds, dtype=np.float64)
@@ -209,10 +228,10 @@ def simulate_disaggregated(
     n = len(arrivals)
     times = disaggregated_times(layout, arrival_seconds=arrivals, prompt_tokens=prompts, output_tokens=outputs,
                                 kv_policy=kv_policy, max_num_seqs=max_num_seqs,
-                                prefix_cached_fraction=prefix_cached_fraction)
+                                prefix_cached_fraction=prefix_cached_fraction, first_token=first_token)
     first, finish, rejected = times.prefill_first_seconds, times.finish_seconds, times.rejected
     transfer = layout.transfer_seconds(prompts)
-    ttft = times.landed_seconds - arrivals
+    ttft = times.first_token_seconds - arrivals
     prefill_batch, decode_batch = times.prefill_mean_batch, times.decode_mean_batch
     ok = ~rejected & np.isfinite(finish)
     e2e = finish - arrivals

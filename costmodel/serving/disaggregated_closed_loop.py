@@ -19,7 +19,7 @@ import numpy as np
 
 from costmodel.errors import CostmodelError
 from costmodel.serving.closed_loop import check_concurrency, closed_loop_send_seconds
-from costmodel.serving.disaggregated import DisaggregatedLayout, disaggregated_times
+from costmodel.serving.disaggregated import DisaggregatedLayout, FirstToken, disaggregated_times
 from costmodel.serving.engine_io import KvPolicy
 from costmodel.serving.replica import MAX_NUM_SEQS
 
@@ -39,7 +39,7 @@ class ClosedLoopDisaggregated:
 
 def closed_loop_disaggregated(
     layout: DisaggregatedLayout, *, concurrency: int, prompt_tokens: np.ndarray, output_tokens: np.ndarray,
-    kv_policy: KvPolicy = "preempt", max_num_seqs: int = MAX_NUM_SEQS,
+    kv_policy: KvPolicy = "preempt", max_num_seqs: int = MAX_NUM_SEQS, first_token: FirstToken = "landed",
 ) -> ClosedLoopDisaggregated:
     """Serve the requests with `concurrency` clients in flight (module docstring)."""
     check_concurrency(concurrency)
@@ -50,15 +50,15 @@ def closed_loop_disaggregated(
         if passes > n:
             raise CostmodelError(f"closed-loop send times did not settle in {n + 1} passes")
         times = disaggregated_times(layout, arrival_seconds=sent, prompt_tokens=prompts, output_tokens=outputs,
-                                    kv_policy=kv_policy, max_num_seqs=max_num_seqs)
+                                    kv_policy=kv_policy, max_num_seqs=max_num_seqs, first_token=first_token)
         if times.rejected.any():
             raise CostmodelError(f"{int(times.rejected.sum())} requests do not fit the layout's KV memory")
         following = closed_loop_send_seconds(times.finish_seconds, concurrency=concurrency)
         moved = float(np.max(np.abs(following - sent)))
         sent, passes = following, passes + 1
-    ttft = times.landed_seconds - sent
+    ttft = times.first_token_seconds - sent
     with np.errstate(invalid="ignore", divide="ignore"):
-        tpot = np.where(outputs > 1, (times.finish_seconds - times.landed_seconds) / (outputs - 1), np.nan)
+        tpot = np.where(outputs > 1, (times.finish_seconds - times.first_token_seconds) / (outputs - 1), np.nan)
     duration = max(float(times.finish_seconds.max()) - float(sent.min()), 1e-12)
     return ClosedLoopDisaggregated(send_seconds=sent, ttft_seconds=ttft, tpot_seconds=tpot,
                                    output_tokens_per_second=float(outputs.sum()) / duration, passes=passes)

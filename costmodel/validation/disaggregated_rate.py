@@ -6,7 +6,9 @@ For rows of `costmodel/data/mode_reference_measurements.csv` whose source states
 requests split round robin as the source's proxy does), the request rate and count, fixed ISL/OSL, the per-request
 SLO (`ttft_limit_seconds`, `tpot_limit_seconds`), the KV dtype and each side's stated scheduler arguments
 (`engine_args`, `baseline_engine_args`: `max_num_batched_tokens=N;max_num_seqs=M`, anything unstated is the
-engine profile's default). Arrivals are Poisson (vLLM bench's default burstiness) from the project's seeded stream,
+engine profile's default) and where the client's first token comes from (`first_token`: `decode` for vLLM's
+P/D connectors behind their proxy, which stream every token from the decode instance, so TTFT includes its queue
+and first step; empty = when the KV lands, `serving.disaggregated`). Arrivals are Poisson (vLLM bench's default burstiness) from the project's seeded stream,
 the same requests on both sides.
 
 - `slo_attainment`: the share of the requests meeting both limits on the disaggregated layout
@@ -29,8 +31,14 @@ import numpy as np
 
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import build_replica
-from costmodel.serving.disaggregated import DisaggregatedLayout, kv_link, simulate_disaggregated
-from costmodel.serving.disaggregated_closed_loop import closed_loop_disaggregated
+from costmodel.serving.disaggregated import (
+    DisaggregatedLayout,
+    DisaggregatedResult,
+    FirstToken,
+    kv_link,
+    simulate_disaggregated,
+)
+from costmodel.serving.disaggregated_closed_loop import ClosedLoopDisaggregated, closed_loop_disaggregated
 from costmodel.serving.profile import EngineSettings, engine_settings
 from costmodel.serving.replica import Replica
 from costmodel.serving.simulation import arrival_times, simulate_requests
@@ -63,6 +71,10 @@ def _replica(row: dict[str, str], ids: tuple[str, str], *, gpus: int, settings: 
     return build_replica(ids[0], ids[1], gpus=gpus, weight_dtype="fp8", kv_dtype=row["kv_dtype"], engine=settings)
 
 
+def _first_token(row: dict[str, str]) -> FirstToken:
+    return "decode" if row.get("first_token") == "decode" else "landed"
+
+
 def _layout(row: dict[str, str], ids: tuple[str, str], settings: EngineSettings) -> DisaggregatedLayout:
     match = XPYD.match(row["layout"])
     if match is None:
@@ -74,23 +86,34 @@ def _layout(row: dict[str, str], ids: tuple[str, str], settings: EngineSettings)
                                link=kv_link(prefill, decode, choice=row["kv_link"] or "auto"))
 
 
-def closed_loop_throughput(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> float:
-    """Output tokens/s of the row's xPyD layout under its closed-loop client count."""
+def closed_loop_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> ClosedLoopDisaggregated:
+    """The row's xPyD layout under its closed-loop client count (per-request TTFT / TPOT and throughput)."""
     settings = _settings(engine_id, row["engine_args"])
     n = int(row["requests"])
-    run = closed_loop_disaggregated(_layout(row, ids, settings), concurrency=int(row["concurrency"]),
-                                    prompt_tokens=np.full(n, int(row["input_len"])),
-                                    output_tokens=np.full(n, int(row["output_len"])), max_num_seqs=settings.max_num_seqs)
-    return run.output_tokens_per_second
+    return closed_loop_disaggregated(_layout(row, ids, settings), concurrency=int(row["concurrency"]),
+                                     prompt_tokens=np.full(n, int(row["input_len"])),
+                                     output_tokens=np.full(n, int(row["output_len"])),
+                                     max_num_seqs=settings.max_num_seqs, first_token=_first_token(row))
+
+
+def closed_loop_throughput(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> float:
+    """Output tokens/s of the row's xPyD layout under its closed-loop client count."""
+    return closed_loop_run(row, ids, engine_id).output_tokens_per_second
+
+
+def disaggregated_result(row: dict[str, str], ids: tuple[str, str], engine_id: str, *,
+                         requests: int | None = None) -> DisaggregatedResult:
+    """The row's xPyD layout serving its workload at its rate (the first `requests` of it when given)."""
+    settings = _settings(engine_id, row["engine_args"])
+    arrivals, prompts, outputs = (a[:requests] for a in _workload(row))
+    return simulate_disaggregated(_layout(row, ids, settings), arrival_seconds=arrivals, prompt_tokens=prompts,
+                                  output_tokens=outputs, slo=_limits(row), max_num_seqs=settings.max_num_seqs,
+                                  first_token=_first_token(row))
 
 
 def disaggregated_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> tuple[float, float]:
     """(SLO attainment, goodput requests/s) of the row's xPyD layout at its rate."""
-    settings = _settings(engine_id, row["engine_args"])
-    layout = _layout(row, ids, settings)
-    arrivals, prompts, outputs = _workload(row)
-    result = simulate_disaggregated(layout, arrival_seconds=arrivals, prompt_tokens=prompts, output_tokens=outputs,
-                                    slo=_limits(row), max_num_seqs=settings.max_num_seqs)
+    result = disaggregated_result(row, ids, engine_id)
     return float(result.slo_attainment or 0.0), float(result.goodput_requests_per_second or 0.0)
 
 

@@ -6,13 +6,11 @@ TP-`tp` engine; one copy is simulated and its steady-state output tokens/s multi
 
 Lengths. Output: each row's own mean (its log's tokens/s over samples/s, the `output_len` column), with the
 spread of the 100 output lengths MLPerf's TEST06 compliance run logged (`data/mlperf_output_tokens.csv`),
-rescaled to that mean. Input: no stored source gives the input lengths of either dataset, or their mean. The
-only stated figures are bounds: Llama 2 70B prompts are shorter than 1,024 tokens (mlcommons/inference
-language/llama2-70b/processorca.py, `tok_input_length < io_token_limit` with `--seqlen_limit=1024` in its
-README, commit 02a2dbb1); Mixtral's engine is built with `--max_input_len=2048` (inference_results_v4.1
-closed/NVIDIA/code/mixtral-8x7b/tensorrt/builder.py). Every prompt is simulated at the midpoint of that
-bound (`PROMPT_TOKENS`): an assumption, not a measurement; docs/validation.md shows the medians at other
-prompt lengths.
+rescaled to that mean. Input: every prompt at its dataset's mean input length (`PROMPT_TOKENS`), the sum of
+the per-sample `tok_input_length` / `tok_input_len` of the official pickles over their sample count
+(`INPUT_TOKENS`, sources there). The per-sample lengths themselves are not bundled; drawing every prompt
+from them instead of the mean moved the medians by at most half a point when this was written
+(docs/validation.md).
 
 Engines. NVIDIA's harness (TensorRT-LLM in-flight batching, `max_util` scheduling: admit while KV memory
 allows, evict when it runs out; closed/NVIDIA/code/harness/harness_llm/main_llm.cc and code/common/arguments.py)
@@ -46,8 +44,19 @@ from costmodel.serving.simulation import arrival_times
 OUTPUT_TOKENS_CSV = Path(__file__).resolve().parents[1] / "data" / "mlperf_output_tokens.csv"
 METRICS = {"mlperf_offline_tokens_per_second": "mlperf_offline",
            "mlperf_server_completed_tokens_per_second": "mlperf_server"}
-# Midpoints of the only stated input bounds (module docstring): < 1,024 tokens; engine max_input_len 2048.
-PROMPT_TOKENS = {"Llama-2-70B": 512, "Mixtral-8x7B": 1024}
+# (input tokens summed over every sample, samples) of each benchmark's official dataset (read 2026-12-02):
+# - Llama 2 70B, open_orca_gpt4_tokenized_llama.sampled_24576.pkl.gz (MLCommons storage, md5 c247a315...):
+#   24,576 samples, 5,463,976 input tokens (48-1,021, median 152). Two independent extractions of the same file
+#   agree: openshift-psap/performance-dashboard mlperf-data/summaries/llama2-70b-99.csv (per-sample
+#   tok_input_length, commit 7cd1065d1e2c53ee745cbda08e2a8f13a42c93bb, 2025-11-04) and FlashLab-MBZUAI/HBFSim
+#   validation/calibration/h100-llama2-70b-calibration-protocol.json (its lengths_csv input_tokens min 48,
+#   max 1021, sum 5463976 for the file by md5 and SHA-256, commit 96cf1b37cd60e8fabb77967a591cf60edb8d1f23).
+# - Mixtral 8x7B, 09292024_mixtral_15k_mintoken2_v1.pkl (OpenOrca, GSM8K and MBXP, 5,000 each): 15,000
+#   samples, 6,410,905 input tokens (35-1,948, median 283): openshift-psap/performance-dashboard
+#   mlperf-data/summaries/mixtral-8x7b.csv (per-sample tok_input_len, commit
+#   67033baeaac181a3a35641dd2b86a7cb22d856dd, 2025-11-20).
+INPUT_TOKENS = {"Llama-2-70B": (5_463_976, 24_576), "Mixtral-8x7B": (6_410_905, 15_000)}
+PROMPT_TOKENS = {model: round(total / samples) for model, (total, samples) in INPUT_TOKENS.items()}  # 222, 427
 BENCHMARK_OF = {"Llama-2-70B": "llama2-70b", "Mixtral-8x7B": "mixtral-8x7b"}
 # Requests per simulated copy. Server: 8,000 (>= 6 x the largest sequence cap, 1,200); going to 16,000 moved the
 # checked rows by at most 1.1 points (the overloaded Mixtral H200 row), 4,000 by up to 5. Offline: at least
