@@ -84,9 +84,9 @@ def fp4_section(rows: Sequence[cats.CategoryRow]) -> list[str]:
         *(_table_line(hw, by_part[hw]) for hw in FP4_HARDWARE),
         "",
         f"Before (main d9fc2af, B200 rows only): tuning {before_tuning:.1%} over {n_tuning} rows, held-out "
-        f"{before_held:.1%} over {n_held}. After (every fp4 row): tuning {summary.tuning_median_abs_error:.1%} over "
-        f"{summary.tuning_evaluated}, held-out **{summary.holdout_median_abs_error:.1%}** over "
-        f"{summary.holdout_evaluated}.",
+        f"{before_held:.1%} over {n_held}.",
+        f"After (every fp4 row): tuning {summary.tuning_median_abs_error:.1%} over {summary.tuning_evaluated}, "
+        f"held-out **{summary.holdout_median_abs_error:.1%}** over {summary.holdout_evaluated}.",
         "The rows beyond B200 are the TP1 NVFP4 columns of the TensorRT-LLM release/1.2 perf overview (B300 marked",
         "beta there; the RTX PRO 6000 Server Edition's TP1,PP1 column; GB300 is not in the catalog, and the DEP and",
         "PP > 1 layouts are left out as for B200). One fraction is fitted for b200, gb200 and b300 together",
