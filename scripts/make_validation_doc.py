@@ -17,6 +17,7 @@ from costmodel.validation import categories as cats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fidelity_validation_section import fidelity_section  # issue 26 items 1-2: before / after
+from fp4_validation_section import fp4_section  # issue 26 item 5: the fp4 rows by accelerator
 from mlperf_validation_section import mlperf_section  # the MLPerf section (issue 26 item 7), likewise
 from mode_validation_section import modes_section  # the serving-modes section, a script module of its own
 
@@ -28,7 +29,7 @@ METRIC_OF = {"online_ttft": "ttft", "online_tpot": "tpot"}
 # Categories whose predictions use values fitted on their tuning half (scripts/fit_online_overheads.py):
 # their held-out half is the headline, their tuning half is in-sample.
 FITTED_ONLINE = ("online_tpot", "online_ttft")  # CPU costs fitted on their tuning half
-FITTED = (*FITTED_ONLINE, "fp4")  # fp4: b200 fp4_realized_peak_fraction, fitted on its tuning half
+FITTED = (*FITTED_ONLINE, "fp4")  # fp4: the shared b200/gb200/b300 fp4_realized_peak_fraction, on its tuning half
 
 
 def table(rows: Sequence[ValidationRow]) -> list[str]:
@@ -64,9 +65,9 @@ def categories_section() -> list[str]:
         f"{len(rows)} reference rows in {len(cats.CATEGORIES)} categories, each predicted with the catalog's default efficiencies",
         "or listed as not evaluated with the reason. Throughput rows run the generic engine; online rows run",
         "their engine's profile, whose per-request and per-step CPU costs are FITTED on the tuning half of the",
-        "online rows (below), and the b200 row's `fp4_realized_peak_fraction` is FITTED on the tuning half of",
-        "the FP4 rows, so for those three categories the **held-out half is the headline** and the tuning",
-        "half is in-sample.",
+        "online rows (below), and the `fp4_realized_peak_fraction` that b200, gb200 and b300 share is FITTED on",
+        "the tuning half of the FP4 rows, so for those three categories the **held-out half is the headline**",
+        "and the tuning half is in-sample.",
         "**Held-out split:** a row is `holdout` when the last byte of the SHA-256 of its configuration fields",
         "(model, precision, hardware, GPUs, scenario, ISL, OSL, metric; never its value) is odd",
         "(`costmodel/validation/categories.py`, `is_holdout`). Held-out rows must never be used to",
@@ -98,6 +99,7 @@ def categories_section() -> list[str]:
         f"FP4 headline (held-out half, the fitted value never saw it): **{pct(fp4.holdout_median_abs_error)}** over "
         f"{fp4.holdout_evaluated} rows; tuning half {pct(fp4.tuning_median_abs_error)} over {fp4.tuning_evaluated} rows "
         "is in-sample.",
+        *fp4_section(by_key["fp4"]),
         *inputs_note(),
         *fidelity_section(by_key),
         "Peer figures are those issue 17 reports for aiconfigurator 0.12 and llm-analysis 0.2.2 on 40 saturated",
@@ -274,14 +276,17 @@ def inputs_note() -> list[str]:
         "  layers inside the transformer blocks (their model cards), so the lm_head reads 16-bit weights on",
         "  bf16 tensor cores and attention runs at the KV cache's format (fp8 here), not at fp4",
         "  (`dtypes.OpPrecision`).",
-        f"- **Fitted: `fp4_realized_peak_fraction` = {b200.fp4_realized_peak_fraction:.2f} on `b200`** (the fp4",
-        "  linear layers reach that share of the fp4 peak, eff_compute on top). No public figure for NVFP4",
-        "  GEMM throughput next to fp8 on B200 was found; with the datasheet ratio every fp4 row came out ~40%",
-        "  high. `scripts/fit_fp4_peak_fraction.py` sets it where the median signed error over the tuning",
-        "  half's dense-model fp4 rows is zero (MoE rows left out: grouped expert GEMMs have their own",
+        f"- **Fitted: `fp4_realized_peak_fraction` = {b200.fp4_realized_peak_fraction:.2f}, one value for `b200`,",
+        "  `gb200` and `b300`** (the fp4 linear layers reach that share of the fp4 peak, eff_compute on top). No",
+        "  public figure for NVFP4 GEMM throughput next to fp8 on Blackwell was found; with the datasheet ratio",
+        "  the B200 fp4 rows came out ~40% high. `scripts/fit_fp4_peak_fraction.py` sets it where the median",
+        "  signed error over the tuning half's dense-model fp4 rows of those three parts, pooled, is zero (too",
+        "  few per part to fit each alone; MoE rows left out: grouped expert GEMMs have their own",
         "  shortfall); `tests/test_fp4_fit.py` refits it with every held-out value tripled and gets the same",
-        "  value. A value near 0.5 means the fp4 layers realize about fp8's datasheet rate; the B200 rows are",
-        "  all fp4, so the value also absorbs any B200-wide shortfall of the Hopper-derived defaults.",
+        "  value. A value near 0.5 means the fp4 layers realize about fp8's datasheet rate; the Blackwell rows",
+        "  are all fp4, so the value also absorbs any Blackwell-wide shortfall of the Hopper-derived defaults.",
+        "  `rtx-pro-6000` and `mi355x` carry no fitted value: their fp4 layers run at the datasheet fp4 peak",
+        "  (an assumption; 'FP4 by accelerator' above).",
     ]
 
 
@@ -345,7 +350,7 @@ def misses_section(by_key: dict[str, list[cats.CategoryRow]]) -> list[str]:
         "  per-step cost is paid every step here too, and the per-request cost only delays the start (the",
         "  servers tokenize in a process of their own while the GPU runs).",
         "",
-        "Fitted values: the two online CPU costs and the b200 fp4 peak fraction, each on its tuning half;",
+        "Fitted values: the two online CPU costs and the shared Blackwell fp4 peak fraction, each on its tuning half;",
         "everything else is what the default profiles and efficiencies give, plus the scheduler setting each",
         "row's source states.",
     ]
@@ -359,7 +364,7 @@ def render() -> str:
         "Generated by `scripts/make_validation_doc.py` from `costmodel/data/reference_measurements.csv`",
         "(a copy of `shared/reference/reference_measurements.csv` plus the issue 17 rows added here). Every",
         "prediction uses the catalog's default efficiencies; nothing was fitted to these rows except the two",
-        "engine CPU costs of the online rows and the b200 fp4 peak fraction, each fitted on its tuning half",
+        "engine CPU costs of the online rows and the shared Blackwell fp4 peak fraction, each fitted on its tuning half",
         "(see 'By category').",
         "`tests/test_grid_validation.py` checks the medians against the targets, and a test checks this file",
         "is up to date.",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from costmodel.catalog.loader import load_accelerator
 from costmodel.decision.feasibility import RETIRING_SOON_DAYS
 from costmodel.decision.results import OptionResult
 from costmodel.scenario import Scenario, SelfHostOption
@@ -61,6 +62,7 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
             )
         if option.offering and "/spot" in option.offering:
             warnings.append(f"{option.name} uses spot capacity, which can be reclaimed: not for SLO-bound serving.")
+        warnings += fp4_peak_warnings(option)
     if workload.growth_per_month > 0:
         six = workload.growth_factor(months_ahead=6)
         warnings.append(f"Growth: {workload.growth_per_month:.0%}/month is {six:.1f}x the volume in 6 months; "
@@ -77,3 +79,17 @@ def retiring_soon_warnings(ranked: tuple[OptionResult, ...], *, as_of: dt.date |
         lines.append(f"Retiring soon: {r.name}'s model retires on {r.retires_on.isoformat()}, "
                      f"{(r.retires_on - as_of).days} days after the as-of date; plan the migration.")
     return lines
+
+
+def fp4_peak_warnings(option: SelfHostOption) -> list[str]:
+    """One line when fp4 weights run on an accelerator with no fitted fp4_realized_peak_fraction (today
+    rtx-pro-6000 and mi355x): its fp4 layers then run at the datasheet fp4 peak, an assumption; on the fitted
+    Blackwell parts that ratio put the held-out fp4 rows 40-78% off (docs/validation.md, 'FP4 by accelerator')."""
+    if option.weight_dtype != "fp4":
+        return []
+    hardware = load_accelerator(option.hardware)
+    if "fp4" not in hardware.peak_flops_per_s or hardware.fp4_realized_peak_fraction is not None:
+        return []
+    return [f"fp4 on {hardware.id}: {option.name}'s fp4 layers run at the datasheet fp4 peak, an assumption (no "
+            "fitted fp4_realized_peak_fraction for this accelerator; on B200, GB200 and B300 the datasheet ratio put "
+            "the held-out fp4 rows 40-78% off, docs/validation.md); calibrate with a probe before relying on it."]

@@ -35,6 +35,11 @@ HARDWARE_IDS = {
     "A100-SXM-80GB": "a100-80gb",
     "B200-180GB": "b200",
     "MI300X-192GB": "mi300x",  # MLPerf v4.1 rows (validation/mlperf.py)
+    # TensorRT-LLM release/1.2 perf overview fp4 columns; the page names 288 GB (B300) and 192 GB (GB200) parts,
+    # the catalog rows hold 270 GiB and 186 GiB (their cited datasheets): memory planning uses the catalog's.
+    "B300-288GB": "b300",
+    "GB200-192GB": "gb200",
+    "RTX-PRO-6000-Server-96GB": "rtx-pro-6000",
 }
 MODEL_IDS = {
     "Llama-2-7B": "llama-2-7b",
