@@ -29,6 +29,7 @@ from costmodel.serving.capacity import (
     CONVERGE_RATE_TOLERANCE,
     CONVERGE_START_REQUESTS,
     CapacitySearch,
+    GiveUp,
     capacity_for_replica,
 )
 from costmodel.serving.profile import option_engine_settings
@@ -79,8 +80,9 @@ def _simulator_infeasible(quick: Capacity, *, reason: str) -> Capacity:
 
 
 def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: ReplicaConfig,
-                        quick: Capacity) -> Capacity:
-    """Capacity at the SLO percentiles from the continuous-batching simulator (costmodel.serving)."""
+                        quick: Capacity, *, give_up: GiveUp | None = None, retried: bool = False) -> Capacity:
+    """Capacity at the SLO percentiles from the continuous-batching simulator (costmodel.serving); `give_up`
+    and `retried` (an infeasible answer is retried at looser limits): `capacity_for_replica`'s."""
     workload = scenario.workload
     engine = option_engine_settings(option, longest_prompt_tokens=math.ceil(workload.mean_prompt_tokens()))
     # One capacity search per option (seed 0, SIMULATED_REQUESTS): the same call the app's Latency page makes,
@@ -96,10 +98,12 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
     replica = build_replica(option.model, config.hardware, gpus=config.gpus, weight_dtype=config.weight_dtype,
                             kv_dtype=config.kv_dtype, efficiency=config.efficiency,
                             max_batched_tokens=engine.max_batched_tokens, engine=engine)
-    result = capacity_for_replica(with_option_speculation(replica, option), search)
+    result = capacity_for_replica(with_option_speculation(replica, option), search, give_up=give_up,
+                                  give_up_before_a_pass=not retried)
     run = result.at_capacity
     if not result.feasible or run is None:
-        return _simulator_infeasible(quick, reason=result.reason or "no load meets the SLO")
+        return replace(_simulator_infeasible(quick, reason=result.reason or "no load meets the SLO"),
+                       upper_bound_requests_per_second=result.upper_bound_requests_per_second)
     reason = (f"meets the SLO at {result.max_rate_requests_per_second:.2f} requests/s per replica "
               f"(simulated: TTFT p90 {run.ttft.p90_seconds:.3f} s, TPOT p90 {run.tpot.p90_seconds * 1e3:.1f} ms)")
     if result.saturation_bound:
@@ -109,7 +113,8 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
                     batch=int(round(run.mean_batch)), ttft_seconds=run.ttft.p90_seconds,
                     tpot_seconds=run.tpot.p90_seconds, prefill_time_fraction=quick.prefill_time_fraction,
                     max_batch=quick.max_batch, method="simulator", throughput_bound=result.saturation_bound,
-                    latency_owner=latency_owner(run.breakdown("ttft", 90.0), run.breakdown("tpot", 90.0)))
+                    latency_owner=latency_owner(run.breakdown("ttft", 90.0), run.breakdown("tpot", 90.0)),
+                    upper_bound_requests_per_second=result.upper_bound_requests_per_second)
 
 
 def capacity_cache_key(scenario: Scenario, option: SelfHostOption, *, hardware: AcceleratorSpec,
@@ -125,7 +130,7 @@ def capacity_cache_key(scenario: Scenario, option: SelfHostOption, *, hardware: 
 
 
 def _capacity_at(scenario: Scenario, option: SelfHostOption, *, hardware: AcceleratorSpec, eff: Efficiency,
-                 method: CapacityMethod) -> Capacity:
+                 method: CapacityMethod, give_up: GiveUp | None = None, retried: bool = False) -> Capacity:
     """Capacity per replica at the scenario's SLO: the roofline's, or the simulator's where the replica fits."""
     workload = scenario.workload
     config = ReplicaConfig(shape=derive_shape(load_model(option.model)), hardware=hardware,
@@ -139,7 +144,7 @@ def _capacity_at(scenario: Scenario, option: SelfHostOption, *, hardware: Accele
     if method == "roofline" or not quick.fits:
         return quick
     try:
-        return _simulated_capacity(scenario, option, config, quick)
+        return _simulated_capacity(scenario, option, config, quick, give_up=give_up, retried=retried)
     except NoRequestFitsError as exc:  # the engine's KV rule leaves no room the roofline's fit check counted
         return _simulator_infeasible(quick, reason=str(exc))
 
@@ -157,9 +162,12 @@ def option_capacity_key(scenario: Scenario, option: SelfHostOption, *, calibrati
 
 def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibration: Calibration | None,
                        efficiency_scale: float = 1.0, method: CapacityMethod = "simulator",
-                       cache: CapacityCache | None = None, attached: Attached | None = None) -> tuple[Capacity, str]:
+                       cache: CapacityCache | None = None, attached: Attached | None = None,
+                       give_up: GiveUp | None = None) -> tuple[Capacity, str]:
     """Capacity per replica at the SLO for a self-host option, with the efficiency provenance (cached in
-    `cache` when one is given); an attached calibrate-endpoint file replaces the roofline (method "measured")."""
+    `cache` when one is given); an attached calibrate-endpoint file replaces the roofline (method "measured").
+    `give_up` (the search's): raise `serving.capacity.CapacityNotNeeded` once the capacity, and the one at the
+    SLO's own limits when that is tried, provably lie below a rate at which `give_up` is true (nothing cached)."""
     if attached is not None and attached.endpoint is not None:
         return cached_endpoint_capacity(scenario, attached.endpoint, source="; ".join(attached.descriptions),
                                         cache=cache)
@@ -174,10 +182,13 @@ def self_host_capacity(scenario: Scenario, option: SelfHostOption, *, calibratio
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
         return cached
-    capacity = _capacity_at(tight, option, hardware=hardware, eff=eff, method=method)
-    if not capacity.feasible and tight.slo != scenario.slo:
-        at_limits = _capacity_at(scenario, option, hardware=hardware, eff=eff, method=method)
-        capacity = at_limits if at_limits.feasible else capacity
+    retried = tight.slo != scenario.slo
+    capacity = _capacity_at(tight, option, hardware=hardware, eff=eff, method=method, give_up=give_up,
+                            retried=retried)
+    if not capacity.feasible and retried:
+        at_limits = _capacity_at(scenario, option, hardware=hardware, eff=eff, method=method, give_up=give_up)
+        bound = min(capacity.upper_bound_requests_per_second, at_limits.upper_bound_requests_per_second)
+        capacity = replace(at_limits if at_limits.feasible else capacity, upper_bound_requests_per_second=bound)
     if cache is not None:
         cache.put(key, (capacity, eff.source))
     return capacity, eff.source

@@ -39,12 +39,14 @@ from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.scenario import Scenario
 from costmodel.search.costing import configuration, host_counted, searched_option
 from costmodel.search.executors import LocalExecutor, RayExecutor
+from costmodel.search.give_up import NotNeeded
 from costmodel.search.rows import Configuration
 from costmodel.search.scope import SearchScope
 from costmodel.search.screen import ReplicaKey, Screened, screen_candidates
 from costmodel.search.shared import Shared
 from costmodel.search.space import Candidate, SearchSpace
 from costmodel.serving.analytic import Capacity
+from costmodel.serving.capacity import CapacityNotNeeded
 
 LOOKAHEAD_PER_WORKER = 2
 Runner = LocalExecutor | RayExecutor
@@ -160,20 +162,26 @@ class SimulationJob:
     inputs: Shared[SearchInputs]
     candidate: Candidate
     costed: tuple[Candidate, ...] = ()
+    give_up: NotNeeded | None = None  # search/give_up.py: stop once the capacity is not needed
 
 
-def simulate_capacity(job: SimulationJob) -> CapacityValue:
-    """Capacity per replica at the SLO from the decision's simulator (the offering does not change it)."""
+def simulate_capacity(job: SimulationJob) -> CapacityValue | None:
+    """Capacity per replica at the SLO from the decision's simulator (the offering does not change it); None
+    when the job's `give_up` stopped it (search/give_up.py)."""
     option = job.candidate.option(name="search")
     inputs = job.inputs.value
-    return self_host_capacity(inputs.scenario, option, calibration=inputs.calibration, cache=CapacityCache())
+    try:
+        return self_host_capacity(inputs.scenario, option, calibration=inputs.calibration, cache=CapacityCache(),
+                                  give_up=job.give_up)
+    except CapacityNotNeeded:
+        return None
 
 
-def simulate_and_cost(job: SimulationJob) -> tuple[CapacityValue, tuple[Configuration, ...]]:
+def simulate_and_cost(job: SimulationJob) -> tuple[CapacityValue | None, tuple[Configuration, ...]]:
     """The capacity, and the decision's row of each `costed` candidate at it (search/costing.py)."""
     value = simulate_capacity(job)
     inputs = job.inputs.value
-    if not job.costed or inputs.today is None:
+    if value is None or not job.costed or inputs.today is None:
         return value, ()
     return value, tuple(configuration(inputs.scenario, c, value, gpu_sheet=inputs.gpu_sheet, today=inputs.today,
                                       scope=inputs.scope) for c in job.costed)
@@ -202,11 +210,12 @@ class Simulations:
         # The key the decision itself stores under (its SLO tightened by the engine's documented error).
         return option_capacity_key(self._scenario, candidate.option(name="search"), calibration=self._calibration)
 
-    def _start(self, candidate: Candidate, keeps: Keeps) -> None:
+    def _start(self, candidate: Candidate, keeps: Keeps, give_up: NotNeeded | None = None) -> None:
         key = candidate.capacity_key
         if key not in self._running:
             costed = tuple(s.candidate for s in self._sharing.pop(key, ()) if keeps(s))
-            self._running[key] = self._runner.submit(simulate_and_cost, SimulationJob(self._inputs, candidate, costed))
+            self._running[key] = self._runner.submit(simulate_and_cost,
+                                                     SimulationJob(self._inputs, candidate, costed, give_up))
 
     def start_ahead(self, upcoming: Iterable[Candidate], *, known: Mapping[ReplicaKey, object], keeps: Keeps) -> None:
         """Start the first upcoming candidates not known, not running and not cached, until the executor
@@ -222,24 +231,31 @@ class Simulations:
                 self._start(c, keeps)
 
     def capacities(self, candidates: list[Candidate], *, keeps: Keeps,
-                   each: Callable[[int, int], None] | None = None) -> tuple[list[CapacityValue], int]:
+                   give_ups: Sequence[NotNeeded | None] | None = None,
+                   each: Callable[[int, int], None] | None = None) -> tuple[list[CapacityValue | None], int]:
         """Capacity of each candidate's replica: from the cache when it holds it, else simulated (or collected
-        from a simulation started ahead) and stored in the cache; also the number of cache hits.
+        from a simulation started ahead) and stored in the cache; also the number of cache hits. With
+        `give_ups` (one per candidate, search/give_up.py) a capacity its test gives up is None, however it was
+        found (stopped early here, or judged by the bound it carries: started ahead, or from the cache).
         `each(done, missing)` is called after each simulation collected (a caller's progress or cancel hook)."""
+        tests = list(give_ups) if give_ups is not None else [None] * len(candidates)
         keys = [self._cache_key(c) for c in candidates]
-        found = {k: hit for k in keys if self._cache is not None and (hit := self._cache.get(k)) is not None}
-        missing = [(c, k) for c, k in zip(candidates, keys, strict=True) if k not in found]
-        for c, _ in missing:  # all of the wave in flight before waiting on the first
-            self._start(c, keeps)
-        for done, (c, key) in enumerate(missing, start=1):
+        found: dict[Any, CapacityValue | None] = {
+            k: hit for k in keys if self._cache is not None and (hit := self._cache.get(k)) is not None}
+        missing = [(c, k, t) for c, k, t in zip(candidates, keys, tests, strict=True) if k not in found]
+        for c, _, test in missing:  # all of the wave in flight before waiting on the first
+            self._start(c, keeps, test)
+        for done, (c, key, _) in enumerate(missing, start=1):
             value, rows = self._runner.collect(self._running.pop(c.capacity_key))
             self._rows.update((r.candidate(), r) for r in rows)
             found[key] = value
-            if self._cache is not None:
+            if self._cache is not None and value is not None:
                 self._cache.put(key, value)
             if each is not None:
                 each(done, len(missing))
-        return [found[k] for k in keys], len(candidates) - len(missing)
+        values = [found[k] for k in keys]
+        return [None if v is None or (t is not None and t(v[0].upper_bound_requests_per_second)) else v
+                for v, t in zip(values, tests, strict=True)], len(candidates) - len(missing)
 
     def row(self, candidate: Candidate, capacity: CapacityValue, *, gpu_sheet: PriceSheet[GpuPriceRow],
             today: dt.date, scope: SearchScope) -> Configuration:

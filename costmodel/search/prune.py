@@ -75,6 +75,11 @@ class WaveRule:
         self._limit = kth_cost(feasible, top_k=top_k) + TIE_USD
         self._front = RowFront(feasible) if keep_front else None
 
+    @property
+    def limit_usd_per_month(self) -> float:
+        """The K-th cheapest SLO-feasible row's $/month + the tie: a candidate bounded above it is pruned."""
+        return self._limit
+
     def keeps(self, item: Screened) -> bool:
         """Not pruned: `pruned` is False for it (module docstring)."""
         if not item.viable:

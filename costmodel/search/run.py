@@ -35,6 +35,7 @@ from costmodel.pricing.sheets import open_model_ids
 from costmodel.scenario import Scenario
 from costmodel.search.costing import searched_option
 from costmodel.search.executors import LocalExecutor, RayExecutor
+from costmodel.search.give_up import NotNeeded, not_needed
 from costmodel.search.parallel import (
     SearchInputs,
     Simulations,
@@ -161,32 +162,47 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
     simulations = Simulations(inputs, runner=runner, cache=cache, queue=queue)
     report(SCREEN_FRACTION, f"screened {enumerated:,} configurations; simulating the cheapest")
     simulated: list[Configuration] = []
-    capacities: dict[ReplicaKey, tuple[Capacity, str]] = {}  # one simulation per replica and engine
+    capacities: dict[ReplicaKey, tuple[Capacity, str] | None] = {}  # one per replica and engine; None: given up
+    sharing = _by_capacity(queue) if prune and not keep_front else {}
     hits = 0
     try:  # a hook that raises (the app's Cancel, Ctrl-C) drops the simulations started ahead
         while queue:
             keeps = _kept_all
+            tests: list[NotNeeded | None] | None = None
             if prune:
                 rule = WaveRule(ranked_rows(simulated, accept_unverified=scenario.accept_unverified_latency),
                                 top_k=top_k, keep_front=keep_front)
                 queue, keeps = rule.settle(queue), rule.keeps
             wave, queue = queue[:WAVE], queue[WAVE:]
+            # A capacity given up cannot put any candidate sharing it into the top K (search/give_up.py).
+            wave = [s for s in wave if capacities.get(s.candidate.capacity_key, ()) is not None]
             new = list({s.candidate.capacity_key: s.candidate for s in wave
                         if s.candidate.capacity_key not in capacities}.values())
+            if sharing:
+                tests = [not_needed(scenario, [s for s in sharing[c.capacity_key] if keeps(s)],
+                                    limit_usd_per_month=rule.limit_usd_per_month) for c in new]
             simulations.start_ahead((s.candidate for s in queue), known=capacities, keeps=keeps)
-            values, wave_hits = simulations.capacities(new, keeps=keeps, each=_wave_hook(
+            values, wave_hits = simulations.capacities(new, keeps=keeps, give_ups=tests, each=_wave_hook(
                 report, simulated=len(simulated), at=simulated_fraction(simulated=len(simulated),
                                                                         queued=len(wave) + len(queue))))
             hits += wave_hits
             capacities.update(zip((c.capacity_key for c in new), values, strict=True))
-            simulated.extend(simulations.row(s.candidate, capacities[s.candidate.capacity_key], gpu_sheet=sheet,
-                                             today=today, scope=scope) for s in wave)
+            simulated.extend(simulations.row(s.candidate, value, gpu_sheet=sheet, today=today, scope=scope)
+                             for s in wave if (value := capacities[s.candidate.capacity_key]) is not None)
             report(simulated_fraction(simulated=len(simulated), queued=len(queue)),
                    f"simulated {len(simulated):,} configurations")
     finally:
         simulations.discard()
     return search_result(simulated, top_k=top_k, enumerated=enumerated, started=started, hits=hits, scope=scope,
                          without_host=enumerated - hosted, accept_unverified=scenario.accept_unverified_latency)
+
+
+def _by_capacity(queue: list[Screened]) -> dict[ReplicaKey, list[Screened]]:
+    """The queued candidates of each capacity (its offerings and scalings), in queue order."""
+    out: dict[ReplicaKey, list[Screened]] = {}
+    for s in queue:
+        out.setdefault(s.candidate.capacity_key, []).append(s)
+    return out
 
 
 def _screen(inputs: Shared[SearchInputs], *, runner: LocalExecutor | RayExecutor, quality: QualityFilter | None,

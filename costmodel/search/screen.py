@@ -85,6 +85,9 @@ class Screened:
     usd_per_month_lower: float
     tokens_per_second_per_user_upper: float
     tpot_limit_seconds: float
+    # what its lower bound was priced at (search/give_up.py prices it again at a tighter capacity bound)
+    lowest_usd_per_gpu_hour: float | None = None
+    ops_usd_per_month: float | None = None
 
     @property
     def viable(self) -> bool:
@@ -274,6 +277,6 @@ def screen_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *, 
                                                     peak_requests_per_second=peak, hourly_requests_per_second=hourly,
                                                     replica_hours=hours[key], min_replicas=floor),
             tokens_per_second_per_user_upper=1.0 / replica.decode_step_lower_seconds,
-            tpot_limit_seconds=tpot_limit,
+            tpot_limit_seconds=tpot_limit, lowest_usd_per_gpu_hour=price, ops_usd_per_month=own.ops_usd_per_month,
         ))
     return tuple(out)

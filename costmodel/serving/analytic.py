@@ -13,6 +13,7 @@ The capacity is X(B) for the largest B that fits in memory with TPOT <= the limi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,8 @@ class Capacity:
     fits: bool = True  # weights + KV for one sequence fit in the replica's memory
     throughput_bound: bool = False  # the latency limits still hold near saturation: no headroom at this rate
     latency_owner: str | None = None  # which part owns p90 TTFT/TPOT and its lever (simulator only)
+    # simulator: the search's last upper bound on this capacity (serving.capacity `upper_bound_requests_per_second`)
+    upper_bound_requests_per_second: float = math.inf
 
 
 def _batch_ladder(*, max_batch: int) -> list[int]:

@@ -7,13 +7,17 @@ infeasible at any load, and the reason names the prefill or decode step that bre
 all requests at t = 0 give the most requests/s the replica completes; no higher rate is sustainable.
 (3) Bisection over [0, saturation) on "every percentile meets its limit", to `rate_tolerance` relative.
 The saturation rate itself counts as failing: its queue grows without bound in steady state, even when a
-finite run from an empty start still looks fine there.
+finite run from an empty start still looks fine there. Every rate the search sees fail (the saturation rate
+first) is an upper bound on the answer, so a caller that only needs capacities above some rate (the search,
+which needs only those that can still enter its top K) passes `give_up`, and the search stops, raising
+`CapacityNotNeeded`, as soon as `give_up(that bound)` is true (`upper_bound_requests_per_second` is the bound
+it would last have been asked about).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -45,6 +49,11 @@ T_975_4_DOF = 2.776
 MAX_BISECTIONS = 30
 ZERO_LOAD_REQUESTS = 120
 _NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
+GiveUp = Callable[[float], bool]  # given an upper bound on the capacity (requests/s): is no capacity under it needed?
+
+
+class CapacityNotNeeded(Exception):
+    """Raised by `capacity_for_replica` when `give_up` says its capacity, below the bound it reached, is not needed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +100,9 @@ class CapacityResult:
     # The lowest rate the bisection saw fail (or the saturation rate): the capacity lies in
     # [max_rate_requests_per_second, this), so an interval never claims more precision than the search had.
     failing_rate_requests_per_second: float = math.nan
+    # The last bound `give_up` would have been asked about (the saturation rate, then each failing rate while
+    # giving up is allowed): the capacity lies below it; inf when the search never got that far.
+    upper_bound_requests_per_second: float = math.inf
 
     @property
     def ttft_p90_seconds(self) -> float:
@@ -134,12 +146,33 @@ def _infeasible_reason(replica: Replica, limit: SloLimit, value: float, prompts:
     return f"{what} > {name} limit {limit.limit_seconds:.3g} s: no load meets it"
 
 
-def capacity_for_replica(replica: Replica, search: CapacitySearch) -> CapacityResult:
-    """`capacity_at_slo` for an already built replica (reuse it across calls) with the settings of `search`."""
+def _zero_load_reason(replica: Replica, limits: tuple[SloLimit, ...], minimum: dict[str, float],
+                      alone: SimulationResult, *, prompts: np.ndarray, outputs: np.ndarray) -> str:
+    """Why no load meets the SLO, from the zero-load run ("" when it does not show that)."""
+    for limit in limits:
+        if minimum[limit.key] > limit.limit_seconds:
+            return _infeasible_reason(replica, limit, minimum[limit.key], prompts, outputs)
+    if alone.rejected:
+        checked = min(len(prompts), ZERO_LOAD_REQUESTS)
+        share = alone.rejected / checked
+        return (f"{share:.1%} of requests can never fit in KV memory or the model's context "
+                f"({alone.rejected} of {checked}); shorten them or add GPUs")
+    return ""
+
+
+def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: GiveUp | None = None,
+                         give_up_before_a_pass: bool = True) -> CapacityResult:
+    """`capacity_at_slo` for an already built replica (reuse it across calls) with the settings of `search`.
+
+    `give_up` (module docstring) is asked after the saturation run and after each bisection step; with
+    `give_up_before_a_pass` False only at the saturation rate until a rate has passed (a caller that retries
+    an infeasible answer at looser limits: their capacity is below the same saturation rate, not below a rate
+    that failed the tighter limits)."""
     limits = slo_limits(search.slo)
     requests, rate_tolerance, kv_policy = search.requests, search.rate_tolerance, search.kv_policy
     prefix_cached_fraction = search.prefix_cached_fraction
     runs = 0
+    bound = math.inf
 
     def verdict(*, reason: str = "", best: SimulationResult | None = None, rate: float = 0.0,
                 saturation: float = 0.0, zero_load: dict[str, float] | None = None,
@@ -152,8 +185,14 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch) -> CapacityRe
             gpus=replica.gpus, slo_limits=limits, at_capacity=best, saturation_rate_requests_per_second=saturation,
             saturation_bound=best is not None and rate >= (1.0 - 2.0 * rate_tolerance) * saturation,
             zero_load_seconds=zero_load or {}, simulations=runs, requests_per_simulation=requests,
-            failing_rate_requests_per_second=failing,
+            failing_rate_requests_per_second=failing, upper_bound_requests_per_second=bound,
         )
+
+    def ask(upper: float) -> None:
+        nonlocal bound
+        bound = upper
+        if give_up is not None and give_up(upper):
+            raise CapacityNotNeeded(f"capacity below {upper:.4g} requests/s is not needed")
 
     if not limits:
         raise ValueError("capacity_at_slo needs at least one SLO limit")
@@ -175,19 +214,14 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch) -> CapacityRe
                              prefix_cached_fraction=prefix_cached_fraction, kv_policy=kv_policy)
     runs += 1
     minimum = {limit.key: zero_load_seconds(alone, limit) for limit in limits}
-    for limit in limits:
-        if minimum[limit.key] > limit.limit_seconds:
-            reason = _infeasible_reason(replica, limit, minimum[limit.key], prompts, outputs)
-            return verdict(reason=reason, zero_load=minimum)
-    if alone.rejected:
-        checked = min(requests, ZERO_LOAD_REQUESTS)
-        share = alone.rejected / checked
-        return verdict(reason=f"{share:.1%} of requests can never fit in KV memory or the model's context "
-                              f"({alone.rejected} of {checked}); shorten them or add GPUs", zero_load=minimum)
+    reason = _zero_load_reason(replica, limits, minimum, alone, prompts=prompts, outputs=outputs)
+    if reason:
+        return verdict(reason=reason, zero_load=minimum)
 
     flood = simulate(arrival_seconds=np.zeros(requests))
     runs += 1
     saturation = flood.requests_per_second
+    ask(saturation)
 
     def run(rate: float) -> SimulationResult:
         nonlocal runs
@@ -205,6 +239,8 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch) -> CapacityRe
             lo, best = mid, result
         else:
             hi = mid
+        if best is not None or give_up_before_a_pass:
+            ask(hi)
     if best is None:
         return verdict(reason=f"even {hi:.3g} requests/s misses the SLO, though each request alone meets it: the limits "
                               "sit at the zero-load latency, so any queueing or batching breaks them",
