@@ -117,10 +117,10 @@ def categories_section() -> list[str]:
         "A row whose server ran `--num-scheduler-steps K` (the vLLM v0.6.0 rows) runs with multi-step",
         "scheduling of K steps (`online.scheduler_steps_of`: the scheduler runs once per K decode steps), and",
         "SGLang rows run prefill in steps of its own (the sglang profile's `mixed_prefill_decode: false`, read",
-        "at today's SGLang commit, not at v0.3.0). ShareGPT rows use fixed lengths at published means",
+        "at today's SGLang commit, not at v0.3.0). Online ShareGPT rows use fixed lengths at published means",
         f"({cats.SHAREGPT_PROMPT_TOKENS} prompt tokens: vLLM PR #18566, 229,711 tokens over 1,000 prompts;",
-        f"{cats.SHAREGPT_OUTPUT_TOKENS} output tokens: the README's offline table, 4,281.51 / 22.03): no stored source",
-        "gives the spread of ShareGPT lengths, so none is drawn. TensorRT-LLM's mean ITL is compared with the",
+        f"{cats.SHAREGPT_OUTPUT_TOKENS} output tokens: the README's offline table, 4,281.51 / 22.03); the offline",
+        "ShareGPT rows draw ShareGPT's spread of lengths (below). TensorRT-LLM's mean ITL is compared with the",
         "simulated mean TPOT.",
         *fitted_section(by_key),
         *streaming_section(by_key),
@@ -214,6 +214,7 @@ def streaming_section(by_key: dict[str, list[cats.CategoryRow]]) -> list[str]:
     """The ITL and ShareGPT-saturated categories: what they run, nothing fitted on them, before and after."""
     unstreamed = [r for r in cats.category_rows(unstreamed=True) if r.category == "online_itl"]
     unfitted = [r for r in cats.category_rows(unfitted=True) if r.category == "sharegpt_saturated"]
+    at_means = [r for r in cats.category_rows(mean_lengths=True) if r.category == "sharegpt_saturated"]
     return [
         "",
         "### Streaming and saturation through the server: ITL and offline ShareGPT (nothing fitted on them)",
@@ -229,10 +230,20 @@ def streaming_section(by_key: dict[str, list[cats.CategoryRow]]) -> list[str]:
         "  The first token is sent on its own (vLLM's output processor sends the first token at once), so",
         "  TTFT and TPOT do not change.",
         "- **Offline ShareGPT** sends all 5,000 prompts at once through the server (`--request-rate inf`),",
-        "  with the fixed mean lengths above, 256 sequences and 8192 tokens per step like the online rows, the",
-        "  row's multi-step setting and the memory fraction its source states (SGLang 70B TP4: `--mem-frac",
-        "  0.88`; the others keep 0.9). The fitted per-step cost applies (the server pays it every step);",
-        "  the per-request cost only delays the start, since the server tokenizes while the GPU runs.",
+        "  with 256 sequences and 8192 tokens per step like the online rows, the row's multi-step setting and",
+        "  the memory fraction its source states (SGLang 70B TP4: `--mem-frac 0.88`; the others keep 0.9). The",
+        "  fitted per-step cost applies (the server pays it every step); the per-request cost only delays the",
+        "  start, since the server tokenizes while the GPU runs.",
+        "- **ShareGPT's spread of lengths** (`costmodel/validation/sharegpt.py`): sglang.bench_serving v0.3.0",
+        "  sends each sampled conversation's first prompt and forces its output to the first answer's length",
+        "  (prompts of 4-1,024 tokens, outputs of at least 4, the pair at most 2,048). The 5,000 requests are",
+        "  split over a joint histogram of 16,384 requests sampled by the same filter with the Llama-3.1",
+        "  tokenizer (JonnyKong/vidur `data/processed_traces/sharegpt_v3_filtered.csv`, commit 941a76c3,",
+        "  2025-03-04: vLLM's sample_sharegpt_requests on ShareGPT_V3_unfiltered_cleaned_split.json), each",
+        "  cell at its mean lengths, in a shuffled order (seed 0). Its means are 219.6 prompt and 199.3 output",
+        "  tokens (median 103 / 135), near the rows' 230 / 194; the two lengths are anti-correlated (-0.28), so",
+        "  the histogram is joint (`costmodel/data/sharegpt_length_histogram.csv`, written by",
+        "  `scripts/summarize_sharegpt_lengths.py`). Nothing is fitted: no parameter was chosen.",
         "",
         "| category | before | after |",
         "|---|---|---|",
@@ -240,6 +251,9 @@ def streaming_section(by_key: dict[str, list[cats.CategoryRow]]) -> list[str]:
         f"chunk gaps: {_halves_plain(by_key['online_itl'])} |",
         f"| {_title('sharegpt_saturated')} | generic CPU costs (0.4 ms per step): {_halves_plain(unfitted)} | "
         f"fitted CPU costs: {_halves_plain(by_key['sharegpt_saturated'])} |",
+        f"| {_title('sharegpt_saturated')} | fixed mean lengths ({cats.SHAREGPT_PROMPT_TOKENS} / "
+        f"{cats.SHAREGPT_OUTPUT_TOKENS} tokens): {_halves_plain(at_means)} | ShareGPT's spread of lengths: "
+        f"{_halves_plain(by_key['sharegpt_saturated'])} |",
     ]
 
 
@@ -299,6 +313,12 @@ def _gap_ms(rows: Sequence[cats.CategoryRow]) -> str:
     return f"{(gaps[mid] if len(gaps) % 2 else 0.5 * (gaps[mid - 1] + gaps[mid])):.1f} ms"
 
 
+def _sharegpt_errors(rows: Sequence[cats.CategoryRow]) -> str:
+    """Each offline ShareGPT row's signed error, short: '8B SGLang +1.0%, ...'."""
+    return ", ".join(f"{r.label.split('-Instruct')[0].removeprefix('Llama-3.1-')} {cats.engine_of(r)} "
+                     f"{pct(r.error) if r.error is None else f'{r.error:+.1%}'}" for r in rows)
+
+
 def misses_section(by_key: dict[str, list[cats.CategoryRow]]) -> list[str]:
     """Why the online and multi-GPU categories miss: what the sources say the engines did that the
     simulator does not model yet. Analysis only: nothing here changes a prediction."""
@@ -326,9 +346,9 @@ def misses_section(by_key: dict[str, list[cats.CategoryRow]]) -> list[str]:
         "  TPOT grew with load faster than simulated: a per-step cost, paid more often as prefills interrupt",
         "  decoding). One pooled value each leaves what differs by engine and model: the 70B TP4 TTFT rows of",
         "  vLLM and SGLang stay under: their shortfall is larger than the pooled costs cover.",
-        "- **Fixed ShareGPT lengths.** No stored source gives the spread of ShareGPT prompt and output lengths",
-        "  (only means), so every request has the mean lengths; the long prompts of the real spread, which",
-        "  interrupt decoding for longer, are missing.",
+        "- **Fixed ShareGPT lengths online.** The online ShareGPT rows (TTFT, TPOT, ITL), on whose tuning half",
+        "  the CPU costs were fitted, still run every request at the mean lengths; only the offline rows draw",
+        "  ShareGPT's spread (above). Drawing it online would change those rows and the fit: not done here.",
         "- **8-GPU throughput was over-predicted most on long-output rows** (decode-heavy, large batches):",
         "  the measured per-size all-reduce times (above, issue 26) closed most of it; what remains is likely",
         "  in the decode step at TP8 (smaller per-GPU GEMMs and attention kernels reaching less than the",
@@ -338,15 +358,16 @@ def misses_section(by_key: dict[str, list[cats.CategoryRow]]) -> list[str]:
         "  saying for which rows). That rule gives these configurations a larger KV budget than 0.9 of all",
         "  HBM, not a smaller one, and it moved the medians by about a point at most (the fp4 refit is",
         "  unchanged): the engine's memory rule does not explain the long-output over-prediction.",
-        "- **ShareGPT saturated, 70B on 4x H100, is over-predicted by a fifth to a quarter**, SGLang and vLLM alike,",
-        "  the same direction as the TP rows above (fixed mean lengths also leave out the long requests that",
-        "  hold KV and slots longer). Not the gap: vLLM v0.6.0 refuses chunked prefill with",
+        f"- **ShareGPT saturated: {_sharegpt_errors(by_key['sharegpt_saturated'])}.** At fixed mean lengths",
+        "  both 70B TP4 rows were over by a fifth to a quarter; ShareGPT's spread of lengths (above) brings",
+        "  SGLang's within a point, and vLLM's stays over. vLLM v0.6.0 refuses chunked prefill with",
         "  `--num-scheduler-steps` > 1 (\"Chunked prefill is not supported with multi-step\",",
         "  https://github.com/vllm-project/vllm/issues/8274, 2024-09-08, on vllm 0.6.0), so its servers here ran",
-        "  prefill in steps of their own while the vllm profile mixes them (today's V1); simulated with prefill",
-        "  in its own steps, no online or ShareGPT median moved by a tenth of a point when this was checked (the",
-        "  70B vLLM ShareGPT row by 0.05%): with fixed lengths each wave of 256 requests prefills together, mixed",
-        "  or not. Nor the CPU costs: the fitted",
+        "  prefill in steps of their own while the vllm profile mixes them (today's V1). At fixed lengths that",
+        "  moved no online or ShareGPT median by a tenth of a point (each wave of 256 requests prefills",
+        "  together, mixed or not); with the spread, prefill in its own steps moved the 70B vLLM ShareGPT row",
+        "  by -1.6 points and the 8B one by -0.7 when this was checked: not applied here, since the same",
+        "  setting would move the online vLLM rows the CPU costs were fitted on. Nor the CPU costs: the fitted",
         "  per-step cost is paid every step here too, and the per-request cost only delays the start (the",
         "  servers tokenize in a process of their own while the GPU runs).",
         "",

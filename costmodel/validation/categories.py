@@ -184,8 +184,8 @@ def throughput_prediction(*, model_id: str, hardware: AcceleratorSpec, gpus: int
     return run.output_tokens_per_second
 
 
-def _predict(row: dict[str, str], category: str, *, unfitted: bool = False,
-             unstreamed: bool = False) -> tuple[float | None, str | None]:
+def _predict(row: dict[str, str], category: str, *, unfitted: bool = False, unstreamed: bool = False,
+             mean_lengths: bool = False) -> tuple[float | None, str | None]:
     model_id, hardware_id, reason = _ids(row)
     if reason is not None or model_id is None or hardware_id is None:
         return None, reason
@@ -194,7 +194,8 @@ def _predict(row: dict[str, str], category: str, *, unfitted: bool = False,
         if category.startswith("online"):
             return predict_online(row, model_id, hardware_id, unfitted=unfitted, unstreamed=unstreamed), None
         if category == "sharegpt_saturated":
-            return predict_offline_sharegpt(row, model_id, hardware_id, unfitted=unfitted), None
+            return predict_offline_sharegpt(row, model_id, hardware_id, unfitted=unfitted,
+                                            mean_lengths=mean_lengths), None
         if category in mlperf.METRICS.values():
             return mlperf.predict_mlperf(row, model_id, hardware_id).tokens_per_second, None
         if row["precision"] not in THROUGHPUT_DTYPES:
@@ -225,16 +226,18 @@ def _label(row: dict[str, str]) -> str:
     return f"{head}: ISL/OSL {row['input_len']}/{row['output_len']}{tag}"
 
 
-def category_rows(path: Path = REFERENCE_CSV, *, unfitted: bool = False, unstreamed: bool = False) -> list[CategoryRow]:
+def category_rows(path: Path = REFERENCE_CSV, *, unfitted: bool = False, unstreamed: bool = False,
+                  mean_lengths: bool = False) -> list[CategoryRow]:
     """Every categorized reference row with its prediction (or reason) and split, in CSV order
     (`unfitted`: online and ShareGPT rows without the fitted engine CPU costs, as before the fit;
-    `unstreamed`: ITL as per-token gaps, ignoring the chunks the server streamed)."""
+    `unstreamed`: ITL as per-token gaps, ignoring the chunks the server streamed; `mean_lengths`: offline
+    ShareGPT rows at fixed mean lengths, without ShareGPT's spread)."""
     result = []
     for row in read_reference_rows(path):
         category = category_of(row)
         if category is None:
             continue
-        predicted, reason = _predict(row, category, unfitted=unfitted, unstreamed=unstreamed)
+        predicted, reason = _predict(row, category, unfitted=unfitted, unstreamed=unstreamed, mean_lengths=mean_lengths)
         result.append(CategoryRow(
             category=category, label=_label(row), gpus=int(row["n_gpus"]), precision=row["precision"],
             metric=row["metric"], measured=float(row["value"]), predicted=predicted, not_evaluated=reason,

@@ -24,13 +24,15 @@ from costmodel.serving.profile import engine_settings
 from costmodel.serving.replica import MAX_NUM_SEQS
 from costmodel.serving.results import LatencySummary
 from costmodel.serving.simulation import arrival_times
+from costmodel.validation.sharegpt import sharegpt_lengths
 
-# ShareGPT rows are simulated with every request at the published mean lengths. Prompt: 229,711 input
-# tokens over 1,000 ShareGPT prompts with the Llama-3.1 tokenizer (vllm-project/vllm PR #18566,
+# Online ShareGPT rows are simulated with every request at the published mean lengths. Prompt: 229,711
+# input tokens over 1,000 ShareGPT prompts with the Llama-3.1 tokenizer (vllm-project/vllm PR #18566,
 # 2025-05-22, https://github.com/vllm-project/vllm/pull/18566) -> 230. Output: the same README's offline
 # table, 4,281.51 output tok/s / 22.03 req/s = 194 tokens per request (sgl-project/sglang
-# benchmark/benchmark_vllm_060/README.md, commit 120affb9). No stored source gives the spread of
-# ShareGPT lengths (only means were found), so no length distribution is drawn.
+# benchmark/benchmark_vllm_060/README.md, commit 120affb9). The offline (saturated) rows draw the spread
+# of ShareGPT lengths instead (validation/sharegpt.py); the online rows, on which the CPU costs were
+# fitted, keep the means.
 SHAREGPT_PROMPT_TOKENS = 230
 SHAREGPT_OUTPUT_TOKENS = 194
 ONLINE_METRICS = {
@@ -127,28 +129,33 @@ def memory_fraction_of(row: dict[str, str]) -> float | None:
     return float(scenario.split(flag, 1)[1].split(",")[0].split()[0]) if flag in scenario else None
 
 
-def predict_offline_sharegpt(row: dict[str, str], model_id: str, hardware_id: str, *, unfitted: bool = False) -> float:
+def predict_offline_sharegpt(row: dict[str, str], model_id: str, hardware_id: str, *, unfitted: bool = False,
+                             mean_lengths: bool = False) -> float:
     """Output tokens/s of an offline ShareGPT row: every prompt at t = 0 (sglang.bench_serving at an infinite
-    rate, through the server), the row's engine profile with its fitted CPU costs (a per-request cost only
-    delays the start: the server tokenizes while the GPU runs), the scheduler limits of the online rows and
+    rate, through the server) with ShareGPT's spread of lengths (`sharegpt.sharegpt_lengths`), the row's
+    engine profile with its fitted CPU costs (a per-request cost only delays the start: the server
+    tokenizes while the GPU runs), the scheduler limits of the online rows and
     the multi-step scheduling and memory fraction the row's source states (`unfitted`: the CPU costs set back
-    to the generic profile's, as for the online rows)."""
+    to the generic profile's, as for the online rows; `mean_lengths`: every request at the online rows'
+    mean lengths instead, as these rows ran before the spread was drawn)."""
     requests = int(row["scenario"].split(" prompts at ")[0].rsplit(" ", 1)[1])
     return _offline(model_id, hardware_id, int(row["n_gpus"]), requests=requests, engine_id=engine_id_of(row),
-                    scheduler_steps=scheduler_steps_of(row), memory_fraction=memory_fraction_of(row), unfitted=unfitted)
+                    scheduler_steps=scheduler_steps_of(row), memory_fraction=memory_fraction_of(row), unfitted=unfitted,
+                    mean_lengths=mean_lengths)
 
 
 @functools.cache
 def _offline(model_id: str, hardware_id: str, gpus: int, *, requests: int, engine_id: str, scheduler_steps: int,
-             memory_fraction: float | None, unfitted: bool) -> float:
+             memory_fraction: float | None, unfitted: bool, mean_lengths: bool) -> float:
     profile = _profile(engine_id, request_overhead_seconds=None, step_overhead_seconds=None, unfitted=unfitted)
     settings = engine_settings(profile, max_num_seqs=MAX_NUM_SEQS, max_batched_tokens=MAX_BATCHED_TOKENS,
                                kv_policy="preempt", scheduler_steps=scheduler_steps,
                                gpu_memory_utilization=memory_fraction)
     replica = build_replica(model_id, hardware_id, gpus=gpus, weight_dtype="bf16", kv_dtype="bf16", engine=settings)
-    run = simulate_requests(replica, arrival_seconds=np.zeros(requests),
-                            prompt_tokens=np.full(requests, SHAREGPT_PROMPT_TOKENS),
-                            output_tokens=np.full(requests, SHAREGPT_OUTPUT_TOKENS), kv_policy=settings.kv_policy,
+    prompt_tokens, output_tokens = ((np.full(requests, SHAREGPT_PROMPT_TOKENS), np.full(requests, SHAREGPT_OUTPUT_TOKENS))
+                                    if mean_lengths else sharegpt_lengths(requests=requests))
+    run = simulate_requests(replica, arrival_seconds=np.zeros(requests), prompt_tokens=prompt_tokens,
+                            output_tokens=output_tokens, kv_policy=settings.kv_policy,
                             max_num_seqs=settings.max_num_seqs)
     return run.output_tokens_per_second
 
