@@ -23,8 +23,29 @@ from scripts.fit_gemm_efficiency import TABLE, fit_rows, is_holdout, render
 H100 = load_accelerator("h100-sxm")
 
 
+def _fields_close(a: str, b: str) -> bool:
+    """Two CSV lines with the same text fields and numbers within 2% of each other."""
+    if a.startswith("#") or b.startswith("#"):
+        return a == b
+    for x, y in zip(a.split(","), b.split(","), strict=True):
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            if x != y:
+                return False
+            continue
+        if not np.isclose(fx, fy, rtol=0.02, atol=1e-12):
+            return False
+    return True
+
+
 def test_the_committed_fit_is_the_scripts_and_its_held_out_error_is_small() -> None:
-    assert FIT_CSV.read_text(encoding="utf-8") == render(fit_rows())
+    # The same rows and fields as the script writes; numbers equal to 2% (the NNLS solution's last printed digit
+    # moves with the BLAS build: 5.754e-06 on one machine, 5.755e-06 on another, and the held-out median 0.0482 vs 0.0487).
+    committed, fresh = FIT_CSV.read_text(encoding="utf-8").splitlines(), render(fit_rows()).splitlines()
+    assert len(committed) == len(fresh)
+    for old_line, new_line in zip(committed, fresh, strict=True):
+        assert _fields_close(old_line, new_line), (old_line, new_line)
     with FIT_CSV.open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
     assert {(r["arch"], r["dtype"]) for r in rows} == {("sm_90", "bf16"), ("sm_100_B200", "bf16"), ("sm_100_B200", "fp8")}
