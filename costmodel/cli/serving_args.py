@@ -29,9 +29,9 @@ from costmodel.scenario.limits import (
 )
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving import MAX_NUM_SEQS, Replica, build_replica
-from costmodel.serving.capacity import zero_load_result, zero_load_seconds
 from costmodel.serving.profile import MAX_SCHEDULER_STEPS, EngineSettings, engine_settings
 from costmodel.serving.simulation import draw_lengths
+from costmodel.serving.zero_load import zero_load_result, zero_load_seconds
 
 MAX_SIMULATED_REQUESTS = 10_000_000  # ~100 s of simulation at the engine's speed; more is a typo
 MAX_ARRIVAL_SECONDS = 365.25 * 86_400.0  # a replayed trace of up to a year

@@ -34,6 +34,12 @@ from costmodel.serving.profile import EngineSettings
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica, build_replica
 from costmodel.serving.results import SimulationResult
 from costmodel.serving.simulation import draw_lengths, simulate_requests, slo_limits, unit_gaps
+from costmodel.serving.zero_load import (
+    ZERO_LOAD_REQUESTS,
+    zero_load_reason,
+    zero_load_result,
+    zero_load_seconds,
+)
 
 DEFAULT_REQUESTS = 2000
 CONVERGED_HALF_WIDTH = 0.05  # issue 17: the capacity's interval within 5%
@@ -47,8 +53,6 @@ CONVERGE_RATE_TOLERANCE = 0.05
 # table 1.3.6.7.2, https://www.itl.nist.gov/div898/handbook/eda/section3/eda3672.htm).
 T_975_4_DOF = 2.776
 MAX_BISECTIONS = 30
-ZERO_LOAD_REQUESTS = 120
-_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
 GiveUp = Callable[[float], bool]  # given an upper bound on the capacity (requests/s): is no capacity under it needed?
 
 
@@ -113,53 +117,6 @@ class CapacityResult:
         return self.at_capacity.tpot.p90_seconds if self.at_capacity else float("nan")
 
 
-def zero_load_result(
-    replica: Replica, *, prompts: np.ndarray, outputs: np.ndarray, prefix_cached_fraction: float, kv_policy: KvPolicy
-) -> SimulationResult:
-    """Every request alone on the replica: all arrive at 0, one sequence runs at a time."""
-    return simulate_requests(
-        replica, arrival_seconds=np.zeros(len(prompts)), prompt_tokens=prompts, output_tokens=outputs,
-        prefix_cached_fraction=prefix_cached_fraction, kv_policy=kv_policy, max_num_seqs=1,
-    )
-
-
-def zero_load_seconds(result: SimulationResult, limit: SloLimit) -> float:
-    """A limit's metric at its percentile in a zero-load run, measured from admission (no queueing)."""
-    trace = result.trace
-    done = trace.completed
-    ttft = trace.first_token_seconds[done] - trace.admitted_seconds[done]
-    e2e = trace.finish_seconds[done] - trace.admitted_seconds[done]
-    values = {"ttft": ttft, "e2e": e2e, "tpot": trace.values("tpot")}[limit.metric]
-    return float(np.percentile(values, limit.percentile)) if values.size else 0.0
-
-
-def _infeasible_reason(replica: Replica, limit: SloLimit, value: float, prompts: np.ndarray, outputs: np.ndarray) -> str:
-    name = f"{_NAMES[limit.metric]} p{limit.percentile}"
-    where = f"at batch 1 on {replica.gpus} x {replica.hardware_id}"
-    if limit.metric == "ttft":
-        tokens = int(np.percentile(prompts, limit.percentile))
-        what = f"prefill of a {tokens}-token prompt (p{limit.percentile}) alone takes {value:.3g} s {where}"
-    elif limit.metric == "tpot":
-        what = f"a decode step alone takes {value:.3g} s {where}"
-    else:
-        what = f"a request alone takes {value:.3g} s end to end {where} (p{limit.percentile})"
-    return f"{what} > {name} limit {limit.limit_seconds:.3g} s: no load meets it"
-
-
-def _zero_load_reason(replica: Replica, limits: tuple[SloLimit, ...], minimum: dict[str, float],
-                      alone: SimulationResult, *, prompts: np.ndarray, outputs: np.ndarray) -> str:
-    """Why no load meets the SLO, from the zero-load run ("" when it does not show that)."""
-    for limit in limits:
-        if minimum[limit.key] > limit.limit_seconds:
-            return _infeasible_reason(replica, limit, minimum[limit.key], prompts, outputs)
-    if alone.rejected:
-        checked = min(len(prompts), ZERO_LOAD_REQUESTS)
-        share = alone.rejected / checked
-        return (f"{share:.1%} of requests can never fit in KV memory or the model's context "
-                f"({alone.rejected} of {checked}); shorten them or add GPUs")
-    return ""
-
-
 def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: GiveUp | None = None,
                          give_up_before_a_pass: bool = True) -> CapacityResult:
     """`capacity_at_slo` for an already built replica (reuse it across calls) with the settings of `search`.
@@ -214,7 +171,7 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: G
                              prefix_cached_fraction=prefix_cached_fraction, kv_policy=kv_policy)
     runs += 1
     minimum = {limit.key: zero_load_seconds(alone, limit) for limit in limits}
-    reason = _zero_load_reason(replica, limits, minimum, alone, prompts=prompts, outputs=outputs)
+    reason = zero_load_reason(replica, limits, minimum, alone, prompts=prompts, outputs=outputs)
     if reason:
         return verdict(reason=reason, zero_load=minimum)
 
