@@ -17,7 +17,14 @@ the same requests on both sides.
   on the disaggregated layout over the aggregated baseline's.
 
 - `output_tokens_per_second` (a `concurrency` column): the whole layout's output tokens/s under that many
-  closed-loop clients (`serving.disaggregated_closed_loop`), `requests` requests of fixed ISL/OSL.
+  closed-loop clients (`serving.disaggregated_closed_loop`), `requests` requests of fixed ISL/OSL. Where the
+  engine generates more tokens than the client counts (`generated_output_len`: genai-perf re-tokenizes each
+  streamed response with `--tokenizer` and reports that count as the OSL, so a stated `max_tokens` with
+  `ignore_eos` can read as 983.9), the run generates `generated_output_len` tokens per request and the
+  throughput counts `output_len` per request, as the client's does.
+
+`kv_link` = `none`: the decode instance runs without a KV connector and recomputes each prompt
+(`DisaggregatedLayout.decode_recomputes_prompt`), as a source's launch command shows.
 
 A source's 'ITL < x ms per token' per request is read as this project's TPOT (the request's mean gap after the
 first token). `kv_link` names the link priced for the KV transfer (`serving.disaggregated.kv_link`).
@@ -82,8 +89,15 @@ def _layout(row: dict[str, str], ids: tuple[str, str], settings: EngineSettings)
     x, gp, y, gd = (int(g) for g in match.groups())
     prefill = _replica(row, ids, gpus=gp, settings=settings)
     decode = _replica(row, ids, gpus=gd, settings=settings)
+    recompute = row["kv_link"] == "none"
     return DisaggregatedLayout(prefill=prefill, decode=decode, prefill_instances=x, decode_instances=y,
-                               link=kv_link(prefill, decode, choice=row["kv_link"] or "auto"))
+                               link=kv_link(prefill, decode, choice="auto" if recompute else row["kv_link"] or "auto"),
+                               decode_recomputes_prompt=recompute)
+
+
+def _generated_tokens(row: dict[str, str]) -> int:
+    """Tokens each request generates: `generated_output_len` where stated, else the client's `output_len`."""
+    return int(row.get("generated_output_len") or row["output_len"])
 
 
 def closed_loop_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> ClosedLoopDisaggregated:
@@ -92,13 +106,14 @@ def closed_loop_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) -
     n = int(row["requests"])
     return closed_loop_disaggregated(_layout(row, ids, settings), concurrency=int(row["concurrency"]),
                                      prompt_tokens=np.full(n, int(row["input_len"])),
-                                     output_tokens=np.full(n, int(row["output_len"])),
+                                     output_tokens=np.full(n, _generated_tokens(row)),
                                      max_num_seqs=settings.max_num_seqs, first_token=_first_token(row))
 
 
 def closed_loop_throughput(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> float:
-    """Output tokens/s of the row's xPyD layout under its closed-loop client count."""
-    return closed_loop_run(row, ids, engine_id).output_tokens_per_second
+    """Output tokens/s of the row's xPyD layout under its closed-loop client count, as the client counts them."""
+    counted = int(row["output_len"]) / _generated_tokens(row)
+    return closed_loop_run(row, ids, engine_id).output_tokens_per_second * counted
 
 
 def disaggregated_result(row: dict[str, str], ids: tuple[str, str], engine_id: str, *,
