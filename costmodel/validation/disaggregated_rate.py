@@ -6,7 +6,7 @@ For rows of `costmodel/data/mode_reference_measurements.csv` whose source states
 requests split round robin as the source's proxy does), the request rate and count, fixed ISL/OSL, the per-request
 SLO (`ttft_limit_seconds`, `tpot_limit_seconds`), the KV dtype and each side's stated scheduler arguments
 (`engine_args`, `baseline_engine_args`: `max_num_batched_tokens=N;max_num_seqs=M`, anything unstated is the
-engine profile's default) and where the client's first token comes from (`first_token`: `decode` for vLLM's
+engine profile's default; `prefill_engine_args`, where given, the prefill pool's own instead of `engine_args`) and where the client's first token comes from (`first_token`: `decode` for vLLM's
 P/D connectors behind their proxy, which stream every token from the decode instance, so TTFT includes its queue
 and first step; empty = when the KV lands, `serving.disaggregated`). Arrivals are Poisson (vLLM bench's default burstiness) from the project's seeded stream,
 the same requests on both sides.
@@ -87,7 +87,10 @@ def _layout(row: dict[str, str], ids: tuple[str, str], settings: EngineSettings)
     if match is None:
         raise ValueError(f"layout {row['layout']!r} is not xP(TPg)yD(TPg)")
     x, gp, y, gd = (int(g) for g in match.groups())
-    prefill = _replica(row, ids, gpus=gp, settings=settings)
+    # the prefill pool's own stated arguments where its command differs from the decode pool's
+    own = row.get("prefill_engine_args") or ""
+    prefill_settings = _settings(settings.engine_id, own) if own else settings
+    prefill = _replica(row, ids, gpus=gp, settings=prefill_settings)
     decode = _replica(row, ids, gpus=gd, settings=settings)
     recompute = row["kv_link"] == "none"
     return DisaggregatedLayout(prefill=prefill, decode=decode, prefill_instances=x, decode_instances=y,
