@@ -57,12 +57,14 @@ def mori_notes(row: dict[str, str]) -> list[str]:
     ]
 
 
-def _held_requests(row: dict[str, str], ids: tuple[str, str]) -> float:
-    """Requests whose prompt KV the row's prefill pool can hold at once (the model's KV budget per instance)."""
+def _held_requests(row: dict[str, str], ids: tuple[str, str], *, utilization: float = 0.90) -> float:
+    """Requests whose prompt KV the row's prefill pool can hold at once (the model's KV budget per instance, at
+    vLLM's gpu_memory_utilization `utilization`)."""
     match = rate.XPYD.match(row["layout"])
     assert match is not None
     workers, gpus = int(match.group(1)), int(match.group(2))
-    replica = build_replica(ids[0], ids[1], gpus=gpus, weight_dtype="fp8", kv_dtype="fp8", engine=engine_settings("vllm"))
+    replica = build_replica(ids[0], ids[1], gpus=gpus, weight_dtype="fp8", kv_dtype="fp8",
+                            engine=engine_settings("vllm", gpu_memory_utilization=utilization))
     return workers * replica.kv_budget_bytes_per_gpu / replica.kv_bytes_for(tokens=int(row["input_len"]) + 1)
 
 
@@ -107,20 +109,29 @@ def dynamo_notes(rows: list[dict[str, str]]) -> list[str]:
         "output tokens/s (688 / 834). genai-perf counts output tokens by re-tokenizing each response ('Token counts may",
         "not be exact', its README), which is why 1,000 generated tokens (max_tokens 1000 with ignore_eos) read as",
         "983.9: the run generates 1,000 and counts 983.9 per request (`generated_output_len`). Nothing crosses the KV",
-        "link, so its speed (the pods request no RDMA interfaces; UCX_TLS=all) plays no part and stays unknown.",
+        "link, so its speed (the pods request no RDMA interfaces; UCX_TLS=all) plays no part and stays unknown. Each",
+        "simulated run starts from an idle deployment: genai-perf's warm-up requests (10 to 32, left out of its",
+        "statistics, whose output token throughput is 'Total number of output tokens from benchmark divided by",
+        "benchmark duration') are not simulated.",
         "",
         f"The 8,000-token 4P1D runs (13_master.md) are over-predicted by {errors8[0]:+.0%} / {errors8[1]:+.0%}: they",
         "measured 0.63 requests/s at both 16 and 32 clients, with a mean TTFT (16.3 / 29.1 s) above its own p90 (4.1 /",
         "7.3 s), so a few requests waited minutes. A likely cause, not modelled: a prefill worker's NixlConnector holds",
         "a finished request's KV until a decode worker reads it, which never happens here, or until",
-        "VLLM_NIXL_ABORT_REQUEST_TIMEOUT (480 s by default, vLLM's NIXL connector docs) passes. The model's four TP1 B200",
-        f"prefill workers hold {held8:.0f} 8,000-token prompts' KV of the {_sent(eight[0], 30)} requests sent (600 + 30",
-        f"warm-up), and {held8:.0f} per 480 s is {held8 / 480:.2f} requests/s, the measured rate; at 3,000 tokens the",
-        f"same workers hold {_held_requests(three, ids):.0f} (> {_sent(three, 30)}, never full), the 26,000-token run's",
-        f"three TP4 workers {_held_requests(long_rows[0], ids):.0f} (> {_sent(long_rows[0], 16)}), and the 4-GPU 3P1D",
-        f"run's three TP1 workers {_held_requests(half, ids):.0f} of {_sent(half, 30)}, at the edge (its concurrency-32",
-        "row is the most over-predicted of the 3,000-token rows). Simulating the held blocks needs the engine to keep a",
-        "finished request's KV for the timeout, which it does not; nothing here is fitted to it.",
+        "VLLM_NIXL_ABORT_REQUEST_TIMEOUT (480 s by default, vLLM's NIXL connector docs) passes. Then the prefill pool",
+        "admits requests in rounds of as many as its KV holds, one 480-s wait between rounds. The measured run took",
+        f"600 / 0.63 = {600 / 0.63:.0f} s, about two waits: three rounds for the {_sent(eight[0], 30)} requests sent",
+        f"(600 + 30 warm-up), so the four TP1 workers held between {_sent(eight[0], 30) / 3:.0f} and"
+        f" {_sent(eight[0], 30) / 2:.0f} prompts' KV. The",
+        f"model's workers hold {held8:.0f} at vLLM's default 0.90 of HBM (two waits), but",
+        f"{_held_requests(eight[0], ids, utilization=0.95):.0f} at the 0.95 the manifest states for its prefill workers",
+        "(two rounds, one wait, about twice the measured rate); which one vLLM reached depends on memory the source",
+        "does not state (activations, CUDA graphs), so the hold is not modelled and the rows stay over-predicted. At",
+        f"3,000 tokens the same workers hold {_held_requests(three, ids, utilization=0.95):.0f} (> {_sent(three, 30)},",
+        f"never full) and the 26,000-token run's three TP4 workers {_held_requests(long_rows[0], ids, utilization=0.95):.0f}",
+        f"(> {_sent(long_rows[0], 16)}); the 4-GPU 3P1D run's three TP1 workers hold",
+        f"{_held_requests(half, ids, utilization=0.95):.0f} of its {_sent(half, 30)} (barely; {_held_requests(half, ids):.0f}",
+        "at 0.90), so the hold would not bind in the rows the model matches.",
     ]
 
 
