@@ -5,8 +5,9 @@ For rows of `costmodel/data/mode_reference_measurements.csv` whose source states
 (`layout`, e.g. `1P(TP4)1D(TP4)`), the aggregated baseline on the same GPUs (`baseline_layout`, e.g. `2xTP4`,
 requests split round robin as the source's proxy does), the request rate and count, fixed ISL/OSL, the per-request
 SLO (`ttft_limit_seconds`, `tpot_limit_seconds`), the KV dtype and each side's stated scheduler arguments
-(`engine_args`, `baseline_engine_args`: `max_num_batched_tokens=N;max_num_seqs=M`, anything unstated is the
-engine profile's default; `prefill_engine_args`, where given, the prefill pool's own instead of `engine_args`) and where the client's first token comes from (`first_token`: `decode` for vLLM's
+(`engine_args`, `baseline_engine_args`: `max_num_batched_tokens=N;max_num_seqs=M;gpu_memory_utilization=F`,
+anything unstated is the engine profile's default; `prefill_engine_args`, where given, the prefill pool's own
+instead of `engine_args`) and where the client's first token comes from (`first_token`: `decode` for vLLM's
 P/D connectors behind their proxy, which stream every token from the decode instance, so TTFT includes its queue
 and first step; empty = when the KV lands, `serving.disaggregated`). Arrivals are Poisson (vLLM bench's default burstiness) from the project's seeded stream,
 the same requests on both sides.
@@ -59,8 +60,10 @@ def _settings(engine_id: str, args: str) -> EngineSettings:
     """The engine profile with the row's stated scheduler arguments."""
     given = dict(pair.split("=", 1) for pair in args.split(";") if pair)
     seqs, budget = given.get("max_num_seqs"), given.get("max_num_batched_tokens")
+    memory = given.get("gpu_memory_utilization")
     return engine_settings(engine_id, max_num_seqs=int(seqs) if seqs else None,
-                           max_batched_tokens=int(budget) if budget else None)
+                           max_batched_tokens=int(budget) if budget else None,
+                           gpu_memory_utilization=float(memory) if memory else None)
 
 
 def _limits(row: dict[str, str]) -> tuple[SloLimit, SloLimit]:
