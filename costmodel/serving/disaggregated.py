@@ -9,9 +9,11 @@ runs the same continuous-batching engine (`simulate_requests`) with its own sche
   pages, charged per request, not shared) and N - 1 output tokens; its one computed prompt token stands for
   the first decode step, and it joins decode steps (mixed prefill and decode).
 Where the client's first token comes from (`first_token`):
-- "landed" (the default): the prefill pool's first token + the KV transfer (SGLang and NVIDIA Dynamo stream the
-  first token from the decode side once the KV has landed);
-- "decode": vLLM's P/D connectors behind their proxy (NIXL, MORI-IO), where the prefill request's one token is
+- "landed" (the default): the prefill pool's first token + the KV transfer (SGLang streams the first token from
+  the decode side once the KV has landed);
+- "decode": vLLM's P/D connectors behind their proxy (NIXL, MORI-IO) or NVIDIA Dynamo's PrefillRouter (it runs the
+  prefill with max_tokens 1 and drops its output, lib/llm/src/kv_router/prefill_router.rs, ai-dynamo/dynamo
+  commit 007ddea7), where the prefill request's one token is
   dropped and the decode instance computes the last prompt token and streams every token: TTFT = prefill queue +
   prefill + transfer + the decode instance's queue (a free running slot, `max_num_seqs`, and KV) + its first
   step (the vLLM MORI-IO post's 'TTFT = queue(prefill) + prefill_forward_pass + ... + RDMA transfer +
