@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -84,6 +85,22 @@ def test_first_token_from_the_decode_side_waits_for_its_slot_and_step(tp4) -> No
     many = disaggregated_times(layout, arrival_seconds=np.zeros(n), prompt_tokens=np.full(n, 2048),
                                output_tokens=np.full(n, 257), max_num_seqs=2, first_token="decode")
     assert many.first_token_seconds[2] > many.finish_seconds[:2].min() > many.landed_seconds[2]
+
+
+def test_a_decode_side_without_a_kv_connector_recomputes_the_prompt(tp4) -> None:  # type: ignore[no-untyped-def]
+    layout = replace(_layout(tp4), decode_recomputes_prompt=True)
+    prompts, outputs = np.array([2048]), np.array([257])
+    assert not layout.transfer_seconds(prompts).any()  # nothing crosses the link
+    times = disaggregated_times(layout, arrival_seconds=np.zeros(1), prompt_tokens=prompts, output_tokens=outputs)
+    prefill = simulate_requests(tp4, arrival_seconds=np.zeros(1), prompt_tokens=prompts, output_tokens=np.ones(1))
+    handed = float(prefill.trace.first_token_seconds[0])
+    # The decode instance gets the request when the prefill finishes and serves it whole, as an aggregated
+    # replica would from that moment: its first token after a second 2,048-token prefill, all 257 tokens its own.
+    again = simulate_requests(tp4, arrival_seconds=np.array([handed]), prompt_tokens=prompts, output_tokens=outputs)
+    assert times.landed_seconds[0] == pytest.approx(handed, rel=1e-12)
+    assert times.first_token_seconds[0] == pytest.approx(float(again.trace.first_token_seconds[0]), rel=1e-9)
+    assert times.finish_seconds[0] == pytest.approx(float(again.trace.finish_seconds[0]), rel=1e-9)
+    assert times.first_token_seconds[0] - handed > 0.9 * handed  # the prompt is paid twice
 
 
 def test_disaggregated_tpot_does_not_see_prefill_interference(tp4) -> None:  # type: ignore[no-untyped-def]

@@ -27,13 +27,13 @@ def test_split_is_the_shared_hash_and_evaluated_medians_meet_the_target() -> Non
     # The target (median |error| <= 20% on the held-out half) where a mode has held-out rows: speculative does.
     held_out = [abs(r.error) for r in rows if r.mode == "speculative" and r.holdout and r.error is not None]
     assert len(held_out) >= 2 and statistics.median(held_out) <= 0.20
-    # Disaggregated: three evaluated held-out rows (the vLLM MORI-IO 1P1D SLO attainment on MI300X, the two B200
-    # Dynamo 3P1D closed-loop throughputs), their median error over the target; the doc must say it is missed.
+    # Disaggregated: the held-out evaluated rows (the vLLM MORI-IO 1P1D SLO attainment on MI300X and the B200
+    # Dynamo closed-loop throughputs); the doc prints their median and the verdict it implies.
     disagg = [r for r in rows if r.mode == "disaggregated" and r.holdout and r.error is not None]
-    assert [r.metric for r in disagg] == ["slo_attainment", "output_tokens_per_second", "output_tokens_per_second"]
+    assert disagg[0].metric == "slo_attainment" and {r.metric for r in disagg[1:]} == {"output_tokens_per_second"}
     median = statistics.median(abs(r.error) for r in disagg if r.error is not None)
-    assert median > 0.20
-    assert f"Median |error|: held-out {median:.1%} over 3," in text and "held-out target **missed**." in text
+    verdict = "held-out target met." if median <= 0.20 else "held-out target **missed**."
+    assert f"Median |error|: held-out {median:.1%} over {len(disagg)}," in text and verdict in text
     # Expert parallelism: the SGLang decode pool (EP72, batch 256 per GPU) is held out and within the target.
     dep = [abs(r.error) for r in rows if r.mode == "expert-parallel" and r.holdout and r.error is not None]
     assert len(dep) == 1 and dep[0] <= 0.20

@@ -9,9 +9,11 @@ runs the same continuous-batching engine (`simulate_requests`) with its own sche
   pages, charged per request, not shared) and N - 1 output tokens; its one computed prompt token stands for
   the first decode step, and it joins decode steps (mixed prefill and decode).
 Where the client's first token comes from (`first_token`):
-- "landed" (the default): the prefill pool's first token + the KV transfer (SGLang and NVIDIA Dynamo stream the
-  first token from the decode side once the KV has landed);
-- "decode": vLLM's P/D connectors behind their proxy (NIXL, MORI-IO), where the prefill request's one token is
+- "landed" (the default): the prefill pool's first token + the KV transfer (SGLang streams the first token from
+  the decode side once the KV has landed);
+- "decode": vLLM's P/D connectors behind their proxy (NIXL, MORI-IO) or NVIDIA Dynamo's PrefillRouter (it runs the
+  prefill with max_tokens 1 and drops its output, lib/llm/src/kv_router/prefill_router.rs, ai-dynamo/dynamo
+  commit 007ddea7), where the prefill request's one token is
   dropped and the decode instance computes the last prompt token and streams every token: TTFT = prefill queue +
   prefill + transfer + the decode instance's queue (a free running slot, `max_num_seqs`, and KV) + its first
   step (the vLLM MORI-IO post's 'TTFT = queue(prefill) + prefill_forward_pass + ... + RDMA transfer +
@@ -26,6 +28,11 @@ instance moves its share in parallel (one NIC per GPU, as on a DGX), plus one sm
 transfer. Simplifications (docs/serving.md): round-robin routing; the prefill instance frees a request's KV at
 its first token (not after the transfer); the transfer is not overlapped with the prefill layer by layer (an
 upper bound on its TTFT share) and never queues behind another transfer on the link.
+
+`decode_recomputes_prompt`: the decode instance has no KV connector, so nothing crosses the link and it computes
+the whole prompt again (vLLM's engine core, given a request's kv_transfer_params without a connector: 'Got
+kv_transfer_params, but no KVConnector found. Disabling KVTransfer for this request.', vllm-project/vllm
+vllm/v1/engine/core.py). It gets the request when the prefill instance finishes and streams every token.
 """
 
 from __future__ import annotations
@@ -86,6 +93,7 @@ class DisaggregatedLayout:
     prefill_instances: int
     decode_instances: int
     link: KvLink
+    decode_recomputes_prompt: bool = False  # no KV connector on the decode side (module docstring)
 
     def __post_init__(self) -> None:
         if self.prefill.model_id != self.decode.model_id:
@@ -106,6 +114,8 @@ class DisaggregatedLayout:
     def transfer_seconds(self, prompt_tokens: np.ndarray) -> np.ndarray:
         """KV transfer time per request: its prompt's KV bytes over the link, plus the link's latency."""
         bytes_ = np.asarray(prompt_tokens, dtype=np.float64) * self.prefill.memory.kv_bytes_per_token
+        if self.decode_recomputes_prompt:
+            return np.zeros_like(bytes_)
         return bytes_ / self.link.bytes_per_s + self.link.latency_seconds
 
 
@@ -199,14 +209,17 @@ def disaggregated_times(
     landed = first + layout.transfer_seconds(prompts)
     finish, client_first = landed.copy(), landed.copy()
     # "decode": the decode side generates all N tokens, its first step computing the last prompt token
-    from_decode = first_token == "decode"
+    recompute = layout.decode_recomputes_prompt
+    from_decode = first_token == "decode" or recompute
     decoding = everyone[((outputs > 0) if from_decode else (outputs > 1)) & ~rejected]
     decode_batch = 0.0
     if decoding.size:
-        pool = decode_pool_replica(layout.decode, prompts[decoding])
+        # recomputing: a plain engine serving the whole request, its own prompt pages and per-request cost
+        pool = layout.decode if recompute else decode_pool_replica(layout.decode, prompts[decoding])
         decode_first, done, decode_rejected, decode_batch = _pool_runs(
             pool, instances=layout.decode_instances, order=decoding, arrivals=landed, prompts=prompts,
-            outputs=outputs if from_decode else outputs - 1, cached_fraction=1.0, kv_policy=kv_policy,
+            outputs=outputs if from_decode else outputs - 1,
+            cached_fraction=prefix_cached_fraction if recompute else 1.0, kv_policy=kv_policy,
             max_num_seqs=max_num_seqs)
         finish[decoding] = done[decoding]
         if from_decode:

@@ -62,4 +62,3 @@ DYNAMO_B200_26K = (
     ClosedLoopReading(concurrency=32, ttft_seconds=13.14497, second_token_seconds=0.83053, latency_seconds=36.45778,
                       requests_per_second=0.85, output_tokens=983.10),
 )
-DYNAMO_B200_PREFILL_WORKERS = 3  # 3 prefill workers (TP4 each) in the same report

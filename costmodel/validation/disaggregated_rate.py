@@ -5,8 +5,9 @@ For rows of `costmodel/data/mode_reference_measurements.csv` whose source states
 (`layout`, e.g. `1P(TP4)1D(TP4)`), the aggregated baseline on the same GPUs (`baseline_layout`, e.g. `2xTP4`,
 requests split round robin as the source's proxy does), the request rate and count, fixed ISL/OSL, the per-request
 SLO (`ttft_limit_seconds`, `tpot_limit_seconds`), the KV dtype and each side's stated scheduler arguments
-(`engine_args`, `baseline_engine_args`: `max_num_batched_tokens=N;max_num_seqs=M`, anything unstated is the
-engine profile's default) and where the client's first token comes from (`first_token`: `decode` for vLLM's
+(`engine_args`, `baseline_engine_args`: `max_num_batched_tokens=N;max_num_seqs=M;gpu_memory_utilization=F`,
+anything unstated is the engine profile's default; `prefill_engine_args`, where given, the prefill pool's own
+instead of `engine_args`) and where the client's first token comes from (`first_token`: `decode` for vLLM's
 P/D connectors behind their proxy, which stream every token from the decode instance, so TTFT includes its queue
 and first step; empty = when the KV lands, `serving.disaggregated`). Arrivals are Poisson (vLLM bench's default burstiness) from the project's seeded stream,
 the same requests on both sides.
@@ -17,7 +18,14 @@ the same requests on both sides.
   on the disaggregated layout over the aggregated baseline's.
 
 - `output_tokens_per_second` (a `concurrency` column): the whole layout's output tokens/s under that many
-  closed-loop clients (`serving.disaggregated_closed_loop`), `requests` requests of fixed ISL/OSL.
+  closed-loop clients (`serving.disaggregated_closed_loop`), `requests` requests of fixed ISL/OSL. Where the
+  engine generates more tokens than the client counts (`generated_output_len`: genai-perf re-tokenizes each
+  streamed response with `--tokenizer` and reports that count as the OSL, so a stated `max_tokens` with
+  `ignore_eos` can read as 983.9), the run generates `generated_output_len` tokens per request and the
+  throughput counts `output_len` per request, as the client's does.
+
+`kv_link` = `none`: the decode instance runs without a KV connector and recomputes each prompt
+(`DisaggregatedLayout.decode_recomputes_prompt`), as a source's launch command shows.
 
 A source's 'ITL < x ms per token' per request is read as this project's TPOT (the request's mean gap after the
 first token). `kv_link` names the link priced for the KV transfer (`serving.disaggregated.kv_link`).
@@ -52,8 +60,10 @@ def _settings(engine_id: str, args: str) -> EngineSettings:
     """The engine profile with the row's stated scheduler arguments."""
     given = dict(pair.split("=", 1) for pair in args.split(";") if pair)
     seqs, budget = given.get("max_num_seqs"), given.get("max_num_batched_tokens")
+    memory = given.get("gpu_memory_utilization")
     return engine_settings(engine_id, max_num_seqs=int(seqs) if seqs else None,
-                           max_batched_tokens=int(budget) if budget else None)
+                           max_batched_tokens=int(budget) if budget else None,
+                           gpu_memory_utilization=float(memory) if memory else None)
 
 
 def _limits(row: dict[str, str]) -> tuple[SloLimit, SloLimit]:
@@ -80,10 +90,20 @@ def _layout(row: dict[str, str], ids: tuple[str, str], settings: EngineSettings)
     if match is None:
         raise ValueError(f"layout {row['layout']!r} is not xP(TPg)yD(TPg)")
     x, gp, y, gd = (int(g) for g in match.groups())
-    prefill = _replica(row, ids, gpus=gp, settings=settings)
+    # the prefill pool's own stated arguments where its command differs from the decode pool's
+    own = row.get("prefill_engine_args") or ""
+    prefill_settings = _settings(settings.engine_id, own) if own else settings
+    prefill = _replica(row, ids, gpus=gp, settings=prefill_settings)
     decode = _replica(row, ids, gpus=gd, settings=settings)
+    recompute = row["kv_link"] == "none"
     return DisaggregatedLayout(prefill=prefill, decode=decode, prefill_instances=x, decode_instances=y,
-                               link=kv_link(prefill, decode, choice=row["kv_link"] or "auto"))
+                               link=kv_link(prefill, decode, choice="auto" if recompute else row["kv_link"] or "auto"),
+                               decode_recomputes_prompt=recompute)
+
+
+def _generated_tokens(row: dict[str, str]) -> int:
+    """Tokens each request generates: `generated_output_len` where stated, else the client's `output_len`."""
+    return int(row.get("generated_output_len") or row["output_len"])
 
 
 def closed_loop_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> ClosedLoopDisaggregated:
@@ -92,13 +112,14 @@ def closed_loop_run(row: dict[str, str], ids: tuple[str, str], engine_id: str) -
     n = int(row["requests"])
     return closed_loop_disaggregated(_layout(row, ids, settings), concurrency=int(row["concurrency"]),
                                      prompt_tokens=np.full(n, int(row["input_len"])),
-                                     output_tokens=np.full(n, int(row["output_len"])),
+                                     output_tokens=np.full(n, _generated_tokens(row)),
                                      max_num_seqs=settings.max_num_seqs, first_token=_first_token(row))
 
 
 def closed_loop_throughput(row: dict[str, str], ids: tuple[str, str], engine_id: str) -> float:
-    """Output tokens/s of the row's xPyD layout under its closed-loop client count."""
-    return closed_loop_run(row, ids, engine_id).output_tokens_per_second
+    """Output tokens/s of the row's xPyD layout under its closed-loop client count, as the client counts them."""
+    counted = int(row["output_len"]) / _generated_tokens(row)
+    return closed_loop_run(row, ids, engine_id).output_tokens_per_second * counted
 
 
 def disaggregated_result(row: dict[str, str], ids: tuple[str, str], engine_id: str, *,

@@ -48,7 +48,8 @@ MODE_CSV = Path(__file__).resolve().parents[1] / "data" / "mode_reference_measur
 # Reference strings -> catalog ids. DeepSeek-R1-Distill-Llama-70B is Llama-3.3-70B-Instruct fine-tuned (its
 # model card, huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-70B): the same shapes.
 MODEL_IDS = {"DeepSeek-V3-0324": "deepseek-v3", "DeepSeek-V3": "deepseek-v3", "DeepSeek-R1-Distill-Llama-70B": "llama-3.3-70b",
-             "Qwen3-235B-A22B": "qwen3-235b-a22b", "Llama-3.1-70B-Instruct": "llama-3.1-70b"}
+             "Qwen3-235B-A22B": "qwen3-235b-a22b", "Llama-3.1-70B-Instruct": "llama-3.1-70b",
+             "DeepSeek-R1": "deepseek-r1"}
 HARDWARE_IDS = {"H200-SXM-141GB": "h200", "H100-SXM-80GB": "h100-sxm", "MI300X-192GB": "mi300x", "B200": "b200"}
 ENGINES = {"SGLang": "sglang", "vLLM": "vllm"}
 ASSUMED_CONTEXT_TOKENS = 1024
