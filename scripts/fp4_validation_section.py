@@ -94,5 +94,5 @@ def fp4_section(rows: Sequence[cats.CategoryRow]) -> list[str]:
         "b300's is decode-bound, moving under 3 points from f = 0.4 to 1). `rtx-pro-6000` (one dense tuning row,",
         "another chip) and `mi355x` (MXFP4; no serving row in this table format was found) keep none and run the",
         "datasheet fp4 peak times eff_compute. The MoE rows (gpt-oss, Qwen3-30B-A3B) stay far over on every",
-        "datacenter part: grouped expert GEMMs the fit leaves out on purpose, not the fp4 layers' share.",
+        "datacenter part and the fit leaves them out: see 'MoE fp4 rows' below for what moved them and what is left.",
     ]

@@ -20,6 +20,7 @@ from fidelity_validation_section import fidelity_section  # issue 26 items 1-2: 
 from fp4_validation_section import fp4_section  # issue 26 item 5: the fp4 rows by accelerator
 from mlperf_validation_section import mlperf_section  # the MLPerf section (issue 26 item 7), likewise
 from mode_validation_section import modes_section  # the serving-modes section, a script module of its own
+from moe_fp4_section import moe_fp4_section  # issue 26 items 1 and 5: the MoE fp4 rows' diagnosis
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
 ERRORS = error_bands.ERROR_PATH
@@ -100,6 +101,7 @@ def categories_section() -> list[str]:
         f"{fp4.holdout_evaluated} rows; tuning half {pct(fp4.tuning_median_abs_error)} over {fp4.tuning_evaluated} rows "
         "is in-sample.",
         *fp4_section(by_key["fp4"]),
+        *moe_fp4_section(by_key["fp4"]),
         *inputs_note(),
         *fidelity_section(by_key),
         "Peer figures are those issue 17 reports for aiconfigurator 0.12 and llm-analysis 0.2.2 on 40 saturated",

@@ -421,8 +421,8 @@ def build_headroom() -> None:
          and fleet_policy(own, policy_scenario).min_replicas == 4)
     decided = SELF  # the worked example sets no fleet: the interactive defaults
     n_default = replicas_for(LAM_PEAK)
-    claim("With the worked example's μ = 20.182 requests/s and the interactive defaults, 100,000 requests/day "
-          "(λ_peak = 2.315) need max(2, ceil(2.315 / (0.8 x 20.182)), ceil(2.315 / 20.182) + 1) = max(2, 1, 2) = "
+    claim("With the worked example's μ = 20.098 requests/s and the interactive defaults, 100,000 requests/day "
+          "(λ_peak = 2.315) need max(2, ceil(2.315 / (0.8 x 20.098)), ceil(2.315 / 20.098) + 1) = max(2, 1, 2) = "
           "**2** replicas: the floor and N+1 bind and the fleet costs 2 x 1 x $2.00 x 730.5 h = **$2,922.00** a month.",
           ("mu", MU, fixed(3)), ("peak", LAM_PEAK, fixed(3)), ("ceil", math.ceil(LAM_PEAK / (0.8 * MU)), n0),
           ("n+1", math.ceil(LAM_PEAK / MU) + 1, n0), ("n", n_default, n0), ("n lib", decided.replicas, n0),
@@ -437,8 +437,8 @@ def build_headroom() -> None:
                               usd_per_gpu_hour=2.0, min_replicas=2, target_peak_utilization=target,
                               spare_replicas=spare).replicas
 
-    claim("At 1,600,000 requests/day (λ_peak = 37.037): ceil(37.037 / 20.182) = ceil(1.835) = 2 replicas carry the "
-          "peak at t = 1, N+1 asks for 2 + 1 = 3, and the headroom ceil(37.037 / (0.8 x 20.182)) = ceil(2.294) = "
+    claim("At 1,600,000 requests/day (λ_peak = 37.037): ceil(37.037 / 20.098) = ceil(1.843) = 2 replicas carry the "
+          "peak at t = 1, N+1 asks for 2 + 1 = 3, and the headroom ceil(37.037 / (0.8 x 20.098)) = ceil(2.304) = "
           "**3** at t = 0.8.",
           ("peak", peak16, fixed(3)), ("mu", MU, fixed(3)), ("ratio", peak16 / MU, fixed(3)),
           ("n1", math.ceil(peak16 / MU), n0), ("n1 lib", sized(1.0, 0), n0),
@@ -873,18 +873,18 @@ def build_horizon() -> None:
           ("m9 lib", api.usd_by_month[9], usd(2)), ("m10", api_written[10], usd(2)), ("m10 lib", api.usd_by_month[10], usd(2)),
           ("nine", 9, n0), ("ten", 10, n0), ("as_of", "2026-12-01", text))
     claim("h100-8b keeps 2 replicas ($2,922.00) through month 9 and needs 3 ($4,383.00) from month 10, when the peak, "
-          "2.315 x 1.25^10 = 21.56 requests/s, passes μ = 20.182.",
+          "2.315 x 1.25^10 = 21.56 requests/s, passes μ = 20.098.",
           ("two", needed[9], n0), ("m9 lib", self_host.usd_by_month[9], usd(2)), ("three", needed[10], n0),
           ("m10 lib", self_host.usd_by_month[10], usd(2)), ("peak", LAM_PEAK, fixed(3)), ("factor", 1 + GROWTH, fixed(2)),
           ("peak 10", peak[10], fixed(2)), ("mu", MU, fixed(3)), ("ten", 10, n0), ("nine", 9, n0))
     fact("month 10's peak passes μ, month 9's does not", peak[9] < MU < peak[10])
     claim("Up to month 11's 1.25^11 = 11.64x it would be cheaper than the API only between V* (8.00x today's volume) "
-          "and 8.72x; month 9 is at 1.25^9 = 7.45x and month 10 at 9.31x, so it never is.",
+          "and 8.68x; month 9 is at 1.25^9 = 7.45x and month 10 at 9.31x, so it never is.",
           ("V*", (self_host.break_even_tokens_per_month or 0) / V, times(2)), ("N+1", MU / LAM_PEAK, times(2)),
           ("m9", (1 + GROWTH) ** 9, times(2)), ("m10", (1 + GROWTH) ** 10, times(2)), ("factor", 1 + GROWTH, fixed(2)),
           ("m11", (1 + GROWTH) ** 11, times(2)), ("nine", 9, n0), ("ten", 10, n0), ("eleven", 11, n0))
-    # Written out: 2 replicas ($2,922) hold to 8.72x, 3 ($4,383) beyond; the API costs 365.25 x f, $4,383 only at 12x.
-    fact("between 8.72x and 11.64x three replicas cost more than the API", 3 * REPLICA_MONTH > API_MONTH * (1 + GROWTH) ** 11)
+    # Written out: 2 replicas ($2,922) hold to 8.68x, 3 ($4,383) beyond; the API costs 365.25 x f, $4,383 only at 12x.
+    fact("between 8.68x and 11.64x three replicas cost more than the API", 3 * REPLICA_MONTH > API_MONTH * (1 + GROWTH) ** 11)
     fact("h100-8b is never the cheapest month over the horizon",
          all(s > min(a, h) for s, a, h in zip(self_host.usd_by_month, api.usd_by_month, hybrid.usd_by_month, strict=True)))
     claim("So **ranking_change_month = 10** (2027-10): the hybrid becomes the cheapest, its 2 base replicas carrying "
@@ -986,12 +986,12 @@ def build_worked_example() -> None:
           ("f tpot", 1 + E_TPOT, fixed(3)), ("ttft", TIGHT.ttft_p90_seconds, fixed(3, suffix=" s")),
           ("ttft written", 1.0 / 1.1655, fixed(3)), ("tpot", TIGHT.tpot_p90_seconds, ms(1)),
           ("tpot written", 50 / 1.0770, fixed(1)), ("limit", SCENARIO.slo.tpot_p90_seconds * 1e3, fixed(0)))
-    claim("It gives one H100 SXM μ = **20.182 requests/s**.", ("mu", MU, fixed(3)))
+    claim("It gives one H100 SXM μ = **20.098 requests/s**.", ("mu", MU, fixed(3)))
     fact("the worked example's capacity comes from the simulator", "capacity method: simulator" in SELF.notes)
     run = SIM.at_capacity
     assert run is not None
-    claim("At that rate the simulated TTFT p90 is 0.142 s and TPOT p90 32.4 ms, with 109 sequences running on average "
-          "(KV memory holds at most 384 sequences of 1,200 tokens); with the bands, at most 0.166 s and 34.9 ms, so "
+    claim("At that rate the simulated TTFT p90 is 0.145 s and TPOT p90 32.6 ms, with 109 sequences running on average "
+          "(KV memory holds at most 384 sequences of 1,200 tokens); with the bands, at most 0.169 s and 35.1 ms, so "
           "h100-8b `likely_meets` the SLO.",
           ("ttft", SELF.ttft_p90_seconds or 0, fixed(3, suffix=" s")), ("ttft sim", run.ttft.p90_seconds, fixed(3, suffix=" s")),
           ("tpot", SELF.tpot_p90_seconds or 0, ms(1)), ("tpot sim", run.tpot.p90_seconds, ms(1)),
@@ -1005,8 +1005,8 @@ def build_worked_example() -> None:
     fact("the operating point meets the tightened SLO", (SELF.ttft_p90_seconds or 9) <= TIGHT.ttft_p90_seconds
          and (SELF.tpot_p90_seconds or 9) <= TIGHT.tpot_p90_seconds)
     steps = SIM.simulations - 2  # zero load and saturation come first
-    claim("Neither limit binds: the replica saturates at 20.833 requests/s, and the search took 7 simulations (zero "
-          "load, saturation, then 5 bisection steps, all passing) to stop at 20.182, 96.9% of saturation.",
+    claim("Neither limit binds: the replica saturates at 20.746 requests/s, and the search took 7 simulations (zero "
+          "load, saturation, then 5 bisection steps, all passing) to stop at 20.098, 96.9% of saturation.",
           ("saturation", SATURATION, fixed(3)), ("runs", SIM.simulations, n0), ("steps", steps, n0),
           ("mu", MU, fixed(3)), ("share", MU / SATURATION, pct(1)))
     # Every step passing: the bisection of [0, saturation) moved up each time, so μ = (1 - 2^-steps) x saturation.
@@ -1017,11 +1017,11 @@ def build_worked_example() -> None:
           ("share", SELF.target_peak_utilization or 0, pct(0)))
     fact("no 'No headroom' warning at t = 0.8", not any(w.startswith("No headroom") for w in DECISION.warnings))
     fact("the decision sizes at μ as found", math.isclose(SELF.tokens_per_second_per_replica or 0, MU * 1200, rel_tol=1e-12))
-    claim("X = μ x 1,200 = 20.1819 x 1,200 = **24,218 tokens/s** per replica.",
-          ("mu", MU, fixed(4)), ("X", X, n0), ("X lib", X_LIB, n0), ("X napkin", 20.1819 * 1200, n0),
+    claim("X = μ x 1,200 = 20.0977 x 1,200 = **24,117 tokens/s** per replica.",
+          ("mu", MU, fixed(4)), ("X", X, n0), ("X lib", X_LIB, n0), ("X napkin", 20.0977 * 1200, n0),
           ("tokens", PROMPT + OUTPUT, n0))
     roof_batch = int(re.search(r"\(batch (\d+)\)", ROOF.slo_reason).group(1))  # type: ignore[union-attr]
-    claim("The roofline closed form gives 21.392 requests/s, 6.0% more (decode batch 188, TTFT 27.0 ms, TPOT "
+    claim("The roofline closed form gives 21.392 requests/s, 6.4% more (decode batch 188, TTFT 27.0 ms, TPOT "
           "43.9 ms):",
           ("mu", ROOF_MU, fixed(3)), ("more", ROOF_MU / MU - 1, pct(1)), ("batch", roof_batch, n0),
           ("ttft", ROOF_TP, ms(1)), ("tpot", ROOF.tpot_p90_seconds or 0, ms(1)))
@@ -1033,7 +1033,7 @@ def build_worked_example() -> None:
           "prefill chunks and decode tokens in the same step.", ("one", 1, n0))
 
     # Self-host
-    claim("n = max(2, ceil(2.315 / (0.8 x 20.182)), ceil(2.315 / 20.182) + 1) = max(2, ceil(0.143), ceil(0.115) + 1) "
+    claim("n = max(2, ceil(2.315 / (0.8 x 20.098)), ceil(2.315 / 20.098) + 1) = max(2, ceil(0.144), ceil(0.115) + 1) "
           "= **2** replicas: the floor and N+1 bind.",
           ("peak", LAM_PEAK, fixed(3)), ("mu", MU, fixed(3)), ("r80", LAM_PEAK / (0.8 * MU), fixed(3)),
           ("ratio", LAM_PEAK / MU, fixed(3)), ("n", REPLICAS, n0), ("n lib", SELF.replicas, n0))
@@ -1041,11 +1041,11 @@ def build_worked_example() -> None:
           ("month", SELF_MONTH, usd(2)), ("month lib", SELF.usd_per_month, usd(2)), ("H", H, fixed(1)))
     claim("$/M = 2,922.00 / 3,652.5 = **$0.800**.",
           ("per M", SELF_MONTH / (V / 1e6), usd(3)), ("per M lib", SELF.usd_per_mtok, usd(3)))
-    claim("u = 1.157 / (2 x 20.182) = **2.9%**: the replicas idle most of the day.",
+    claim("u = 1.157 / (2 x 20.098) = **2.9%**: the replicas idle most of the day.",
           ("u", U, pct(1)), ("u lib", SELF.utilization or 0, pct(1)), ("lam", LAM, fixed(3)), ("mu", MU, fixed(3)))
     full = size_self_host(mean_requests_per_second=LAM, peak_requests_per_second=LAM_PEAK, capacity_requests_per_second=MU,
                           tokens_per_request=PROMPT + OUTPUT, gpus_per_replica=1, usd_per_gpu_hour=USD_PER_GPU_HOUR)
-    claim("At full utilization its $/M would be 2.00 x 1 x 1e6 / (3,600 x 24,218) = $0.0229.",
+    claim("At full utilization its $/M would be 2.00 x 1 x 1e6 / (3,600 x 24,117) = $0.0230.",
           ("full", USD_PER_GPU_HOUR * 1e6 / (3600 * X), usd(4)), ("full lib", full.usd_per_mtok_at_full_utilization, usd(4)),
           ("X", X, n0))
     prompt_m, output_m = Q * PROMPT / 1e6, Q * OUTPUT / 1e6
@@ -1060,7 +1060,7 @@ def build_worked_example() -> None:
           ("out lib", SELF.usd_per_mtok_output, usd(3)))
 
     # Break-even: V* where the re-sized fleet's cost crosses the API's; the fleet sized for V* is still 2 replicas
-    claim("u* = 2.00 x 1 x 1e6 / (3,600 x 24,218 x 0.100) = **22.9%**, 8.00x the 2.9% the replicas run at (the ratio "
+    claim("u* = 2.00 x 1 x 1e6 / (3,600 x 24,117 x 0.100) = **23.0%**, 8.00x the 2.9% the replicas run at (the ratio "
           "u* / u does not depend on μ while the fleet keeps 2 replicas).",
           ("u*", U_STAR, pct(1)), ("u* lib", SELF.break_even_utilization or 0, pct(1)), ("X", X, n0),
           ("ratio", U_STAR / U, times(2)), ("u", U, pct(1)), ("n", SELF.replicas, n0))
@@ -1069,18 +1069,18 @@ def build_worked_example() -> None:
     fact("break-even against the cheapest API", SELF.break_even_against == "cerebras-8b")
     fact("the fleet re-sized for V* is today's 2 replicas, and 2.00x more volume would not be",
          replicas_for(LAM_PEAK * V_STAR / V) == REPLICAS == 2 and V_STAR / V < MU / LAM_PEAK)
-    claim("The 2-replica fleet carries a peak up to μ before N+1 asks for a third, 20.182 / 2.315 = 8.72x today's "
+    claim("The 2-replica fleet carries a peak up to μ before N+1 asks for a third, 20.098 / 2.315 = 8.68x today's "
           "volume,", ("n", REPLICAS, n0), ("mu", MU, fixed(3)), ("peak", LAM_PEAK, fixed(3)),
           ("times", MU / LAM_PEAK, times(2)))
     fact("just above a peak of μ, N+1 asks for a third replica", replicas_for(MU * 1.0001) == 3 == replicas_for(MU) + 1)
     claim("crosses the API's at V* = (2 x 1,461.00 + 0) x 1e6 / 0.100 = **29.22B tokens/month**, 8.00x today's 3.65B, "
-          "or 800,000 requests/day; the fleet sized for it carries at most C = 2 x 24,218 x 2,629,800 = 127.38B "
+          "or 800,000 requests/day; the fleet sized for it carries at most C = 2 x 24,117 x 2,629,800 = 126.85B "
           "tokens/month.",
           ("n", REPLICAS, n0), ("R", REPLICA_MONTH, fixed(2)), ("V*", V_STAR, billions(2)),
           ("V* lib", SELF.break_even_tokens_per_month or 0, billions(2)), ("p", API_PER_M, fixed(3)),
           ("times", V_STAR / V, times(2)), ("V", V, billions(2)), ("per day", V_STAR / (PROMPT + OUTPUT) / D, n0),
           ("X", X, n0), ("S", S, n0), ("C", FLEET_C, billions(2)))
-    claim("Check: 29.22B / 127.38B = 22.9% = u*.",
+    claim("Check: 29.22B / 126.85B = 23.0% = u*.",
           ("V*", V_STAR, billions(2)), ("C", FLEET_C, billions(2)), ("check", V_STAR / FLEET_C, pct(1)),
           ("u* lib", SELF.break_even_utilization or 0, pct(1)))
 
@@ -1124,9 +1124,9 @@ def build_worked_example() -> None:
           ("Q", q10, n0), ("Q lib", DECISION_10X.requests_per_month, n0), ("month", API_PER_REQUEST * q10, usd(2)),
           ("month lib", api10.usd_per_month, usd(2)))
     n10 = replicas_for(peak10)
-    claim("- Self-host: λ = 11.574, λ_peak = 23.148 requests/s; n = max(2, ceil(23.148 / (0.8 x 20.182)), "
-          "ceil(23.148 / 20.182) + 1) = max(2, ceil(1.434), ceil(1.147) + 1) = 3 replicas: N+1 binds. $4,383.00, "
-          "$/M = 4,383.00 / 36,525 = $0.1200, u = 11.574 / (3 x 20.182) = 19.1%.",
+    claim("- Self-host: λ = 11.574, λ_peak = 23.148 requests/s; n = max(2, ceil(23.148 / (0.8 x 20.098)), "
+          "ceil(23.148 / 20.098) + 1) = max(2, ceil(1.440), ceil(1.152) + 1) = 3 replicas: N+1 binds. $4,383.00, "
+          "$/M = 4,383.00 / 36,525 = $0.1200, u = 11.574 / (3 x 20.098) = 19.2%.",
           ("mu", MU, fixed(3)), ("lam", lam10, fixed(3)), ("peak", peak10, fixed(3)),
           ("r80", peak10 / (0.8 * MU), fixed(3)), ("ratio", peak10 / MU, fixed(3)),
           ("n", n10, n0), ("n lib", self10.replicas, n0), ("month", n10 * REPLICA_MONTH, usd(2)),
@@ -1134,8 +1134,8 @@ def build_worked_example() -> None:
           ("per M", n10 * REPLICA_MONTH / (v10 / 1e6), usd(4)), ("per M lib", self10.usd_per_mtok, usd(4)),
           ("u", lam10 / (n10 * MU), pct(1)), ("u lib", self10.utilization or 0, pct(1)))
     fact("at ten times, N+1 binds", math.ceil(peak10 / MU) + 1 == n10 > math.ceil(peak10 / (0.8 * MU)))
-    claim("- Hybrid with k = 2: two base replicas at up to μ each carry 2 x 20.182 = 40.364 requests/s, above the "
-          "23.148 peak, so nothing overflows: $2,922.00, the base replicas at 11.574 / (2 x 20.182) = 28.7%.",
+    claim("- Hybrid with k = 2: two base replicas at up to μ each carry 2 x 20.098 = 40.195 requests/s, above the "
+          "23.148 peak, so nothing overflows: $2,922.00, the base replicas at 11.574 / (2 x 20.098) = 28.8%.",
           ("k", hyb10.replicas, n0), ("mu", MU, fixed(3)), ("carry", 2 * MU, fixed(3)), ("peak", peak10, fixed(3)),
           ("total", 2 * REPLICA_MONTH, usd(2)), ("total lib", hyb10.usd_per_month, usd(2)),
           ("lam", lam10, fixed(3)),
@@ -1149,7 +1149,7 @@ def build_worked_example() -> None:
                       replica_usd_per_month=REPLICA_MONTH, ops_usd_per_month=0.0, api_usd_per_request=API_PER_REQUEST,
                       max_base_replicas=n10, min_base_replicas=1)
     claim("The API is their spare. (k = 1 is below the floor; with `min_replicas: 1` on h100-8b it would cost $1,461.00 "
-          "+ $109.62 of overflow, 3.00% of requests, = $1,570.62, one replica with no spare.)",
+          "+ $115.16 of overflow, 3.15% of requests, = $1,576.16, one replica with no spare.)",
           ("k", one.base_replicas, n0), ("R", REPLICA_MONTH, usd(2)), ("overflow", overflow_usd, usd(2)),
           ("overflow lib", one.api_usd_per_month, usd(2)), ("share", excess.sum() / rates.sum(), pct(2)),
           ("share lib", one.overflow_fraction, pct(2)), ("total", REPLICA_MONTH + overflow_usd, usd(2)),

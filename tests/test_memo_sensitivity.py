@@ -13,7 +13,7 @@ chat-assistant at today's sheet prices (pricing_data/*.csv, checked 2026-11-29):
   alternative: its published TTFT p90 (1.58 s) misses the 1 s SLO.
 - anthropic/claude-haiku-4-5: 900 x 1.00 + 600 x 0.10 + 350 x 5.00 per M = $0.002710 -> $16,497.125/month.
 - llama-3.1-8b fp8 on L40S (nebius, $1.5484/GPU-h): $1.5484 x 730.5 h = $1,131.1062 per replica-month; today's
-  peak 4.27 req/s needs max(2 (floor), ceil(4.27 / (0.8 mu)), ceil(4.27 / mu) + 1) = 2 replicas at mu = 5.98 req/s
+  peak 4.27 req/s needs max(2 (floor), ceil(4.27 / (0.8 mu)), ceil(4.27 / mu) + 1) = 2 replicas at mu = 5.92 req/s
   per replica (capacity at the SLO tightened by vllm's documented error): 2 x 1,131.1062 + $4,000 ops = $6,262.2124.
 """
 
@@ -89,8 +89,8 @@ def test_api_price_moves_the_recommendation_but_no_api_becomes_the_alternative(c
 
 
 def test_efficiency_changes_nothing_while_one_replica_still_covers_the_peak(chat):
-    # The 8B serves 5.98 req/s per replica at the SLO; about 20% less (~4.79) is still above the 4.27 req/s peak,
-    # so N+1 still needs ceil(4.27 / 4.79) + 1 = 2 replicas, and 80% of two such replicas (7.7) covers it: the
+    # The 8B serves 5.92 req/s per replica at the SLO; about 20% less (~4.74) is still above the 4.27 req/s peak,
+    # so N+1 still needs ceil(4.27 / 4.74) + 1 = 2 replicas, and 80% of two such replicas (7.6) covers it: the
     # fleet stays at the floor of 2.
     efficiency = bar(chat[2], "efficiency")
     assert efficiency.low.usd_per_month == pytest.approx(chat[2].base.usd_per_month)
@@ -112,16 +112,16 @@ def replicas_8b(*, volume: float, mu: float) -> int:
 
 def test_flip_volume_is_the_third_l40s_replica_crossing(chat):
     # Two 8B replicas ($6,262.21) would cost less than deepinfra from 6,262.2124 / 2,952.4375 = 2.121x today, but
-    # two replicas carry the peak only up to min(0.8 x 2, 1) x mu / 4.27350 = 5.9815 / 4.27350 = 1.3997x (N+1: one
-    # down, the other alone); from there to 2 mu / 4.27350 = 2.7994x the fleet is 3 replicas, $7,393.3186, which deepinfra reaches
+    # two replicas carry the peak only up to min(0.8 x 2, 1) x mu / 4.27350 = 5.9250 / 4.27350 = 1.3864x (N+1: one
+    # down, the other alone); from there to 2 mu / 4.27350 = 2.7729x the fleet is 3 replicas, $7,393.3186, which deepinfra reaches
     # at 7,393.3186 / 2,952.4375 = 2.50414x today: the first crossing.
     _, decision, result = chat
     mu = decision.option("llama-3.1-8b-l40s").capacity_requests_per_second
-    assert mu == pytest.approx(5.98, abs=0.01)  # the simulated capacity (vllm profile, its fitted CPU costs)
+    assert mu == pytest.approx(5.92, abs=0.01)  # the simulated capacity (vllm profile, its fitted CPU costs)
     flip = (3 * L40S_REPLICA + 4000) / DEEPINFRA
     assert flip == pytest.approx(2.50414, rel=1e-5)
-    assert replicas_8b(volume=1.0, mu=mu) == 2 and replicas_8b(volume=1.39, mu=mu) == 2
-    assert replicas_8b(volume=1.40, mu=mu) == 3
+    assert replicas_8b(volume=1.0, mu=mu) == 2 and replicas_8b(volume=1.38, mu=mu) == 2
+    assert replicas_8b(volume=1.39, mu=mu) == 3
     assert replicas_8b(volume=flip, mu=mu) == 3 and replicas_8b(volume=2.80, mu=mu) == 4
     assert result.flip_below is None
     assert result.flip_above is not None

@@ -2,7 +2,8 @@
 
 The reference below keeps every sequence's context explicitly, builds each step's StepWork by summing
 `ops.uniform_work` per sequence and chunk, and times it with `roofline.step_from_work`: the one
-formula, no tables, no segment jumps. Same scheduling rules as the engine (documented in
+formula, no tables, no segment jumps (in a step with prefill chunks and decoders, attention is priced per
+phase, the chunks' then the decoders', as serving/engine_steps.py states). Same scheduling rules as the engine (documented in
 docs/serving.md): decode first, then running prefills FCFS, then admissions FCFS (preempted first) while
 the token budget, the sequence cap and KV memory allow; preempt the newest when decode tokens do not fit.
 """
@@ -17,8 +18,9 @@ import numpy as np
 import pytest
 
 from costmodel.catalog.engines import load_engine
-from costmodel.ops import StepWork, uniform_work
-from costmodel.roofline import step_from_work
+from costmodel.dtypes import precision_kwargs
+from costmodel.ops import OP_NAMES, StepWork, op_flops_and_bytes, uniform_work
+from costmodel.roofline import step_arrays_on, step_from_work
 from costmodel.serving.engine import run_engine
 from costmodel.serving.engine_io import EngineLimits
 from costmodel.serving.profile import engine_settings
@@ -35,6 +37,27 @@ class Seq:
     context: int = 0  # decode: tokens in KV
     left: int = 0
     decoding: bool = False
+
+
+ATTENTION = OP_NAMES.index("attention")
+
+
+def _phased_step_seconds(replica: Replica, total: StepWork, phases: list[StepWork]) -> float:
+    """The roofline step on `total` with its attention op replaced by max(compute, memory) of each phase,
+    summed (the engine's mixed step, serving/engine_steps.py), at the attention rate of the whole step."""
+    hardware, eff = replica.hardware, replica.efficiency
+    raw = step_arrays_on(replica.shape, hardware, total, weight_dtype=replica.weight_dtype, kv_dtype=replica.kv_dtype,
+                         gpus=replica.gpus, eff=eff)
+    precision = precision_kwargs(hardware.op_precision(weight_dtype=replica.weight_dtype, kv_dtype=replica.kv_dtype))
+    rate, bytes_per_s = float(raw.op_flops_per_s[ATTENTION]), hardware.hbm_bytes_per_s * eff.eff_memory
+    attention = 0.0
+    for phase in phases:
+        flops, bytes_ = op_flops_and_bytes(
+            replica.shape, phase, weight_bytes_per_param=precision["weight_bytes_per_param"],
+            kv_bytes_per_element=precision["kv_bytes_per_element"], gpus=float(replica.gpus),
+            lm_head_weight_bytes_per_param=precision["lm_head_weight_bytes_per_param"])
+        attention += max(float(flops[ATTENTION]) / rate, float(bytes_[ATTENTION]) / bytes_per_s)
+    return float(raw.step_seconds) - float(raw.op_seconds[ATTENTION]) + attention
 
 
 def reference(replica: Replica, *, arrival, prompt, cached, output, limits: EngineLimits):
@@ -100,17 +123,24 @@ def reference(replica: Replica, *, arrival, prompt, cached, output, limits: Engi
         if chunks and not limits.mixed_prefill_decode:
             decoders = []  # a prefill-only step: the decoding sequences wait and emit nothing
         parts = [uniform_work(replica.shape, batch=1.0, new_tokens=1.0, context_tokens=float(s.context)) for s in decoders]
-        totals = {f: sum(float(getattr(p, f)) for p in parts) for f in FIELDS}
+        decode_totals = {f: sum(float(getattr(p, f)) for p in parts) for f in FIELDS}
+        chunk_totals = dict.fromkeys(FIELDS, 0.0)
         for seq, size in chunks:
             work = uniform_work(replica.shape, batch=1.0, new_tokens=float(size),
                                 context_tokens=float(int(cached[seq.rid]) + seq.done))
             for f in FIELDS:
-                totals[f] += float(getattr(work, f))
-            totals["logit_rows"] -= 0.0 if seq.done + size == seq.pre else 1.0
-        seconds = step_from_work(
-            replica.shape, replica.hardware, StepWork(**totals), weight_dtype=replica.weight_dtype,
-            kv_dtype=replica.kv_dtype, gpus=replica.gpus, efficiency=replica.efficiency,
-        ).step_seconds
+                chunk_totals[f] += float(getattr(work, f))
+            chunk_totals["logit_rows"] -= 0.0 if seq.done + size == seq.pre else 1.0
+        totals = {f: decode_totals[f] + chunk_totals[f] for f in FIELDS}
+        if chunks and decoders:  # attention per phase: the chunks' (with every token's terms), then the decoders'
+            seconds = _phased_step_seconds(replica, StepWork(**totals), [
+                StepWork(**{**chunk_totals, "tokens": totals["tokens"]}),
+                StepWork(**{**decode_totals, "tokens": 0.0})])
+        else:
+            seconds = step_from_work(
+                replica.shape, replica.hardware, StepWork(**totals), weight_dtype=replica.weight_dtype,
+                kv_dtype=replica.kv_dtype, gpus=replica.gpus, efficiency=replica.efficiency,
+            ).step_seconds
         # The engine profile's CPU cost per sequence in the step (decoders that emit + prefill chunks).
         seconds += replica.timer.per_sequence_seconds * (len(decoders) + len(chunks))
         now += seconds
@@ -257,3 +287,16 @@ def test_per_sequence_step_overhead_matches_the_reference(name: str, mixed: bool
     bare = run_engine(build_replica(model, hardware, max_batched_tokens=budget).timer, arrival_seconds=r.arrival,
                       prompt_tokens=r.prompt, cached_tokens=r.cached, output_tokens=r.output, limits=limits)
     assert np.nanmax(bare.finish_seconds) < np.nanmax(fast.finish_seconds)
+
+
+def test_long_prompts_among_decoders_match_the_reference() -> None:
+    # 2,000-4,000-token prompts chunked into steps beside decoding sequences at long contexts: the chunks'
+    # attention is compute-bound while the decoders' is memory-bound, so pricing attention per phase (not
+    # max over the summed work) moves the step times; the fast loop must agree with the step-by-step rule.
+    replica = build_replica("qwen3-30b-a3b", "h100-sxm", max_batched_tokens=2048)
+    rng = np.random.default_rng(3)
+    n = 40
+    prompt = rng.integers(2000, 4000, size=n)
+    requests = Requests(arrival=np.sort(rng.uniform(0.0, 2.0, size=n)), prompt=prompt, cached=np.zeros(n, np.int64),
+                        output=rng.integers(50, 200, size=n), kv_capacity_bytes=replica.kv_budget_bytes_per_gpu)
+    _run_checked(replica, requests, _limits(replica, requests, budget=2048, policy="reserve"))

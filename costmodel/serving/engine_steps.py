@@ -6,6 +6,14 @@ The layout of the per-op rows a mixed step sums (`mix_op_table`); a mixed step's
 keeps the operand order the loop had, so results are bit-for-bit the same. One call per step or segment
 (moved out of the loop: callgrind of 20,000 requests, 2,490.1M -> 2,488.6M instructions); the arrival cut
 stays inside `decode_segment` (a call per cut cost ~2%, callgrind, 20,000-30,000 requests).
+
+Attention in a mixed step is priced per phase: the prefill chunks' attention (with the step's per-token terms)
+and the decoding sequences' attention each take max(compute, memory), and the two add. Engines run them as
+two kernels one after the other: TensorRT-LLM's attention op launches the context requests' kernel, then
+the generation requests' (`runner->run(..., /*is_context=*/true, ...)` then `/*is_context=*/false`,
+NVIDIA/TensorRT-LLM cpp/tensorrt_llm/thop/attentionOp.cpp @00dbe288, read 2026-12-02), so a chunk's
+compute-bound attention does not hide under the decoders' KV reads. The weight GEMMs and the lm_head stay
+one op over all the step's rows (one GEMM each). A step without decoders is priced as before.
 """
 
 from __future__ import annotations
@@ -17,16 +25,26 @@ from costmodel.serving.steptime import StepTimer
 
 # One dynamic op of a mixed step: the slots of its FLOPs and bytes in a chunk-work row, its FLOPs and bytes
 # by step tokens, then FLOPs per (decoding sequence below the window, context token below, sequence above,
-# context token above) and bytes per the same four.
-_MixOp = tuple[int, int, TokenTable, TokenTable, float, float, float, float, float, float, float, float]
+# context token above) and bytes per the same four, then whether its prefill and decode parts run apart.
+_MixOp = tuple[int, int, TokenTable, TokenTable, float, float, float, float, float, float, float, float, bool]
+PHASED_OPS = ("attention",)  # ops whose prefill-chunk and decode parts are separate kernels (module docstring)
 
 
 def mix_op_table(timer: StepTimer) -> list[_MixOp]:
     """One row per dynamic op for a mixed step (the layout `_MixOp` names)."""
     return [
-        (2 * k, 2 * k + 1, op.flops_by_tokens, op.bytes_by_tokens, f[0], f[1], f[2], f[3], m[0], m[1], m[2], m[3])
+        (2 * k, 2 * k + 1, op.flops_by_tokens, op.bytes_by_tokens, f[0], f[1], f[2], f[3], m[0], m[1], m[2], m[3],
+         op.name in PHASED_OPS)
         for k, (op, (f, m)) in enumerate(zip(timer.dynamic, timer.decode_coefficients, strict=True))
     ]
+
+
+def _phased_seconds(chunk: tuple[float, float], decode: tuple[float, float], *, per_flop: float,
+                    per_byte: float) -> float:
+    """A phased op's seconds: max(compute, memory) of the chunks' part plus that of the decoders' part."""
+    chunk_compute, chunk_memory = chunk[0] * per_flop, chunk[1] * per_byte
+    decode_compute, decode_memory = decode[0] * per_flop, decode[1] * per_byte
+    return max(chunk_compute, chunk_memory) + max(decode_compute, decode_memory)
 
 
 def mixed_step_seconds(
@@ -42,8 +60,18 @@ def mixed_step_seconds(
     for (
         flops_slot, bytes_slot, flops_by_tokens, bytes_by_tokens,
         flops_seq_below, flops_ctx_below, flops_seq_above, flops_ctx_above,
-        bytes_seq_below, bytes_ctx_below, bytes_seq_above, bytes_ctx_above,
+        bytes_seq_below, bytes_ctx_below, bytes_seq_above, bytes_ctx_above, phased,
     ) in mix_ops:
+        if phased and (below_f or n_above):  # context and generation kernels one after the other
+            decode_flops = flops_seq_below * below_f + flops_ctx_below * context_below_f
+            decode_bytes = bytes_seq_below * below_f + bytes_ctx_below * context_below_f
+            if n_above:
+                decode_flops += flops_seq_above * n_above + flops_ctx_above * context_above
+                decode_bytes += bytes_seq_above * n_above + bytes_ctx_above * context_above
+            seconds += _phased_seconds(
+                (flops_by_tokens[step_tokens] + chunk_work[flops_slot], bytes_by_tokens[step_tokens] + chunk_work[bytes_slot]),
+                (decode_flops, decode_bytes), per_flop=per_flop, per_byte=seconds_per_byte)
+            continue
         flops = (flops_by_tokens[step_tokens] + chunk_work[flops_slot] + flops_seq_below * below_f
                  + flops_ctx_below * context_below_f)
         bytes_ = (bytes_by_tokens[step_tokens] + chunk_work[bytes_slot] + bytes_seq_below * below_f

@@ -24,6 +24,7 @@ from costmodel.catalog.loader import load_accelerator
 from costmodel.catalog.schema import AcceleratorSpec
 from costmodel.errors import CostmodelError
 from costmodel.serving import build_replica, simulate_requests
+from costmodel.serving.results import SimulationResult
 from costmodel.validation import (
     HARDWARE_IDS,
     MODEL_IDS,
@@ -157,16 +158,29 @@ def _ids(row: dict[str, str]) -> tuple[str | None, str | None, str | None]:
     return model_id, hardware_id, None
 
 
-@functools.cache
 def _throughput(model_id: str, hardware_id: str, gpus: int, precision: str, isl: int, osl: int) -> float:
     """trtllm-bench max throughput as in costmodel.validation.max_throughput_rows, on `gpus` TP GPUs."""
-    return throughput_prediction(model_id=model_id, hardware=load_accelerator(hardware_id), gpus=gpus,
-                                 precision=precision, isl=isl, osl=osl)
+    return throughput_run_cached(model_id, hardware_id, gpus, precision, isl, osl).output_tokens_per_second
+
+
+@functools.cache
+def throughput_run_cached(model_id: str, hardware_id: str, gpus: int, precision: str, isl: int,
+                          osl: int) -> SimulationResult:
+    """`throughput_run` on the catalog's accelerator row, once per configuration (the doc reads it twice)."""
+    return throughput_run(model_id=model_id, hardware=load_accelerator(hardware_id), gpus=gpus, precision=precision,
+                          isl=isl, osl=osl)
 
 
 def throughput_prediction(*, model_id: str, hardware: AcceleratorSpec, gpus: int, precision: str, isl: int,
                           osl: int) -> float:
     """`_throughput` on a given accelerator row (uncached: a fit passes rows with other values)."""
+    return throughput_run(model_id=model_id, hardware=hardware, gpus=gpus, precision=precision, isl=isl,
+                          osl=osl).output_tokens_per_second
+
+
+def throughput_run(*, model_id: str, hardware: AcceleratorSpec, gpus: int, precision: str, isl: int,
+                   osl: int) -> SimulationResult:
+    """The simulated trtllm-bench run behind `throughput_prediction` (its batch and steps, for a diagnosis)."""
     weight_dtype, kv_dtype = THROUGHPUT_DTYPES[precision]
     batch, tokens = trtllm_bench_settings(
         model_id=model_id, hardware_id=hardware.id, input_tokens=isl, output_tokens=osl, gpus=gpus,
@@ -181,7 +195,7 @@ def throughput_prediction(*, model_id: str, hardware: AcceleratorSpec, gpus: int
         replica, arrival_seconds=np.zeros(count), prompt_tokens=np.full(count, isl),
         output_tokens=np.full(count, osl), kv_policy="reserve", max_num_seqs=min(batch, tokens),
     )
-    return run.output_tokens_per_second
+    return run
 
 
 def _predict(row: dict[str, str], category: str, *, unfitted: bool = False, unstreamed: bool = False,
