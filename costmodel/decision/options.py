@@ -21,6 +21,7 @@ from costmodel.decision.terms import (
 )
 from costmodel.pricing import ApiPriceRow, PriceSheet
 from costmodel.pricing.api_cost import api_option_cost, token_rates
+from costmodel.pricing.batch_window import fmt_window
 from costmodel.pricing.dispersion import LatencyDispersionSheet
 from costmodel.pricing.latency import ApiLatencySheet
 from costmodel.scenario import ApiOption, Scenario
@@ -46,17 +47,18 @@ def api_result(option: ApiOption, scenario: Scenario, sheet: PriceSheet[ApiPrice
     output_usd = cost.output_tokens_per_month * output_rate / TOKENS_PER_MTOK * api_price_scale
     prompt_tokens = cost.tokens_per_month - cost.output_tokens_per_month
     choice = cost.batch_choice
-    if cost.batch and choice.window is not None:  # the batch price goes with the batch API's latency: its window
-        evidence = batch_evidence(choice.window)
-        verdict = slo_verdict(evidence, scenario.slo)
-    else:
-        evidence, verdict = api_slo(option, scenario, latency, dispersion)
     retired = row.is_retired(today=today)
     notes = [cost.rate_limit.reason]
-    if cost.batch:
-        notes.append(f"priced through the batch API ({evidence.basis})")
-    elif choice.declined:
-        notes.append(choice.declined)
+    if cost.batch:  # the batch price goes with the batch API's latency: its provider's completion window
+        assert choice.window is not None and choice.window.window_seconds is not None  # choose_batch's contract
+        evidence = batch_evidence(choice.window)
+        verdict = slo_verdict(evidence, scenario.slo)
+        notes.append(f"priced through the batch API (results within its {fmt_window(choice.window.window_seconds)} "
+                     "completion window)")
+    else:
+        evidence, verdict = api_slo(option, scenario, latency, dispersion)
+        if choice.declined:
+            notes.append(choice.declined)
     if cost.long_context_request_fraction > 0:
         notes.append(f"{cost.long_context_request_fraction:.0%} of requests pay the long-context rates")
     if retired:
