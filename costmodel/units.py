@@ -64,7 +64,9 @@ def fmt_bytes(num_bytes: float) -> str:
 
 
 def fmt_ms_column(seconds: float | None) -> str:
-    """A latency for a narrow table column: '46ms' ('?' when unknown)."""
+    """A latency for a narrow table column: '46ms' ('?' when unknown); whole hours as '24h' (a batch window)."""
+    if seconds is not None and seconds >= 3600.0 and seconds % 3600.0 == 0:
+        return f"{seconds / 3600.0:.0f}h"
     return "?" if seconds is None else f"{seconds * 1e3:.0f}ms"
 
 

@@ -37,7 +37,9 @@ def _workload(**fields: Any) -> Workload:
     return Workload.model_validate({**base, **fields})
 
 
-GPT_4O = _row(input_usd_per_mtok=2.5, cache_read_usd_per_mtok=1.25, output_usd_per_mtok=10.0,
+# Provider "openai": the batch API is used only where the provider's sourced completion window fits the SLO
+# (pricing/batch_window.py); an unknown provider has no window, hence no batch price.
+GPT_4O = _row(id="openai/gpt-4o", provider="openai", input_usd_per_mtok=2.5, cache_read_usd_per_mtok=1.25, output_usd_per_mtok=10.0,
               batch_input_usd_per_mtok=1.25, batch_output_usd_per_mtok=5.0)  # LiteLLM gpt-4o, per Mtok
 SONNET = _row(input_usd_per_mtok=3.0, cache_read_usd_per_mtok=0.3, cache_write_usd_per_mtok=3.75,
               output_usd_per_mtok=15.0)  # Anthropic Claude Sonnet 4.5, 5-minute cache writes
@@ -154,11 +156,11 @@ def test_api_option_uses_its_row_and_overrides() -> None:
     sheet = load_api_prices()
     workload = _workload(requests_per_day=1_440_000, peak_to_mean_ratio=3.0)
     option = ApiOption(name="flash", price_id="google/gemini-2.5-flash", requests_per_minute_limit=2500)
-    cost = api_option_cost(option, workload, sheet)
+    cost = api_option_cost(option, workload, sheet, slo=None)
     assert cost.price_id == "google/gemini-2.5-flash" and cost.rate_limit.requests_per_minute_limit == 2500
     assert cost.rate_limit.throttled
     with pytest.raises(CostmodelError, match="unknown API price id"):
-        api_option_cost(option.model_copy(update={"price_id": "google/gemini-flash"}), workload, sheet)
+        api_option_cost(option.model_copy(update={"price_id": "google/gemini-flash"}), workload, sheet, slo=None)
 
 
 @settings(max_examples=60, deadline=None)

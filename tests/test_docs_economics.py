@@ -51,7 +51,7 @@ from costmodel.decision.economics import (
     plan_hybrid,
     size_self_host,
 )
-from costmodel.decision.evidence import tightened_slo
+from costmodel.decision.evidence import slo_verdict, tightened_slo
 from costmodel.decision.fleet import (
     BATCH_MIN_REPLICAS,
     BATCH_SPARE_REPLICAS,
@@ -66,6 +66,7 @@ from costmodel.decision.fleet import (
 )
 from costmodel.decision.horizon import committed_replicas
 from costmodel.decision.instances import InstancePacking
+from costmodel.decision.latency import batch_evidence
 from costmodel.decision.mixed import cyclic_starts, mixed_day
 from costmodel.decision.mode_capacity import with_option_speculation
 from costmodel.decision.rank import decide
@@ -85,9 +86,12 @@ from costmodel.pricing.api_cost import (
     check_rate_limits,
     mean_request_usd,
 )
+from costmodel.pricing.batch_window import BATCH_WINDOWS, BatchChoice, choose_batch
 from costmodel.pricing.hosts import host_row, host_share
 from costmodel.pricing.schema import HOURS_PER_YEAR, MAX_API_USD_PER_MTOK
 from costmodel.scenario import FleetPolicy, Scenario, SelfHostOption, parse_scenario
+from costmodel.scenario.limits import MAX_LATENCY_SECONDS
+from costmodel.scenario.slo import Slo
 from costmodel.serving import build_replica
 from costmodel.serving.analytic import Capacity
 from costmodel.serving.capacity import CapacitySearch, capacity_for_replica
@@ -303,6 +307,7 @@ def build_api_request() -> None:
     plain = api_request_cost(haiku, prompt_tokens=1000, output_tokens=200)
     claim("against (1,000 x 1.00 + 200 x 5.00) / 1e6 = $0.002000 with no cache.",
           ("no cache", (1000 * 1.00 + 200 * 5.00) / 1e6, usd(6)), ("no cache lib", plain.total_usd, usd(6)))
+    build_batch_window()
     claim("Every input-side rate (p_in, p_r, p_w) is scaled by batch input / input, p_out by batch output / output.")
     mini = API_SHEET.get("openai/gpt-4o-mini")
     claim("`openai/gpt-4o-mini` ($0.15 in, $0.60 out; batch $0.075 and $0.30): 1,000 + 200 tokens cost",
@@ -354,6 +359,41 @@ def build_api_request() -> None:
           ("median", statistics.median(out_ratio), times(2)), ("max", max(out_ratio), times(2)),
           ("read min", min(read_ratio), times(1)), ("read max", max(read_ratio), times(1)),
           ("halved", len(halved), n0), ("batch rows", len(batch_rows), n0))
+
+
+def build_batch_window() -> None:
+    """The batch route: its provider's completion window decides whether the batch price applies."""
+    window = BATCH_WINDOWS["openai"].window_seconds or 0.0
+    day = Slo(ttft_p90_seconds=MAX_LATENCY_SECONDS, tpot_p90_seconds=0.5)
+    sourced = [p for p in ("openai", "anthropic", "google", "fireworks", "groq") if BATCH_WINDOWS[p].window_seconds]
+
+    def choice(slo: Slo, provider: str = "openai") -> BatchChoice:
+        return choose_batch(provider=provider, has_batch_price=True, batch_allowed=True, use_batch_api=True, slo=slo)
+
+    claim("the batch price applies only when every TTFT and E2E limit the SLO sets (p50, p90, p99) is at least the window.")
+    fact("a TTFT p99 or E2E p90 limit under the window declines the batch API, a TPOT limit does not",
+         choice(day).batch and not choice(day.model_copy(update={"ttft_p99_seconds": window - 1})).batch
+         and not choice(day.model_copy(update={"e2e_p90_seconds": window - 1})).batch
+         and choice(day.model_copy(update={"tpot_p90_seconds": 1e-3})).batch)
+    claim("OpenAI, Anthropic, Google (Gemini batch mode), Fireworks and Groq publish a 24 h window (86,400 s, the "
+          "largest limit a scenario may set; each page is cited in that module, read 2026-12-02)",
+          ("hours", window / 3600, n0), ("seconds", window, n0), ("schema max", MAX_LATENCY_SECONDS, n0))
+    fact("the five providers publish the same 24 h window",
+         len(sourced) == 5 and all(BATCH_WINDOWS[p].window_seconds == window for p in sourced))
+    fact("each window cites its page and the date it was read",
+         all("read 2026-12-02" in w.source and "https://" in w.source for w in BATCH_WINDOWS.values()))
+    claim('xAI publishes only "most batch requests complete within 24 hours", no bound, so its batch API is not used.')
+    fact("xAI: no window, no batch price", BATCH_WINDOWS["xai"].window_seconds is None and not choice(day, "xai").batch)
+    evidence = batch_evidence(BATCH_WINDOWS["openai"])
+    claim("(`published`, TTFT p90 = the band's high end = 86,400 s, no TPOT), so it `likely_meets` a limit of a day.",
+          ("point", evidence.ttft.point or 0, n0), ("high", evidence.ttft.high or 0, n0))
+    fact("a batch-priced option likely meets a day's TTFT limit on the window",
+         evidence.source == "published" and not evidence.tpot_applies
+         and slo_verdict(evidence, day).status == "likely_meets")
+    declined = choice(day.model_copy(update={"ttft_p90_seconds": 60.0})).declined or ""
+    claim('("batch API not used: its 24 h completion window exceeds the TTFT p90 limit of 60.00 s")')
+    fact("the note is the library's", declined.startswith(
+        "batch API not used: its 24 h completion window exceeds the TTFT p90 limit of 60.00 s"))
 
 
 def build_api_month() -> None:

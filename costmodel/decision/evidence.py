@@ -5,7 +5,9 @@ Every option, API or self-hosted, carries a `latency_source` and a band around e
 - `measured`: a probe of the deployment or endpoint (`probe-endpoint`, `calibrate-endpoint`); the band is
   the measurement's own interval (a point when the file gives none).
 - `published`: a provider's published median widened by a sourced dispersion (pricing_data/
-  latency_dispersion.csv: published p90/p50 ratios, decision/latency.py), never an invented factor.
+  latency_dispersion.csv: published p90/p50 ratios, decision/latency.py), never an invented factor; for an
+  API priced through its batch API, the provider's published completion window (pricing/batch_window.py):
+  TTFT at most the window (the band's high end), TPOT not applicable (results arrive whole).
 - `simulated`: the serving simulator's p90 x (1 -+ its documented error), the larger of the held-out and
   all-rows median |error| of the online validation rows of the option's engine (serving/error_bands.py).
 - `none`: no figure.
@@ -54,6 +56,7 @@ class LatencyEvidence:
     ttft: Band
     tpot: Band
     basis: str  # for people: which measurement, page or validation figure the band rests on
+    tpot_applies: bool = True  # False for a batch API: its result arrives whole, so no TPOT limit is judged
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,7 +127,8 @@ def _over(band: Band, limit: float, *, end: str) -> bool:
 
 def slo_verdict(evidence: LatencyEvidence, slo: Slo) -> SloVerdict:
     """meets / likely_meets / unverified / misses for the p90 limits (see the module docstring)."""
-    limits = (("TTFT", evidence.ttft, slo.ttft_p90_seconds), ("TPOT", evidence.tpot, slo.tpot_p90_seconds))
+    limits = (("TTFT", evidence.ttft, slo.ttft_p90_seconds),) + (
+        (("TPOT", evidence.tpot, slo.tpot_p90_seconds),) if evidence.tpot_applies else ())
     if evidence.source == "none":
         return SloVerdict(status="unverified", reason=f"unverified: {evidence.basis}")
     missed = [f"{name} p90 {'at least ' if band.low != band.point else ''}{fmt_seconds(band.low or 0.0)} > "

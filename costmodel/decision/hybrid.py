@@ -75,6 +75,7 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
                f"no base replica pays off: every request goes to {api.name}",),
         model_id=self_host.model_id, hardware_id=self_host.hardware_id, gpus_per_replica=self_host.gpus_per_replica,
         usd_per_gpu_hour=self_host.usd_per_gpu_hour, api_usd_per_request=api.api_usd_per_request,
+        priced_via_batch_api=api.priced_via_batch_api and plan.overflow_fraction > 0,
         min_replicas=self_host.min_replicas, target_peak_utilization=target,
         fleet_reason=(f"base at 100% of capacity at the SLO, no spare replica: bursts and a replica down overflow to "
                       f"{api.name}"), scaling="fixed", replicas_by_hour=(plan.base_replicas,) * 24,

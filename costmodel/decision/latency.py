@@ -6,6 +6,8 @@
   Always labelled "published, not your traffic". A published median becomes a p90 band through the
   provider's sourced p90/p50 ratios (pricing_data/latency_dispersion.csv; every provider's when it has none);
   a published p90 is itself and a p95 bounds the p90 from above.
+- batch API (`batch_evidence`): the provider's published completion window bounds TTFT (`published`;
+  pricing/batch_window.py); TPOT does not apply, the result arrives whole.
 - `none`: no figures; unverified, except that a limit below the fastest figure any API of the sheet publishes
   misses (no API is known to be that fast).
 """
@@ -22,6 +24,7 @@ from costmodel.decision.evidence import (
     measured_evidence,
     slo_verdict,
 )
+from costmodel.pricing.batch_window import BatchWindow, fmt_window
 from costmodel.pricing.dispersion import LatencyDispersionSheet, dispersion_band
 from costmodel.pricing.latency import ApiLatencyRow, ApiLatencySheet
 from costmodel.scenario import ApiOption, Scenario
@@ -131,6 +134,19 @@ def _unpublished(scenario: Scenario, latency: ApiLatencySheet | None) -> tuple[L
     return NO_EVIDENCE, SloVerdict(status="unverified", reason=(
         "unverified: no measured or published latency for this API; run `costmodel probe-endpoint` and set "
         "ttft_p90_seconds / tpot_p90_seconds"))
+
+
+def batch_evidence(window: BatchWindow) -> LatencyEvidence:
+    """A batch API's latency: TTFT (and E2E) at most the published window, no lower end (results often come
+    sooner, by an amount no provider publishes), TPOT not applicable. No sourced window: no evidence."""
+    if window.window_seconds is None:
+        return LatencyEvidence(source="none", ttft=Band(), tpot=Band(), tpot_applies=False,
+                               basis=f"batch API with no published completion window ({window.source})")
+    seconds = window.window_seconds
+    return LatencyEvidence(
+        source="published", ttft=Band(point=seconds, high=seconds), tpot=Band(), tpot_applies=False,
+        basis=(f"batch API: results arrive whole within the provider's {fmt_window(seconds)} completion window, "
+               f"so TTFT is at most {fmt_window(seconds)} and TPOT does not apply; {window.source}"))
 
 
 def api_slo(option: ApiOption, scenario: Scenario, latency: ApiLatencySheet | None = None,

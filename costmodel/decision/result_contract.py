@@ -40,6 +40,7 @@ def option_contract(option: OptionResult) -> dict[str, object]:
         "break_even_tokens_per_month": option.break_even_tokens_per_month,
         "break_even_against": option.break_even_against,
         "throttled": option.throttled,
+        "priced_via_batch_api": option.priced_via_batch_api,
         "capacity_requests_per_second": option.capacity_requests_per_second,
         "gpu_usd_per_month": option.breakdown.gpu_usd_per_month,
         "api_usd_per_month": option.breakdown.api_usd_per_month,

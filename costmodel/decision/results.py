@@ -80,6 +80,9 @@ class OptionResult:
     gpus_per_replica: int | None = None
     usd_per_gpu_hour: float | None = None
     api_usd_per_request: float | None = None
+    # API: priced through the provider's batch API (its window fits the SLO; pricing/batch_window.py); a
+    # hybrid whose overflow goes to such an API carries its API part's flag.
+    priced_via_batch_api: bool = False
     efficiency_source: str | None = None
     # Set when the option cannot be evaluated or cannot serve the workload (decision/validity.py): shown
     # with the reason, never ranked first, recommended or used as a reference. Costs are then NaN.

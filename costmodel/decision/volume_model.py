@@ -86,7 +86,7 @@ def _api_cost(result: OptionResult, option: ApiOption, decision: Decision, scena
         per_request = _share(result.breakdown.api_usd_per_month, decision.requests_per_month)
     prompt_usd = result.usd_per_mtok_input * decision.mean_prompt_tokens
     prompt_share = _share(prompt_usd, prompt_usd + result.usd_per_mtok_output * decision.mean_output_tokens)
-    limits = api_option_cost(option, scenario.workload, sheet).rate_limit
+    limits = api_option_cost(option, scenario.workload, sheet, slo=scenario.slo).rate_limit
     # A batch-API route has no per-minute limit: check_rate_limits never throttles it.
     batch = limits.batch
 

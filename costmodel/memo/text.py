@@ -43,7 +43,7 @@ def describe_option(result: OptionResult, scenario: Scenario) -> str:
     """What choosing this option means, in words."""
     option = scenario.option(result.name)
     if isinstance(option, ApiOption):
-        batch = " through its batch API" if any("batch API" in n for n in result.notes) else ""
+        batch = " through its batch API" if result.priced_via_batch_api else ""
         return f"Call the {option.price_id} API{batch}"
     if isinstance(option, SelfHostOption):
         return (f"Self-host {option.model} ({option.weight_dtype} weights, {option.kv_dtype} KV) on "

@@ -10,7 +10,8 @@ Cache writes replace the input rate for the tokens written (Anthropic bills cach
 same way). A rate the sheet leaves empty falls back to p_in (no cache discount / no write surcharge).
 Long-context tier: when T_in > threshold, the tier rates apply to the whole request. Batch API:
 every input-side rate is scaled by batch_input/input and the output rate by batch_output/output
-(providers halve cache reads and writes along with input in batch mode).
+(providers halve cache reads and writes along with input in batch mode). Whether the batch API is used at
+all is pricing/batch_window.py `choose_batch`: only where the provider's completion window fits the SLO.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costmodel.errors import CostmodelError
+from costmodel.pricing.batch_window import BatchChoice, choose_batch
 from costmodel.pricing.schema import ApiPriceRow
 from costmodel.pricing.sheets import PriceSheet
 from costmodel.scenario.options import ApiOption
+from costmodel.scenario.slo import Slo
 from costmodel.scenario.workload import Workload
 from costmodel.units import SECONDS_PER_MINUTE, TOKENS_PER_MTOK
 
@@ -137,6 +140,7 @@ class ApiWorkloadCost:
     usd_per_output_mtok: float
     long_context_request_fraction: float
     rate_limit: RateLimitCheck
+    batch_choice: BatchChoice = BatchChoice(batch=False)  # the window that decided `batch`, or why not
 
 
 def _input_rate_per_prompt_token(rates: TokenRates, workload: Workload) -> float:
@@ -205,10 +209,14 @@ def api_workload_cost(
     requests_per_minute_limit: int | None = None,
     tokens_per_minute_limit: int | None = None,
     months_ahead: float = 0.0,
+    slo: Slo | None = None,
 ) -> ApiWorkloadCost:
     """Monthly cost of `workload` through `price`; the batch API is used when the workload allows
-    it, the row has batch prices and `use_batch_api` is set. Limits default to the sheet's."""
-    batch = use_batch_api and workload.batch_allowed and price.has_batch
+    it, the row has batch prices, `use_batch_api` is set and the provider's completion window fits every
+    TTFT/E2E limit of `slo` (None: no limit; pricing/batch_window.py). Limits default to the sheet's."""
+    choice = choose_batch(provider=price.id.split("/")[0], has_batch_price=price.has_batch,
+                          batch_allowed=workload.batch_allowed, use_batch_api=use_batch_api, slo=slo)
+    batch = choice.batch
     usd_per_request, p_long = mean_request_usd(price, workload, batch=batch)
     requests = workload.requests_per_month(months_ahead=months_ahead)
     tokens = workload.tokens_per_month_total(months_ahead=months_ahead)
@@ -233,13 +241,16 @@ def api_workload_cost(
         usd_per_output_mtok=usd_per_month / output_tokens * TOKENS_PER_MTOK,
         long_context_request_fraction=p_long,
         rate_limit=limits,
+        batch_choice=choice,
     )
 
 
 def api_option_cost(
-    option: ApiOption, workload: Workload, sheet: PriceSheet[ApiPriceRow], *, months_ahead: float = 0.0
+    option: ApiOption, workload: Workload, sheet: PriceSheet[ApiPriceRow], *, slo: Slo | None,
+    months_ahead: float = 0.0,
 ) -> ApiWorkloadCost:
-    """`api_workload_cost` for a scenario's API option (its price row, batch choice and limit overrides)."""
+    """`api_workload_cost` for a scenario's API option (its price row, batch choice and limit overrides),
+    judged against the scenario's `slo` for the batch window."""
     return api_workload_cost(
         sheet.get(option.price_id),
         workload,
@@ -247,4 +258,5 @@ def api_option_cost(
         requests_per_minute_limit=option.requests_per_minute_limit,
         tokens_per_minute_limit=option.tokens_per_minute_limit,
         months_ahead=months_ahead,
+        slo=slo,
     )
