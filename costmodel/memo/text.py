@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from costmodel.decision.recommend import verify_first_sentence
-from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
 from costmodel.decision.volume import CostModel, hybrid_plan
 from costmodel.memo.blocks import (
@@ -104,6 +104,18 @@ def _first_number(decision: Decision, base: Advantage) -> str:
             f"alternative, {short(other.name)} ({money(base.usd_per_month)}/month less, {share})")
 
 
+def why_no_self_host(decision: Decision) -> str:
+    """'a, b: below the quality floor; c: misses the SLO': each self-hosted option that cannot compete, by its
+    typed exclusion (`excluded_kind`), else by its SLO verdict (`slo_status`)."""
+    grouped: dict[str, list[str]] = {}
+    for r in decision.options:
+        if r.kind == "self-host" and not (r.excluded_kind is None and r.meets_slo):
+            why = exclusion_label(r.excluded_kind) or {"unverified": "latency unverified"}.get(r.slo_status,
+                                                                                          "misses the SLO")
+            grouped.setdefault(why, []).append(short(r.name))
+    return "; ".join(f"{', '.join(names)}: {why}" for why, names in grouped.items())
+
+
 def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | None]:
     """The second driving number, and the volume multiple it names (API: where self-hosting takes over)."""
     chosen = decision.chosen()
@@ -129,7 +141,7 @@ def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | N
     if rivals:
         return "no self-hosted option costs less than it at up to 100x today's volume", None
     if any(r.kind == "self-host" for r in decision.options):
-        return "no self-hosted option meets the SLO, so none competes with it", None
+        return f"no self-hosted option competes with it ({why_no_self_host(decision)})", None
     return (f"its blended price of {per_mtok(chosen.usd_per_mtok)} per million tokens (no self-host option "
             "compared)"), None
 
