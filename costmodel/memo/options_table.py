@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from costmodel.decision.instances import gpus_cell
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.memo.blocks import Bullets, Table, cut_names, latency, money, pct, per_mtok, short, tokens
 
@@ -54,7 +55,7 @@ def options_table(decision: Decision) -> Table:
     """Every option, ranked: cost, SLO verdict with p90 TTFT/TPOT, GPUs, utilization, break-even."""
     rows = tuple(
         (rank, o.name, "hybrid, 0 replicas (= its API)" if o.all_traffic_to_api else o.kind, money(o.usd_per_month),
-         per_mtok(o.usd_per_mtok), _slo_cell(o), str(o.gpus), pct(o.utilization), _break_even_cell(o))
+         per_mtok(o.usd_per_mtok), _slo_cell(o), gpus_cell(gpus=o.gpus, gpus_billed=o.gpus_billed), pct(o.utilization), _break_even_cell(o))
         for rank, o in zip(rank_cells(decision), decision.options, strict=True)
     )
     highlight = next((i for i, o in enumerate(decision.options) if o.name == decision.recommendation), None)
