@@ -23,6 +23,11 @@ def _slo_cell(result: OptionResult) -> str:
     verdict = {"meets": "yes", "likely_meets": "likely"}.get(result.slo_status, "NO")
     if result.throttled:
         verdict += ", throttled"
+    if result.kind == "self-host" and not result.capacity_requests_per_second and not result.meets_slo:
+        # No load meets the SLO: its figures are each request alone on the replica, not an operating point.
+        alone = (f"; alone {latency(result.ttft_p90_seconds)} / {latency(result.tpot_p90_seconds)}"
+                 if result.ttft_p90_seconds is not None and result.tpot_p90_seconds is not None else "")
+        return f"{verdict} (no load meets it{alone})"
     if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
         if result.kind == "self-host":
             return f"{verdict} (no load meets it)" if not result.meets_slo else f"{verdict} (see notes)"
