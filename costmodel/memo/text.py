@@ -30,7 +30,7 @@ from costmodel.memo.commitments import ranking_basis_blocks
 from costmodel.memo.options_table import option_notes, options_table, rank_cells
 from costmodel.memo.revisit import change_blocks
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
-from costmodel.units import counted
+from costmodel.units import counted, fmt_share
 
 __all__ = [
     "NO_SPREAD_USD_PER_MONTH", "decision_blocks", "describe_option", "flip_sentence", "option_notes", "options_table",
@@ -100,7 +100,7 @@ def _first_number(decision: Decision, base: Advantage) -> str:
     other = decision.option(base.alternative)
     saving = base.usd_per_month / other.usd_per_month if other.usd_per_month > 0 else math.nan
     # Under half a percent rounds to "0% less": say it is a near tie, which is what a reviewer needs to know.
-    share = "under 0.5%: a near tie" if saving < 0.005 else f"{pct(saving)}"
+    share = "under 0.5%: a near tie" if saving < 0.005 else fmt_share(saving)
     return (f"{money(chosen.usd_per_month)}/month against {money(other.usd_per_month)}/month for the best "
             f"alternative, {short(other.name)} ({money(base.usd_per_month)}/month less, {share})")
 
