@@ -168,3 +168,11 @@ def test_hybrid_base_counts_whole_instances() -> None:
     assert plan.self_host_usd_per_month == pytest.approx(instance)
     assert plan.usd_per_month == pytest.approx(instance + 2 * 0.004 * seconds) == pytest.approx(61_245.12, abs=0.01)
     assert plan.usd_per_month < min(10 * 0.004 * seconds, instance + 3 * 0.004 * seconds, 2 * instance)
+
+
+def test_the_memo_names_the_gpus_billed_beside_the_replicas_own() -> None:
+    from costmodel.memo.text import describe_option
+
+    data = _scenario("aws/h100-sxm/on-demand")
+    big = decided(data).option("h100")  # 2 one-GPU replicas on one p5.48xlarge: 8 GPUs billed
+    assert describe_option(big, parse_scenario(data)).endswith("2 GPUs (8 billed) in all")

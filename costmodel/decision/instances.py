@@ -92,9 +92,12 @@ class InstancePacking:
                 f"{name}instances")
 
 
+def billed_note(*, gpus: int, gpus_billed: int | None) -> str:
+    """' (8 billed)' when whole instances bill more GPUs than the replicas use, else ''."""
+    return "" if gpus_billed is None or gpus_billed == gpus else f" ({gpus_billed:,} billed)"
+
+
 def gpus_cell(*, gpus: int, gpus_billed: int | None) -> str:
     """The GPUs an option's replicas use, and the GPUs billed when whole instances bill more: '4 (8 billed)'
     (compare's table, the memo's and the app's, so none shows only the smaller number)."""
-    if gpus_billed is None or gpus_billed == gpus:
-        return f"{gpus:,}"
-    return f"{gpus:,} ({gpus_billed:,} billed)"
+    return f"{gpus:,}" + billed_note(gpus=gpus, gpus_billed=gpus_billed)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from costmodel.decision.instances import gpus_cell
+from costmodel.decision.instances import billed_note
 from costmodel.decision.recommend import verify_first_sentence
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
@@ -49,7 +49,7 @@ def describe_option(result: OptionResult, scenario: Scenario) -> str:
     if isinstance(option, SelfHostOption):
         return (f"Self-host {option.model} ({option.weight_dtype} weights, {option.kv_dtype} KV) on "
                 f"{counted(result.replicas, 'replica')} of {option.gpus_per_replica} x {option.hardware}, "
-                f"GPUs in all: {gpus_cell(gpus=result.gpus, gpus_billed=result.gpus_billed)}")
+                f"{counted(result.gpus, 'GPU')}{billed_note(gpus=result.gpus, gpus_billed=result.gpus_billed)} in all")
     assert isinstance(option, HybridOption)
     if result.replicas == 0:
         return (f"Run the hybrid of {short(option.self_host)} and {short(option.api)} with 0 base replicas, i.e. all "
