@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from app import formatting as fmt
 from app.colors import LIMIT_COLOR
-from costmodel.charts.compare import CompareView
+from costmodel.charts.compare import CompareView, slo_legend_note
 from costmodel.decision.results import Decision
 
 KIND_DASH = {"api": "solid", "self-host": "dash", "hybrid": "dot"}
@@ -33,7 +33,8 @@ def volume_figure(view: CompareView, colors: dict[str, str], hybrid_apis: dict[s
         also = [h for h, api in same_as.items() if api == curve.name]
         fig.add_trace(go.Scatter(
             x=[t / BILLION for t in curve.tokens_per_month], y=list(curve.usd_per_month), mode="lines",
-            name=f"{curve.name} ({curve.kind})" + (f" = {', '.join(also)} at 0 replicas" if also else ""), line={"color": colors[curve.name], "dash": KIND_DASH[curve.kind]},
+            name=f"{curve.name} ({curve.kind})" + (f" = {', '.join(also)} at 0 replicas" if also else "")
+            + slo_legend_note(curve.slo_status), line={"color": colors[curve.name], "dash": KIND_DASH[curve.kind]},
             customdata=["throttled by rate limits" if t else "" for t in curve.throttled],
             hovertemplate=(f"<b>{curve.name}</b><br>%{{x:.3g}}B tokens/month<br>$%{{y:,.0f}}/month"
                            "<br>%{customdata}<extra></extra>"),

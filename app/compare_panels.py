@@ -15,6 +15,7 @@ import streamlit as st
 
 from app import formatting as fmt
 from app.widgets import md
+from costmodel.charts.compare import slo_legend_note
 from costmodel.charts.fleet import FleetChart, MonthsChart
 from costmodel.charts.whatif import WhatIf, at_volume
 from costmodel.decision.results import Decision
@@ -153,7 +154,7 @@ def _whatif_table(decision: Decision, whatif: WhatIf, multiplier: float) -> pd.D
     return pd.DataFrame([{
         "option": r.name, "kind": r.kind, f"$/month at {multiplier:g}x": f"${r.usd_per_month:,.0f}",
         "$/month today": f"${r.usd_per_month_today:,.0f}",
-        "note": "throttled by rate limits" if r.throttled else ("" if r.meets_slo else "misses the SLO today"),
+        "note": "throttled by rate limits" if r.throttled else slo_legend_note(r.slo_status).strip(" ()"),
     } for r in rows])
 
 

@@ -92,6 +92,21 @@ def fmt_pct(value: float | None) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.0%}"
 
 
+def fmt_share(value: float) -> str:
+    """A share such as a saving: '37%', with as many decimals (up to 2) as keep a partial share from reading
+    '100%' or '0%' ('99.99%', '0.04%'; '>99.99%' / '<0.01%' beyond), so a saving short of the whole bill never
+    reads as total."""
+    if not math.isfinite(value):
+        return "-"
+    if value in (0.0, 1.0) or abs(value) >= 1.0:
+        return f"{value:.0%}"
+    for digits in range(3):
+        if round(abs(value) * 100.0, digits) not in (0.0, 100.0):
+            return f"{value:.{digits}%}"
+    sign = "-" if value < 0 else ""
+    return f"{sign}>99.99%" if abs(value) > 0.5 else f"{sign}<0.01%"
+
+
 def fmt_count(count: float | None) -> str:
     """Token or request counts: '11.26B', '845.3M', '12.4k'."""
     if count is None or not math.isfinite(count):

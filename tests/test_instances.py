@@ -19,7 +19,7 @@ import yaml
 
 from costmodel.cli import main
 from costmodel.decision.economics import plan_hybrid, size_self_host
-from costmodel.decision.instances import InstancePacking
+from costmodel.decision.instances import InstancePacking, gpus_cell
 from costmodel.decision.mixed import MixedPackings, mixed_day
 from costmodel.decision.rank import Overrides, decide
 from costmodel.decision.volume import Scaling, cost_model, usd_per_month
@@ -87,7 +87,7 @@ def test_decide_bills_the_p5_48xlarge_and_not_the_p5_4xlarge() -> None:
     assert (small.instances, small.gpus_billed, small.gpus_per_instance) == (2, 2, 1)
     assert big.breakdown.gpu_usd_per_month == pytest.approx(40_206.72)
     assert small.breakdown.gpu_usd_per_month == pytest.approx(10_051.68)
-    assert any("billed by whole instance: 8 replicas of 1 GPU share one 8-GPU p5.48xlarge" in n
+    assert any("billed by whole instance: one 8-GPU p5.48xlarge instance holds up to 8 replicas of 1 GPU" in n
                for n in big.notes)
 
 
@@ -98,6 +98,15 @@ def test_compare_json_has_instances_and_gpus_billed(tmp_path, capsys) -> None:
     options = {o["name"]: o for o in json.loads(capsys.readouterr().out)["options"]}
     assert (options["h100"]["instances"], options["h100"]["gpus_billed"], options["h100"]["gpus"]) == (1, 8, 2)
     assert options["api"]["instances"] is None and options["api"]["gpus_billed"] is None
+    # The text table shows the GPUs billed beside the replicas' own (review L5: it showed only the 2).
+    assert main(["compare", str(path), "--date", "2026-12-01"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("h100 "))
+    assert " 2 (8 billed) " in row
+
+
+def test_gpus_cell_shows_billed_gpus_only_when_they_differ() -> None:
+    assert gpus_cell(gpus=4, gpus_billed=8) == "4 (8 billed)"
+    assert gpus_cell(gpus=4, gpus_billed=4) == gpus_cell(gpus=4, gpus_billed=None) == "4"
 
 
 def test_volume_sweep_matches_decide_with_instances() -> None:
@@ -159,3 +168,11 @@ def test_hybrid_base_counts_whole_instances() -> None:
     assert plan.self_host_usd_per_month == pytest.approx(instance)
     assert plan.usd_per_month == pytest.approx(instance + 2 * 0.004 * seconds) == pytest.approx(61_245.12, abs=0.01)
     assert plan.usd_per_month < min(10 * 0.004 * seconds, instance + 3 * 0.004 * seconds, 2 * instance)
+
+
+def test_the_memo_names_the_gpus_billed_beside_the_replicas_own() -> None:
+    from costmodel.memo.text import describe_option
+
+    data = _scenario("aws/h100-sxm/on-demand")
+    big = decided(data).option("h100")  # 2 one-GPU replicas on one p5.48xlarge: 8 GPUs billed
+    assert describe_option(big, parse_scenario(data)).endswith("2 GPUs (8 billed) in all")

@@ -98,7 +98,10 @@ def test_options_and_figures_match_costmodel_compare(path, capsys):
         # The memo's options table row, cell by cell: rank, name, kind, $/month, $/M tok, SLO, GPUs, utilization.
         mtok = usd_mtok if usd_mtok == "n/a" else f"${usd_mtok}"
         cells = ("-", "hybrid, 0 replicas (= its API)") if alias else (rank, kind)
-        row_text = squeeze(f"{cells[0]} {name} {cells[1]} {usd_month} {mtok} {verdict}{latency} {option['gpus']} {util}")
+        # GPUs: the replicas' own, and the GPUs billed where whole instances bill more (review L5).
+        billed = option["gpus_billed"]
+        gpus = f"{option['gpus']}" + (f" ({billed} billed)" if billed not in (None, option["gpus"]) else "")
+        row_text = squeeze(f"{cells[0]} {name} {cells[1]} {usd_month} {mtok} {verdict}{latency} {gpus} {util}")
         assert row_text in text, f"row {rank} of the options table does not read {row_text!r}"
     # The decision's reasons are quoted verbatim.
     for reason in contract["reasons"]:

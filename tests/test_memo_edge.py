@@ -82,4 +82,10 @@ def test_nothing_meets_the_slo_says_no_option_is_feasible():
     assert all(o.excluded_kind for o in decision.options)
     text = text_of(memo.pdf)
     assert "No option is feasible." in text and "misses the SLO" in text
+    # Self-host figures with no load meeting the SLO are each request alone, and the cell says so (review D6).
+    assert "(no load meets it; alone" in text
+    assert text.count("No option is feasible") == 1  # the bold lead, not repeated by the sentence after it
+    # Every option's latency here is given (measured) or simulated, and the page says exactly that.
+    assert {o.latency_source for o in decision.options} == {"measured", "simulated"}
+    assert "every option's verdict is measured or simulated; nothing is owed" in text
     assert "Recommendation:" not in text and memo.pages >= 2

@@ -31,7 +31,11 @@ def test_no_source_file_hedges_a_plural_or_lowercases_gpu_hour() -> None:
 def test_a_packing_rule_reads_in_the_singular_and_the_plural() -> None:
     # A 5-GPU replica on an 8-GPU instance: floor(8 / 5) = 1 replica per instance, 8 - 5 = 3 GPUs left idle;
     # a 7-GPU replica leaves 8 - 7 = 1 GPU idle; 1-GPU replicas: 8 share one instance, none idle.
-    assert "1 replica of 5 GPUs shares one 8-GPU x instance (3 GPUs of each left idle, billed)" in \
+    assert "one 8-GPU x instance holds 1 replica of 5 GPUs (3 GPUs of each left idle, billed)" in \
         InstancePacking(gpus_per_replica=5, gpus_per_instance=8, instance="x").rule()
     assert "(1 GPU of each left idle" in InstancePacking(gpus_per_replica=7, gpus_per_instance=8).rule()
-    assert "8 replicas of 1 GPU share one 8-GPU instance;" in InstancePacking(gpus_per_replica=1, gpus_per_instance=8).rule()
+    # The instance's capacity ("up to"), never a claim about how many replicas the fleet has (review L5).
+    assert "one 8-GPU instance holds up to 8 replicas of 1 GPU;" in \
+        InstancePacking(gpus_per_replica=1, gpus_per_instance=8).rule()
+    assert "one 8-GPU instance holds up to 2 replicas of 4 GPUs;" in \
+        InstancePacking(gpus_per_replica=4, gpus_per_instance=8).rule()

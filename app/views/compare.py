@@ -27,6 +27,7 @@ from app.phone_list import render_ranked
 from app.widgets import md, show_error
 from costmodel.charts.compare import CompareView
 from costmodel.charts.fleet import fleet_cell, fleet_chart, months_chart
+from costmodel.decision.instances import gpus_cell
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.errors import CostmodelError
@@ -134,7 +135,7 @@ def _table(view: CompareView) -> pd.DataFrame:
             "TPOT p90": fmt.ms(o.tpot_p90_seconds),
             "TPOT p90 band": _band_cell(o.tpot_p90_seconds_low, o.tpot_p90_seconds_high),
             "replicas": fmt.count(o.replicas),
-            "GPUs": fmt.count(o.gpus),
+            "GPUs": gpus_cell(gpus=o.gpus, gpus_billed=o.gpus_billed),
             "fleet": fleet_cell(o),
             "utilization": fmt.percent(o.utilization),
             "break-even utilization": fmt.break_even_utilization(o.break_even_utilization),

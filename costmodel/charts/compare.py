@@ -18,6 +18,7 @@ import numpy as np
 from costmodel.decision.capacity import CapacityCache
 from costmodel.decision.plan import fixed_cost
 from costmodel.decision.rank import decide
+from costmodel.decision.result_parts import SloStatus
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.volume import Scaling, cost_model, throttled, usd_per_month
 from costmodel.measurements.calibration import Calibration
@@ -29,6 +30,17 @@ from costmodel.units import SECONDS_PER_MONTH, TOKENS_PER_MTOK
 DEFAULT_VOLUME_SCALES: tuple[float, ...] = tuple(float(s) for s in np.logspace(-2.0, 2.0, 33))
 DEFAULT_UTILIZATIONS: tuple[float, ...] = tuple(float(u) for u in np.linspace(0.05, 1.0, 39))
 
+# What a chart legend appends to an option's name for its `slo_status`: nothing for a verdict the
+# recommendation may rest on, the truth for the others (an unverified option has no latency evidence; it
+# does not miss the SLO).
+SLO_LEGEND_NOTES: dict[str, str] = {"meets": "", "likely_meets": "", "unverified": " (latency unverified)",
+                                    "misses": " (misses SLO)"}
+
+
+def slo_legend_note(status: SloStatus) -> str:
+    """The legend suffix for an option's SLO verdict (memo and app charts both use it)."""
+    return SLO_LEGEND_NOTES[status]
+
 
 @dataclass(frozen=True)
 class VolumeCurve:
@@ -39,6 +51,7 @@ class VolumeCurve:
     tokens_per_month: tuple[float, ...]  # prompt + output tokens
     usd_per_month: tuple[float, ...]
     throttled: tuple[bool, ...]  # API rate limits passed at that volume
+    slo_status: SloStatus  # the decision's verdict at today's load (the legend says it)
 
 
 @dataclass(frozen=True)
@@ -111,6 +124,7 @@ def volume_curves(
             tokens_per_month=tuple(decision.tokens_per_month * s for s in grid),
             usd_per_month=tuple(usd_per_month(model, option.name, Scaling(volume=s)) for s in grid),
             throttled=tuple(throttled(model, option.name, Scaling(volume=s)) for s in grid),
+            slo_status=decision.option(option.name).slo_status,
         )
         for option in model.options
     )

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from costmodel.decision.capacity import CapacityCache
+from costmodel.decision.result_parts import SloStatus
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import DEFAULT_FRACTION, Sensitivity, sensitivity
 from costmodel.decision.volume import CostModel, Scaling, cost_model, throttled, usd_per_month
@@ -41,6 +42,7 @@ class WhatIfRow:
     usd_per_month: float
     usd_per_month_today: float
     meets_slo: bool  # the verdict at today's load (the sweep keeps capacity per replica fixed)
+    slo_status: SloStatus  # that verdict typed (an unverified option does not miss the SLO)
     throttled: bool  # API rate limits passed at the scaled volume
 
 
@@ -66,7 +68,7 @@ def at_volume(decision: Decision, model: CostModel, *, multiplier: float) -> tup
     scaling = Scaling(volume=multiplier)
     rows = [
         WhatIfRow(name=o.name, kind=o.kind, usd_per_month=usd_per_month(model, o.name, scaling),
-                  usd_per_month_today=o.usd_per_month, meets_slo=o.meets_slo,
+                  usd_per_month_today=o.usd_per_month, meets_slo=o.meets_slo, slo_status=o.slo_status,
                   throttled=throttled(model, o.name, scaling))
         for o in decision.usable_options
     ]

@@ -11,6 +11,7 @@ from costmodel.cli.calibration_args import add_calibration_flag, apply_calibrati
 from costmodel.cli.output import bounded_int, emit, parse_date
 from costmodel.cli.progress import add_quiet_flag
 from costmodel.decision.capacity import CapacityCache
+from costmodel.decision.instances import gpus_cell
 from costmodel.decision.rank import decide
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.recommend import verify_first_sentence
@@ -45,18 +46,20 @@ SLO_MARK = {"meets": "yes", "likely_meets": "likely", "misses": "NO", "unverifie
 def render_table(decision: Decision) -> str:
     """Human-readable comparison."""
     as_of = f" (as of {decision.as_of.isoformat()})" if decision.as_of else ""
+    gpus = {o.name: gpus_cell(gpus=o.gpus, gpus_billed=o.gpus_billed) for o in decision.options}
+    gpu_width = max(5, *(len(cell) for cell in gpus.values()))
     lines = [f"{decision.scenario_name}{as_of}: {decision.requests_per_month:,.0f} requests/month, "
              f"{decision.tokens_per_month / 1e9:,.2f}B tokens/month, peak {decision.peak_requests_per_second:.1f} req/s",
              "",
              *_verify_first_lines(decision),
              f"  {'option':32s} {'kind':9s} {'$/month':>11s} {'$/M tok':>8s} {'SLO':6s} {'TTFT90':>7s} {'TPOT90':>7s} "
-             f"{'GPUs':>5s} {'util':>5s} {'break-even':>10s} {'fleet':>9s}"]
+             f"{'GPUs':>{gpu_width}s} {'util':>5s} {'break-even':>10s} {'fleet':>9s}"]
     for o in decision.options:
         mtok = "n/a" if not math.isfinite(o.usd_per_mtok) else f"{o.usd_per_mtok:.3f}"
         lines.append(
             f"  {o.name[:32]:32s} {o.kind:9s} {fmt_money(o.usd_per_month):>11s} {mtok:>8s} "
             f"{SLO_MARK[o.slo_status]:6s} {fmt_ms_column(o.ttft_p90_seconds):>7s} "
-            f"{fmt_ms_column(o.tpot_p90_seconds):>7s} {o.gpus:>5d} {fmt_pct(o.utilization):>5s} "
+            f"{fmt_ms_column(o.tpot_p90_seconds):>7s} {gpus[o.name]:>{gpu_width}s} {fmt_pct(o.utilization):>5s} "
             f"{fmt_pct(o.break_even_utilization):>10s} {_fleet_cell(o):>9s}"
         )
     excluded = [o for o in decision.options if o.excluded_reason is not None]

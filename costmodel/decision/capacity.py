@@ -72,11 +72,13 @@ class CapacityCache:
         return len(self._entries)
 
 
-def _simulator_infeasible(quick: Capacity, *, reason: str) -> Capacity:
-    """No load meets the SLO in the simulator: its reason, the roofline's latency figures for display."""
-    return Capacity(feasible=False, reason=reason, requests_per_second=0.0, batch=0, ttft_seconds=quick.ttft_seconds,
-                    tpot_seconds=quick.tpot_seconds, prefill_time_fraction=quick.prefill_time_fraction,
-                    max_batch=quick.max_batch, method="simulator")
+def _simulator_infeasible(quick: Capacity, *, reason: str, zero_load: dict[str, float]) -> Capacity:
+    """No load meets the SLO in the simulator: its reason, and for display the p90 TTFT / TPOT of its zero-load run
+    (each request alone: the figures the reason quotes; serving/zero_load.py). Not the roofline's mean-prompt
+    figures, which are no p90; 0 (shown as none) where the run did not get that far (memory, no p90 limit)."""
+    return Capacity(feasible=False, reason=reason, requests_per_second=0.0, batch=0,
+                    ttft_seconds=zero_load.get("ttft_p90_seconds", 0.0), tpot_seconds=zero_load.get("tpot_p90_seconds", 0.0),
+                    prefill_time_fraction=quick.prefill_time_fraction, max_batch=quick.max_batch, method="simulator")
 
 
 def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: ReplicaConfig,
@@ -102,7 +104,8 @@ def _simulated_capacity(scenario: Scenario, option: SelfHostOption, config: Repl
                                   give_up_before_a_pass=not retried)
     run = result.at_capacity
     if not result.feasible or run is None:
-        return replace(_simulator_infeasible(quick, reason=result.reason or "no load meets the SLO"),
+        return replace(_simulator_infeasible(quick, reason=result.reason or "no load meets the SLO",
+                                             zero_load=result.zero_load_seconds),
                        upper_bound_requests_per_second=result.upper_bound_requests_per_second)
     reason = (f"meets the SLO at {result.max_rate_requests_per_second:.2f} requests/s per replica "
               f"(simulated: TTFT p90 {run.ttft.p90_seconds:.3f} s, TPOT p90 {run.tpot.p90_seconds * 1e3:.1f} ms)")
@@ -146,7 +149,7 @@ def _capacity_at(scenario: Scenario, option: SelfHostOption, *, hardware: Accele
     try:
         return _simulated_capacity(scenario, option, config, quick, give_up=give_up, retried=retried)
     except NoRequestFitsError as exc:  # the engine's KV rule leaves no room the roofline's fit check counted
-        return _simulator_infeasible(quick, reason=str(exc))
+        return _simulator_infeasible(quick, reason=str(exc), zero_load={})
 
 
 def _tightened(scenario: Scenario, option: SelfHostOption) -> Scenario:

@@ -82,11 +82,22 @@ class InstancePacking:
         name = f"{self.instance} " if self.instance else ""
         g, n = self.gpus_per_instance, self.gpus_per_replica
         if self.replicas_per_instance >= 1:
-            idle = g - self.replicas_per_instance * n
-            shares = "shares" if self.replicas_per_instance == 1 else "share"
-            share = (f"{counted(self.replicas_per_instance, 'replica')} of {counted(n, 'GPU')} {shares} one {g}-GPU "
-                     f"{name}instance" + (f" ({counted(idle, 'GPU')} of each left idle, billed)" if idle else ""))
+            k = self.replicas_per_instance
+            idle = g - k * n
+            # The instance's capacity, not the fleet: a fleet of fewer replicas leaves the rest of it idle.
+            share = (f"one {g}-GPU {name}instance holds {'up to ' if k > 1 else ''}{counted(k, 'replica')} of "
+                     f"{counted(n, 'GPU')}" + (f" ({counted(idle, 'GPU')} of each left idle, billed)" if idle else ""))
             return f"billed by whole instance: {share}; a partly-filled instance is billed in full"
         return (f"billed by whole instance: each {n}-GPU replica spans {self.instances_per_replica} {g}-GPU "
                 f"{name}instances")
 
+
+def billed_note(*, gpus: int, gpus_billed: int | None) -> str:
+    """' (8 billed)' when whole instances bill more GPUs than the replicas use, else ''."""
+    return "" if gpus_billed is None or gpus_billed == gpus else f" ({gpus_billed:,} billed)"
+
+
+def gpus_cell(*, gpus: int, gpus_billed: int | None) -> str:
+    """The GPUs an option's replicas use, and the GPUs billed when whole instances bill more: '4 (8 billed)'
+    (compare's table, the memo's and the app's, so none shows only the smaller number)."""
+    return f"{gpus:,}" + billed_note(gpus=gpus, gpus_billed=gpus_billed)

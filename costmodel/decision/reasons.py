@@ -6,6 +6,7 @@ import math
 
 from costmodel.decision.recommend import Recommendation, verify_first_sentence
 from costmodel.decision.results import Decision, OptionResult
+from costmodel.units import fmt_money, fmt_share
 
 
 def no_recommendation_reason(ranked: tuple[OptionResult, ...], pick: Recommendation) -> tuple[str, ...]:
@@ -38,20 +39,20 @@ def decision_reasons(ranked: tuple[OptionResult, ...], pick: Recommendation, *,
     if pick.cheaper_unverified is not None:
         reasons.append(verify_first_sentence(pick.cheaper_unverified))
     qualifier = "the cheapest option that" if pick.cheapest_usable is chosen else "the cheapest option whose latency"
-    reasons.append(f"{chosen.name} is {qualifier} {_status_words(chosen)}: ${chosen.usd_per_month:,.0f}/month "
+    reasons.append(f"{chosen.name} is {qualifier} {_status_words(chosen)}: {fmt_money(chosen.usd_per_month)}/month "
                    f"(${chosen.usd_per_mtok:.3f} per million tokens).")
     if pick.premium_usd_per_month and pick.cheapest_usable is not None and pick.cheapest_usable is not chosen:
         cheapest = pick.cheapest_usable
         share = pick.premium_usd_per_month / cheapest.usd_per_month if cheapest.usd_per_month > 0 else float("nan")
-        reasons.append(f"It costs ${pick.premium_usd_per_month:,.0f}/month ({share:.0%}) more than the cheapest usable "
-                       f"option, {cheapest.name} (${cheapest.usd_per_month:,.0f}/month, latency {cheapest.slo_status}).")
+        reasons.append(f"It costs {fmt_money(pick.premium_usd_per_month)}/month ({fmt_share(share)}) more than the cheapest usable "
+                       f"option, {cheapest.name} ({fmt_money(cheapest.usd_per_month)}/month, latency {cheapest.slo_status}).")
     allowed = {"meets", "likely_meets"} | ({"unverified"} if chosen.slo_status == "unverified" else set())
     runner_up = next((r for r in ranked if r is not chosen and r.slo_status in allowed and not r.throttled
                       and r.excluded_reason is None and r.usd_per_month > chosen.usd_per_month * 1.005), None)
     if runner_up is not None and runner_up.usd_per_month > 0:
         saving = 1.0 - chosen.usd_per_month / runner_up.usd_per_month
-        reasons.append(f"It costs {saving:.0%} less than the next option that meets or likely meets the SLO, "
-                       f"{runner_up.name} (${runner_up.usd_per_month:,.0f}/month).")
+        reasons.append(f"It costs {fmt_share(saving)} less than the next option that meets or likely meets the SLO, "
+                       f"{runner_up.name} ({fmt_money(runner_up.usd_per_month)}/month).")
     reasons += _break_even_reasons(ranked, chosen, total_tokens=total_tokens)
     return tuple(reasons)
 

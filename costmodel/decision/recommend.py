@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from costmodel.decision.evidence import USABLE_STATUSES
 from costmodel.decision.results import CheaperUnverified, OptionResult
 from costmodel.scenario import ApiOption, Scenario, SelfHostOption
-from costmodel.units import fmt_money
+from costmodel.units import fmt_money, fmt_share
 
 PROBE_REQUESTS = 200  # requests of the verifying probe: ~20 above the p90, enough to read it
 
@@ -86,4 +86,4 @@ def verify_first_sentence(cheaper: CheaperUnverified) -> str:
         return (f"Verify first: {cheaper.option} ({fmt_money(cheaper.usd_per_month)}/month) is the cheapest usable option, "
                 f"but its latency is unverified; check it with `{cheaper.check}`.")
     return (f"Verify first: {cheaper.option} would save {fmt_money(cheaper.saving_usd_per_month)}/month "
-            f"({cheaper.saving_fraction:.0%}) if its latency holds; check it with `{cheaper.check}`.")
+            f"({fmt_share(cheaper.saving_fraction)}) if its latency holds; check it with `{cheaper.check}`.")

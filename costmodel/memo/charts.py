@@ -16,6 +16,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 from PIL import Image
 
+from costmodel.charts.compare import slo_legend_note
 from costmodel.memo.chart_canvas import (
     _FONT,
     DPI,
@@ -34,14 +35,24 @@ from costmodel.memo.chart_canvas import (
 from costmodel.memo.configurations import FIGURE_KEY as SEARCH_FIGURE_KEY
 from costmodel.memo.configurations import search_front_chart
 from costmodel.memo.content import ChartData
+from costmodel.memo.curves import VolumeSeries
 
 LOW, HIGH = "#9bb7d4", "#1f5fa8"  # tornado: input scaled down, up
+# Figure 1: a verdict the recommendation may rest on is solid; no latency evidence dash-dot (dotted lines are the
+# flips); a miss dashed.
+SLO_LINESTYLE = {"unverified": "-.", "misses": "--"}
 
 __all__ = [
     "CHARTS", "DPI", "HIGH", "LABEL_CHARS", "LOW", "PALETTE", "RC", "WIDTH_INCHES", "interactivity_chart",
     "kv_chart", "label", "mixed_splits", "months_chart", "option_colors", "provisioned_by_hour", "render_charts",
     "tornado_chart", "traffic_chart", "volume_chart",
 ]
+
+
+def volume_label(series: VolumeSeries, *, recommendation: str | None) -> str:
+    """Figure 1's legend entry: the option, whether it is recommended, and its SLO verdict as typed."""
+    return (label(series.name) + (" (recommended)" if series.name == recommendation else "")
+            + slo_legend_note(series.slo_status))
 
 
 def volume_chart(data: ChartData) -> Image.Image:
@@ -57,9 +68,8 @@ def volume_chart(data: ChartData) -> Image.Image:
             bold = series.name == data.recommendation
             # The recommendation on top: a 0-replica hybrid draws the same line as its API and would hide it.
             ax.plot(x, y, color=color[series.name], linewidth=2.2 if bold else 1.2, zorder=3 if bold else 2,
-                    linestyle="-" if series.meets_slo else "--",
-                    label=label(series.name) + (" (recommended)" if bold else "")
-                    + ("" if series.meets_slo else " (misses SLO)"))
+                    linestyle=SLO_LINESTYLE.get(series.slo_status, "-"),
+                    label=volume_label(series, recommendation=data.recommendation))
         for name, volume in curves.break_evens:
             index = next(i for i, s in enumerate(curves.series) if s.name == name)
             y = np.asarray(curves.series[index].usd_per_month, dtype=float)

@@ -100,7 +100,8 @@ def _chart_blocks(charts: ChartData) -> list[Block]:
                "traffic shape (log-log). Self-hosted cost steps up one replica at a time; API cost is a straight "
                "line. The solid vertical line is today's volume; dotted lines mark where the recommendation "
                "flips; diamonds mark each self-host option's break-even volume against its reference API. Dashed "
-               "lines: options that miss the SLO."),
+               "lines: options that miss the SLO; dash-dot: options whose latency is unverified (no measured or "
+               "published latency)."),
         Figure("traffic", "Figure 2. Requests/s in each hour of the day (bars, month 0) against the requests/s each "
                "self-hosted or hybrid option provisions at the SLO in that hour (replicas paid in the hour x "
                "capacity per replica; the replica count is labelled where it changes). The gap between the bars "

@@ -13,6 +13,7 @@ import numpy as np
 
 from costmodel.catalog.loader import load_accelerator
 from costmodel.charts.roofline import memory_grid
+from costmodel.decision.result_parts import SloStatus
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Sensitivity
 from costmodel.decision.volume import CostModel, Scaling, throttled, usd_per_month
@@ -28,7 +29,7 @@ TAIL_QUANTILE = 0.99  # the long-context case of the KV chart
 class VolumeSeries:
     name: str
     kind: str
-    meets_slo: bool
+    slo_status: SloStatus  # the decision's verdict: the legend labels it (charts/compare.py slo_legend_note)
     usd_per_month: tuple[float, ...]
 
 
@@ -112,7 +113,7 @@ def volume_curves(decision: Decision, model: CostModel, sensitivity: Sensitivity
         return math.nan if throttled(model, name, scaling) else usd_per_month(model, name, scaling)
 
     series = tuple(
-        VolumeSeries(o.name, o.kind, o.meets_slo, tuple(cost(o.name, float(s)) for s in scales))
+        VolumeSeries(o.name, o.kind, o.slo_status, tuple(cost(o.name, float(s)) for s in scales))
         for o in decision.usable_options
     )
     flips = tuple(f.tokens_per_month for f in (sensitivity.flip_below, sensitivity.flip_above) if f is not None)

@@ -16,10 +16,11 @@ from costmodel.scenario import Scenario
 
 
 def infeasible_summary(decision: Decision) -> str:
-    """'No option is feasible: 2 miss the SLO, 1 is retired ...', counted by each option's first kind."""
+    """'This memo recommends none of the 6 options compared (2 miss the SLO, ...)', counted by each option's first
+    kind; the paragraph's bold lead says "No option is feasible." once."""
     counts = Counter(exclusion_label(o.excluded_kind) for o in decision.options)
     parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    return (f"No option is feasible, so this memo recommends none of the {len(decision.options)} options "
+    return (f"This memo recommends none of the {len(decision.options)} options "
             f"compared ({parts}). Nothing here should be read as a choice: fix the inputs below or add an option "
             "that can serve the workload, then re-run.")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from costmodel.decision.instances import gpus_cell
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.memo.blocks import Bullets, Table, cut_names, latency, money, pct, per_mtok, short, tokens
 
@@ -22,6 +23,11 @@ def _slo_cell(result: OptionResult) -> str:
     verdict = {"meets": "yes", "likely_meets": "likely"}.get(result.slo_status, "NO")
     if result.throttled:
         verdict += ", throttled"
+    if result.kind == "self-host" and not result.capacity_requests_per_second and not result.meets_slo:
+        # No load meets the SLO: its figures are each request alone on the replica, not an operating point.
+        alone = (f"; alone {latency(result.ttft_p90_seconds)} / {latency(result.tpot_p90_seconds)}"
+                 if result.ttft_p90_seconds is not None and result.tpot_p90_seconds is not None else "")
+        return f"{verdict} (no load meets it{alone})"
     if result.ttft_p90_seconds is None or result.tpot_p90_seconds is None:
         if result.kind == "self-host":
             return f"{verdict} (no load meets it)" if not result.meets_slo else f"{verdict} (see notes)"
@@ -54,7 +60,7 @@ def options_table(decision: Decision) -> Table:
     """Every option, ranked: cost, SLO verdict with p90 TTFT/TPOT, GPUs, utilization, break-even."""
     rows = tuple(
         (rank, o.name, "hybrid, 0 replicas (= its API)" if o.all_traffic_to_api else o.kind, money(o.usd_per_month),
-         per_mtok(o.usd_per_mtok), _slo_cell(o), str(o.gpus), pct(o.utilization), _break_even_cell(o))
+         per_mtok(o.usd_per_mtok), _slo_cell(o), gpus_cell(gpus=o.gpus, gpus_billed=o.gpus_billed), pct(o.utilization), _break_even_cell(o))
         for rank, o in zip(rank_cells(decision), decision.options, strict=True)
     )
     highlight = next((i for i, o in enumerate(decision.options) if o.name == decision.recommendation), None)

@@ -36,14 +36,18 @@ def revisit_trigger(decision: Decision, scenario: Scenario, sensitivity: Sensiti
 
 
 def latency_owed(decision: Decision) -> str:
-    """Which usable APIs' latency is unverified or only published (not the scenario's traffic)."""
-    unverified = [short(o.name) for o in decision.usable_options if o.slo_status == "unverified"]
-    published = [short(o.name) for o in decision.usable_options if o.latency_source == "published"]
+    """Which options' latency is unverified or only published (not the scenario's traffic), read from each
+    option's `slo_status` and `latency_source`: the usable options, or every option when none is usable."""
+    options = decision.usable_options or decision.options
+    scope = "usable option" if decision.usable_options else "option"
+    unverified = [short(o.name) for o in options if o.slo_status == "unverified" or o.latency_source == "none"]
+    published = [short(o.name) for o in options if o.latency_source == "published"]
     if not unverified and not published:
-        return "Latency: every option's verdict is measured or simulated; nothing is owed."
+        sources = " or ".join(sorted({o.latency_source for o in options}))
+        return f"Latency: every {scope}'s verdict is {sources}; nothing is owed."
     parts = []
     if unverified:
-        parts.append("unverified (does not count as meeting the SLO): " + ", ".join(unverified))
+        parts.append("no measured or published latency (does not count as meeting the SLO): " + ", ".join(unverified))
     if published:
         parts.append("published, not your traffic: " + ", ".join(published))
     return ("Latency verification still owed, " + "; ".join(parts)

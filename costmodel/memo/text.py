@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 
+from costmodel.decision.instances import billed_note
 from costmodel.decision.recommend import verify_first_sentence
-from costmodel.decision.results import Decision, OptionResult
+from costmodel.decision.results import Decision, OptionResult, exclusion_label
 from costmodel.decision.sensitivity import Advantage, FlipVolume, Sensitivity, overtakes_at
 from costmodel.decision.volume import CostModel, hybrid_plan
 from costmodel.memo.blocks import (
@@ -29,7 +30,7 @@ from costmodel.memo.commitments import ranking_basis_blocks
 from costmodel.memo.options_table import option_notes, options_table, rank_cells
 from costmodel.memo.revisit import change_blocks
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
-from costmodel.units import counted
+from costmodel.units import counted, fmt_share
 
 __all__ = [
     "NO_SPREAD_USD_PER_MONTH", "decision_blocks", "describe_option", "flip_sentence", "option_notes", "options_table",
@@ -48,7 +49,7 @@ def describe_option(result: OptionResult, scenario: Scenario) -> str:
     if isinstance(option, SelfHostOption):
         return (f"Self-host {option.model} ({option.weight_dtype} weights, {option.kv_dtype} KV) on "
                 f"{counted(result.replicas, 'replica')} of {option.gpus_per_replica} x {option.hardware}, "
-                f"{counted(result.gpus, 'GPU')} in all")
+                f"{counted(result.gpus, 'GPU')}{billed_note(gpus=result.gpus, gpus_billed=result.gpus_billed)} in all")
     assert isinstance(option, HybridOption)
     if result.replicas == 0:
         return (f"Run the hybrid of {short(option.self_host)} and {short(option.api)} with 0 base replicas, i.e. all "
@@ -99,9 +100,21 @@ def _first_number(decision: Decision, base: Advantage) -> str:
     other = decision.option(base.alternative)
     saving = base.usd_per_month / other.usd_per_month if other.usd_per_month > 0 else math.nan
     # Under half a percent rounds to "0% less": say it is a near tie, which is what a reviewer needs to know.
-    share = "under 0.5%: a near tie" if saving < 0.005 else f"{pct(saving)}"
+    share = "under 0.5%: a near tie" if saving < 0.005 else fmt_share(saving)
     return (f"{money(chosen.usd_per_month)}/month against {money(other.usd_per_month)}/month for the best "
             f"alternative, {short(other.name)} ({money(base.usd_per_month)}/month less, {share})")
+
+
+def why_no_self_host(decision: Decision) -> str:
+    """'a, b: below the quality floor; c: misses the SLO': each self-hosted option that cannot compete, by its
+    typed exclusion (`excluded_kind`), else by its SLO verdict (`slo_status`)."""
+    grouped: dict[str, list[str]] = {}
+    for r in decision.options:
+        if r.kind == "self-host" and not (r.excluded_kind is None and r.meets_slo):
+            why = exclusion_label(r.excluded_kind) or {"unverified": "latency unverified"}.get(r.slo_status,
+                                                                                          "misses the SLO")
+            grouped.setdefault(why, []).append(short(r.name))
+    return "; ".join(f"{', '.join(names)}: {why}" for why, names in grouped.items())
 
 
 def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | None]:
@@ -129,7 +142,7 @@ def _second_number(decision: Decision, model: CostModel) -> tuple[str, float | N
     if rivals:
         return "no self-hosted option costs less than it at up to 100x today's volume", None
     if any(r.kind == "self-host" for r in decision.options):
-        return "no self-hosted option meets the SLO, so none competes with it", None
+        return f"no self-hosted option competes with it ({why_no_self_host(decision)})", None
     return (f"its blended price of {per_mtok(chosen.usd_per_mtok)} per million tokens (no self-host option "
             "compared)"), None
 
