@@ -236,10 +236,20 @@ def with_horizon(result: OptionResult, horizon: OptionHorizon, *, ranking_basis:
                    ranking_basis=ranking_basis, commitment_term_months=horizon.term_months)
 
 
-def horizon_ranking_basis(scenario: Scenario) -> RankingBasis:
-    """Rank by the horizon total with commitments when the scenario (or --horizon-months) sets horizon_months;
-    by $/month when it is left at its default."""
-    return "usd_horizon_total_with_commitments" if "horizon_months" in scenario.model_fields_set else "usd_per_month"
+def commits_past_horizon(horizon: OptionHorizon, *, horizon_months: int) -> bool:
+    """True when the option signs for money after the horizon: USD still owed after its last month, or a reserved
+    term longer than the horizon (what a ranking by month 0's $/month would leave out)."""
+    return horizon.committed_after_horizon_usd > 0 or (horizon.term_months or 0) > horizon_months
+
+
+def horizon_ranking_basis(scenario: Scenario, horizons: Sequence[OptionHorizon] = ()) -> RankingBasis:
+    """Rank by the horizon total with commitments when the scenario (or --horizon-months) sets horizon_months,
+    or when any of `horizons` (the usable options') commits past the horizon, whatever horizon_months' provenance:
+    a 36-month term is what the plan signs for, not 12 x month 0. By $/month otherwise."""
+    if "horizon_months" in scenario.model_fields_set or any(
+            commits_past_horizon(h, horizon_months=scenario.horizon_months) for h in horizons):
+        return "usd_horizon_total_with_commitments"
+    return "usd_per_month"
 
 
 def option_horizons(scenario: Scenario, results: dict[str, OptionResult], capacities: dict[str, tuple[Capacity, str]], *,

@@ -9,8 +9,8 @@ import datetime as dt
 
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Sensitivity
+from costmodel.decision.warnings import stale_price_warnings
 from costmodel.memo.blocks import Block, Bullets, Para, Table, pct, short, times, tokens
-from costmodel.memo.risks import STALE_PRICE_DAYS
 from costmodel.memo.text import slo_limits
 from costmodel.scenario import Scenario
 
@@ -22,6 +22,8 @@ def context_blocks(decision: Decision, scenario: Scenario) -> list[Block]:
         f"{tokens(decision.tokens_per_month)} tokens a month, {len(scenario.options)} options compared, evaluated "
         f"as of {decision.as_of.isoformat() if decision.as_of else 'the run date'} over "
         f"{decision.horizon_months} months.")]
+    if decision.ranking_basis_reason:
+        blocks.append(Para(decision.ranking_basis_reason, style="small"))
     if scenario.constraints:  # none given: the section says what the ranking uses, no placeholder
         blocks.append(Para("Constraints the choice must respect:", style="small"))
         blocks.append(Bullets(tuple(scenario.constraints)))
@@ -77,9 +79,7 @@ def open_questions(decision: Decision, sensitivity: Sensitivity) -> Bullets:
                      "against them before sign-off.")
     if decision.calibration_source is None and any(o.kind != "api" for o in decision.usable_options):
         items.append("Self-host capacities use datasheet efficiencies: probe the target GPU and calibrate.")
-    stale = sorted({s.what for o in decision.usable_options for s in o.price_sources if s.age_days > STALE_PRICE_DAYS})
-    if stale:
-        items.append(f"Prices older than {STALE_PRICE_DAYS} days: " + ", ".join(stale) + ".")
+    items += stale_price_warnings(decision.usable_options)  # the same line as compare's warnings
     flip = sensitivity.flip_above or sensitivity.flip_below
     if flip is not None:
         items.append(f"Is {times(flip.volume_scale)} today's volume ({tokens(flip.tokens_per_month)} tokens/month) "
