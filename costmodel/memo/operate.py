@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from costmodel.decision.equivalents import equivalents
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Sensitivity
 from costmodel.memo.blocks import Block, Bullets, Table, latency, money, pct, short, tokens
@@ -19,7 +20,11 @@ def _plural(count: int, word: str) -> str:
 
 
 def _runner_up(decision: Decision, chosen: OptionResult) -> OptionResult | None:
-    return next((o for o in decision.usable_options if o.name != chosen.name and o.meets_slo), None)
+    """The next option that meets the SLO and is materially different: an equivalent (decision/equivalents.py, the
+    same cost and verdict) is no fallback and its bill no alert threshold."""
+    twins = equivalents(decision.usable_options, chosen)
+    return next((o for o in decision.usable_options if o.name != chosen.name and o.meets_slo and o.name not in twins),
+                None)
 
 
 def _self_host_drawbacks(chosen: OptionResult) -> list[str]:

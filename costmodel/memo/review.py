@@ -9,7 +9,7 @@ import datetime as dt
 
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Sensitivity
-from costmodel.decision.warnings import stale_price_warnings
+from costmodel.decision.warnings import STALE_PRICE_DAYS, stale_prices
 from costmodel.memo.blocks import Block, Bullets, Para, Table, pct, short, times, tokens
 from costmodel.memo.text import slo_limits
 from costmodel.scenario import Scenario
@@ -79,7 +79,9 @@ def open_questions(decision: Decision, sensitivity: Sensitivity) -> Bullets:
                      "against them before sign-off.")
     if decision.calibration_source is None and any(o.kind != "api" for o in decision.usable_options):
         items.append("Self-host capacities use datasheet efficiencies: probe the target GPU and calibrate.")
-    items += stale_price_warnings(decision.usable_options)  # the same line as compare's warnings
+    stale = [what for what, _, _ in stale_prices(decision.usable_options)]  # compare's warnings list them in full
+    if stale:
+        items.append(f"Prices older than {STALE_PRICE_DAYS} days: " + ", ".join(stale) + ".")
     flip = sensitivity.flip_above or sensitivity.flip_below
     if flip is not None:
         items.append(f"Is {times(flip.volume_scale)} today's volume ({tokens(flip.tokens_per_month)} tokens/month) "
