@@ -26,7 +26,7 @@ def ranking_basis_sentence(decision: Decision) -> str | None:
 def _why(decision: Decision) -> str:
     """Why the ranking is on that basis: the cause half of `ranking_basis_reason` ('Ranked by ...: <cause>')."""
     _, _, cause = decision.ranking_basis_reason.partition(": ")
-    return f" {cause[:1].upper()}{cause[1:]}" if cause else ""
+    return f" The cause: {cause}" if cause else ""
 
 
 def ranking_basis_blocks(decision: Decision) -> list[Block]:

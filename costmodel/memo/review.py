@@ -33,11 +33,14 @@ def context_blocks(decision: Decision, scenario: Scenario) -> list[Block]:
     return blocks
 
 
-def goals_blocks(scenario: Scenario) -> list[Block]:
-    """The scenario's goals and non-goals; the SLO and lowest cost when none are given."""
+def goals_blocks(scenario: Scenario, decision: Decision | None = None) -> list[Block]:
+    """The scenario's goals and non-goals; the SLO and lowest cost (on the decision's ranking basis) when none
+    are given."""
+    lowest = ("Lowest cost over the horizon with commitments" if decision is not None
+              and decision.ranking_basis == "usd_horizon_total_with_commitments" else "Lowest $/month")
     goals = tuple(scenario.goals) or (
         f"Meet the latency SLO ({slo_limits(scenario)}) at the stated volume.",
-        "Lowest $/month among the options that meet it.")
+        f"{lowest} among the options that meet it.")
     blocks: list[Block] = [Para("Goals:", style="small"), Bullets(goals)]
     if scenario.non_goals:  # left out when none are given
         blocks += [Para("Non-goals:", style="small"), Bullets(tuple(scenario.non_goals))]

@@ -70,7 +70,8 @@ def totals_blocks(decision: Decision) -> list[Block]:
     basis = " " + decision.ranking_basis_reason if decision.ranking_basis_reason else ""
     return [Table(
         header=header, rows=tuple(rows),
-        widths=(0.3, 0.12, 0.14, 0.14, 0.14, 0.16) if committed else (0.4, 0.18, 0.2, 0.22),
+        widths=(0.25, 0.13, 0.15, 0.15, 0.15, 0.17) if committed else (0.4, 0.18, 0.2, 0.22),
         align=("l", "r", "r", "r", "r", "r") if committed else ("l", "r", "r", "r"),
+        font_size=7.5 if committed else 8.5,
         caption=caption + basis,
     )]
