@@ -168,3 +168,34 @@ def test_compare_text_says_which_costs_leave_the_host_out():
     text = render_table(decided(scenario([owned("h100", "h100-sxm"), owned("h200", "h200")])))
     section = text.split("Costs that leave the host server out")[1].split("\n\n")[0]
     assert "h200: host server not counted" in section and "h100:" not in section
+
+
+def test_memo_totals_show_the_commitment_tail_and_the_total_with_it():
+    from costmodel.memo.blocks import Table, money
+    from costmodel.memo.rollout import totals_blocks
+
+    reserved_month = 1.30 * H
+    requests_per_day = 2 * reserved_month / (API_USD_PER_REQUEST * 365.25 / 12)
+    decision = decided(scenario([API, RESERVED_3Y], requests_per_day=requests_per_day))
+    table = totals_blocks(decision)[0]
+    assert isinstance(table, Table)
+    assert table.header[-2:] == ("Owed after month 12", "Total with commitments")
+    rows = {row[0]: row for row in table.rows}
+    # reserved: 12 R paid in the horizon, 24 R owed after it, 36 R in all; the API owes nothing after it.
+    assert rows["reserved"][3:] == (money(12 * reserved_month), money(24 * reserved_month), money(36 * reserved_month))
+    assert rows["api"][4] == money(0.0)
+    assert "36-month reserved term" in (table.caption or "")
+
+
+def test_compare_warnings_name_a_stale_price_with_its_age():
+    from costmodel.decision.warnings import STALE_PRICE_DAYS
+    from costmodel.pricing import load_gpu_prices
+
+    decision = decided(scenario([API, RESERVED_3Y], horizon=12))
+    # The analyst estimate's own date (price_as_of in pricing_data/gpu_prices.csv) is over 90 days before TODAY.
+    row = load_gpu_prices().get("semianalysis/h100-sxm/reserved")
+    age = (TODAY - row.price_date).days
+    assert age > STALE_PRICE_DAYS
+    stale = [w for w in decision.warnings if w.startswith(f"Prices older than {STALE_PRICE_DAYS} days")]
+    assert len(stale) == 1 and f"semianalysis/h100-sxm/reserved ({age} days old, used by reserved)" in stale[0]
+    assert "deepinfra" not in stale[0] and "cerebras" not in stale[0]  # the API's price is fresh
