@@ -67,7 +67,7 @@ def totals_blocks(decision: Decision) -> list[Block]:
         header += (f"Owed after month {months_n}", "Total with commitments")
         caption += (" Owed after: reserved replica-months committed within the horizon and still paid after it "
                     "(decision/horizon.py); the total with commitments is what each option signs for.")
-    basis = " " + decision.ranking_basis_reason if decision.ranking_basis_reason else ""
+    basis = " " + decision.ranking_basis_reason if committed and decision.ranking_basis_reason else ""
     return [Table(
         header=header, rows=tuple(rows),
         widths=(0.25, 0.13, 0.15, 0.15, 0.15, 0.17) if committed else (0.4, 0.18, 0.2, 0.22),
