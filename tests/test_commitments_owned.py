@@ -60,23 +60,43 @@ def test_three_year_term_in_a_twelve_month_horizon_leaves_24_months_owed():
     assert contract["usd_horizon_total_with_commitments"] == pytest.approx(12 * result.usd_per_month + owed)
 
 
-def test_ranking_uses_the_total_with_commitments_when_the_horizon_is_set():
+RESERVED_1Y = {"kind": "self-host", "name": "reserved-1y", "model": "llama-3.1-8b", "hardware": "h100-sxm",
+               "offering": "coreweave/h100-sxm/reserved-1y"}  # $1.79/GPU-h, "1 year reserved": 12 months
+
+
+def test_ranking_uses_the_total_with_commitments_when_a_term_runs_past_the_horizon():
     # One reserved replica costs R = $1.30 x 730.5 = $949.65 a month but commits 36 months: over a 12-month
     # horizon 36 R = $34,187.40. The API at ~2 R a month costs 24 R = $22,791.60 over the horizon: cheaper.
+    # Month 0's $/month (R against 2 R) would pick the reserved row and leave 24 R owed after the horizon out.
     reserved_month = 1.30 * H
     requests_per_day = 2 * reserved_month / (API_USD_PER_REQUEST * 365.25 / 12)  # 520,047 requests/day
-    monthly = decided(scenario([API, RESERVED_3Y], requests_per_day=requests_per_day))
-    assert monthly.option("reserved").replicas == 1
-    assert monthly.ranking_basis == "usd_per_month" and monthly.recommendation == "reserved"
+    for horizon in (None, 12):  # left at its default 12 months, or set: the 36-month term runs past it either way
+        total = decided(scenario([API, RESERVED_3Y], requests_per_day=requests_per_day, horizon=horizon))
+        api, reserved = total.option("api"), total.option("reserved")
+        assert reserved.replicas == 1 and reserved.usd_per_month < api.usd_per_month
+        assert api.usd_horizon_total_with_commitments == pytest.approx(24 * reserved_month)
+        assert reserved.usd_horizon_total_with_commitments == pytest.approx(36 * reserved_month)
+        assert total.ranking_basis == "usd_horizon_total_with_commitments" and total.recommendation == "api"
+        sentence = ranking_basis_sentence(total)
+        assert sentence is not None and "12-month horizon with its commitments" in sentence
+        contract = total.contract()
+        assert contract["ranking_basis"] == "usd_horizon_total_with_commitments"
+        owed = f"${24 * reserved_month:,.0f} owed after month 12"
+        assert "36-month reserved term" in str(contract["ranking_basis_reason"]) and owed in str(
+            contract["ranking_basis_reason"])
+        assert owed in sentence
+
+
+def test_ranking_stays_on_month_0_when_no_term_runs_past_a_default_horizon():
+    # A 1-year term (coreweave/h100-sxm/reserved-1y, $1.79/GPU-h) inside the default 12-month horizon owes nothing
+    # after it: ranked by month 0's $/month, R1 = $1.79 x 730.5 = $1,307.60 against the API at 2 x $949.65.
+    requests_per_day = 2 * 1.30 * H / (API_USD_PER_REQUEST * 365.25 / 12)
+    monthly = decided(scenario([API, RESERVED_1Y], requests_per_day=requests_per_day))
+    reserved = monthly.option("reserved-1y")
+    assert reserved.usd_per_month == pytest.approx(1.79 * H) and reserved.usd_committed_after_horizon == 0
+    assert monthly.ranking_basis == "usd_per_month" and monthly.recommendation == "reserved-1y"
     assert ranking_basis_sentence(monthly) is None
-    total = decided(scenario([API, RESERVED_3Y], requests_per_day=requests_per_day, horizon=12))
-    api, reserved = total.option("api"), total.option("reserved")
-    assert api.usd_horizon_total_with_commitments == pytest.approx(24 * reserved_month)
-    assert reserved.usd_horizon_total_with_commitments == pytest.approx(36 * reserved_month)
-    assert total.ranking_basis == "usd_horizon_total_with_commitments" and total.recommendation == "api"
-    sentence = ranking_basis_sentence(total)
-    assert sentence is not None and "12-month horizon with its commitments" in sentence
-    assert total.contract()["ranking_basis"] == "usd_horizon_total_with_commitments"
+    assert "no option commits past the 12-month horizon" in monthly.ranking_basis_reason
 
 
 # Owned GPUs (pricing_data/gpu_prices.csv): capex / (4 years x 8,766 h) + kW x PUE 1.2 x $0.08/kWh +
@@ -148,3 +168,34 @@ def test_compare_text_says_which_costs_leave_the_host_out():
     text = render_table(decided(scenario([owned("h100", "h100-sxm"), owned("h200", "h200")])))
     section = text.split("Costs that leave the host server out")[1].split("\n\n")[0]
     assert "h200: host server not counted" in section and "h100:" not in section
+
+
+def test_memo_totals_show_the_commitment_tail_and_the_total_with_it():
+    from costmodel.memo.blocks import Table, money
+    from costmodel.memo.rollout import totals_blocks
+
+    reserved_month = 1.30 * H
+    requests_per_day = 2 * reserved_month / (API_USD_PER_REQUEST * 365.25 / 12)
+    decision = decided(scenario([API, RESERVED_3Y], requests_per_day=requests_per_day))
+    table = totals_blocks(decision)[0]
+    assert isinstance(table, Table)
+    assert table.header[-2:] == ("Owed after month 12", "Total with commitments")
+    rows = {row[0]: row for row in table.rows}
+    # reserved: 12 R paid in the horizon, 24 R owed after it, 36 R in all; the API owes nothing after it.
+    assert rows["reserved"][3:] == (money(12 * reserved_month), money(24 * reserved_month), money(36 * reserved_month))
+    assert rows["api"][4] == money(0.0)
+    assert "36-month reserved term" in (table.caption or "")
+
+
+def test_compare_warnings_name_a_stale_price_with_its_age():
+    from costmodel.decision.warnings import STALE_PRICE_DAYS
+    from costmodel.pricing import load_gpu_prices
+
+    decision = decided(scenario([API, RESERVED_3Y], horizon=12))
+    # The analyst estimate's own date (price_as_of in pricing_data/gpu_prices.csv) is over 90 days before TODAY.
+    row = load_gpu_prices().get("semianalysis/h100-sxm/reserved")
+    age = (TODAY - row.price_date).days
+    assert age > STALE_PRICE_DAYS
+    stale = [w for w in decision.warnings if w.startswith(f"Prices older than {STALE_PRICE_DAYS} days")]
+    assert len(stale) == 1 and f"semianalysis/h100-sxm/reserved ({age} days old, used by reserved)" in stale[0]
+    assert "deepinfra" not in stale[0] and "cerebras" not in stale[0]  # the API's price is fresh

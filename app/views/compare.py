@@ -176,6 +176,8 @@ def _recommendation(decision: Decision) -> None:
     (st.success if decision.recommendation_meets_slo else st.error)(headline)
     for reason in decision.reasons:
         st.markdown(f"- {md(reason)}")
+    if decision.ranking_basis_reason:  # what the ranking compares: $/month, or the horizon total with commitments
+        st.caption(md(decision.ranking_basis_reason))
     for warning in decision.warnings:
         st.warning(md(warning))
     st.info(md(quality_statement(decision)))

@@ -138,12 +138,13 @@ def _horizon_lines(decision: Decision) -> list[str]:
     for o in priced:
         assert o.usd_by_month is not None
         tail = f", month {later} {fmt_money(o.usd_by_month[later])}" if later > 0 else ""
-        owed = (f", {fmt_money(o.usd_committed_after_horizon)} still committed after it"
+        owed = (f", {fmt_money(o.usd_committed_after_horizon)} still committed after it "
+                f"({fmt_money(o.usd_horizon_total_with_commitments or 0.0)} with it)"
                 if o.usd_committed_after_horizon else "")
         lines.append(f"  - {o.name}: month 0 {fmt_money(o.usd_by_month[0])}{tail}, "
                      f"total {fmt_money(o.usd_horizon_total)}{owed}")
-    if decision.ranking_basis == "usd_horizon_total_with_commitments":
-        lines.append("  Ranked by the horizon total with the commitments still owed after it (horizon_months is set).")
+    if decision.ranking_basis_reason:
+        lines.append(f"  {decision.ranking_basis_reason}")
     if decision.ranking_change_reason:
         lines.append(f"  {decision.ranking_change_reason}")
     return lines

@@ -127,6 +127,32 @@ def with_break_evens(decision: Decision, scenario: Scenario, *,
     return replace(decision, options=tuple(priced(o) for o in decision.options))
 
 
+@dataclass(frozen=True, kw_only=True)
+class RecommendationCrossing:
+    """The break-even nearest today's volume that involves the recommendation: where its order with an API changes."""
+
+    tokens_per_month: float  # V*
+    volume_scale: float  # V* / today's tokens per month
+    other: str  # the option on the other side of the crossing
+
+
+def recommendation_break_even(decision: Decision) -> RecommendationCrossing | None:
+    """From the decision's own break-evens (`with_break_evens`, one definition): the recommendation's V* against its
+    reference API when it is self-hosted, else the nearest V* of a usable SLO-meeting self-host option whose
+    reference is the recommended API; None when none crosses within 1/100x .. 100x."""
+    if decision.recommendation is None or decision.tokens_per_month <= 0:
+        return None
+    chosen = decision.chosen()
+    pairs = ([(chosen.break_even_tokens_per_month, chosen.break_even_against)] if chosen.kind == "self-host" else
+             [(o.break_even_tokens_per_month, o.name) for o in decision.usable_options
+              if o.kind == "self-host" and o.meets_slo and o.break_even_against == chosen.name])
+    found = [(volume, other) for volume, other in pairs if volume is not None and other is not None]
+    if not found:
+        return None
+    volume, other = min(found, key=lambda p: abs(math.log(p[0] / decision.tokens_per_month)))
+    return RecommendationCrossing(tokens_per_month=volume, volume_scale=volume / decision.tokens_per_month, other=other)
+
+
 def reference_apis(scenario: Scenario, apis: list[OptionResult],
                 open_models: dict[str, str | None]) -> dict[str, OptionResult]:
     """The reference API of each self-host and hybrid option (its self-host part's): the API serving the same

@@ -168,20 +168,22 @@ def _month_cost(fleet: MonthFleet) -> MonthCost:
     return MonthCost(usd=fleet.cost.usd_per_month, replicas=fleet.cost.replicas, slo_status=fleet.slo_status)
 
 
-def self_host_horizon(by_month: Sequence[MonthFleet], *, plan: OptionPlan) -> OptionHorizon:
-    """Each month's cost; a reserved term keeps the committed replicas paid when the volume shrinks."""
+def self_host_horizon(by_month: Sequence[MonthFleet], *, plan: OptionPlan, gpu_price_scale: float = 1.0) -> OptionHorizon:
+    """Each month's cost; a reserved term keeps the committed replicas paid when the volume shrinks
+    (`gpu_price_scale`: the sensitivity's multiplier on $/GPU-hour, decision/volume_horizon.py)."""
     term = plan.term_months
     needed = [m.cost.replicas for m in by_month]
     if term is None or plan.fleet.scaling != "fixed":
         return OptionHorizon(months=tuple(_month_cost(m) for m in by_month))
     paid, _ = committed_replicas(needed, term_months=term)
-    gpu_usd = plan.usd_per_gpu_hour * HOURS_PER_MONTH
+    gpu_usd = plan.usd_per_gpu_hour * gpu_price_scale * HOURS_PER_MONTH
     packing = plan.packing
     return OptionHorizon(
         months=tuple(MonthCost(usd=m.cost.usd_per_month + (packing.gpus_billed(p) - packing.gpus_billed(m.cost.replicas))
                                * gpu_usd, replicas=p, slo_status=m.slo_status)
                      for m, p in zip(by_month, paid, strict=True)),
-        committed_after_horizon_usd=committed_after_usd(needed, term_months=term, plan=plan), term_months=term)
+        committed_after_horizon_usd=committed_after_usd(needed, term_months=term, plan=plan) * gpu_price_scale,
+        term_months=term)
 
 
 def mixed_horizon(by_month: Sequence[MonthFleet], months: Sequence[Scenario], *,
@@ -236,10 +238,20 @@ def with_horizon(result: OptionResult, horizon: OptionHorizon, *, ranking_basis:
                    ranking_basis=ranking_basis, commitment_term_months=horizon.term_months)
 
 
-def horizon_ranking_basis(scenario: Scenario) -> RankingBasis:
-    """Rank by the horizon total with commitments when the scenario (or --horizon-months) sets horizon_months;
-    by $/month when it is left at its default."""
-    return "usd_horizon_total_with_commitments" if "horizon_months" in scenario.model_fields_set else "usd_per_month"
+def commits_past_horizon(horizon: OptionHorizon, *, horizon_months: int) -> bool:
+    """True when the option signs for money after the horizon: USD still owed after its last month, or a reserved
+    term longer than the horizon (what a ranking by month 0's $/month would leave out)."""
+    return horizon.committed_after_horizon_usd > 0 or (horizon.term_months or 0) > horizon_months
+
+
+def horizon_ranking_basis(scenario: Scenario, horizons: Sequence[OptionHorizon] = ()) -> RankingBasis:
+    """Rank by the horizon total with commitments when the scenario (or --horizon-months) sets horizon_months,
+    or when any of `horizons` (the usable options') commits past the horizon, whatever horizon_months' provenance:
+    a 36-month term is what the plan signs for, not 12 x month 0. By $/month otherwise."""
+    if "horizon_months" in scenario.model_fields_set or any(
+            commits_past_horizon(h, horizon_months=scenario.horizon_months) for h in horizons):
+        return "usd_horizon_total_with_commitments"
+    return "usd_per_month"
 
 
 def option_horizons(scenario: Scenario, results: dict[str, OptionResult], capacities: dict[str, tuple[Capacity, str]], *,

@@ -9,7 +9,8 @@
    costing function, decision/plan.py `plan_cost`, with its latency evidence (decision/evidence.py); hybrids
    on their base's plan (decision/hybrid.py);
 6. the horizon (decision/horizon.py): the same plans costed month by month, reserved terms held;
-7. ranking (decision/ranking.py): usable options by $/month or the horizon total with commitments;
+7. ranking (decision/ranking.py): usable options by $/month or the horizon total with commitments (when
+   horizon_months is set or a reserved term runs past the horizon);
 8. recommendation (decision/recommend.py): the cheapest usable option that meets or likely meets the SLO, the
    cheaper unverified option to verify first, the premium, break-evens (decision/breakeven.py) and reasons.
 The reference API for break-even is the cheapest feasible API option (of the same substitutes group).
@@ -46,6 +47,7 @@ from costmodel.decision.ranking import (
     finite_or_excluded,
     rank_options,
     ranking_basis,
+    ranking_basis_reason,
     with_ranking_cost,
     within_substitutes,
 )
@@ -137,12 +139,12 @@ def decide(
     results.update(_hybrid_results(scenario, results, capacities, excluded=excluded, profile=profile))
     results = {name: named_reference(r, references.get(name)) for name, r in results.items()}
     horizons = option_horizons(scenario, results, capacities, profile=profile)
-    ranked, basis, change = _ranked(scenario, results, horizons, feasible=feasible)
+    ranked, (basis, basis_reason), change = _ranked(scenario, results, horizons, feasible=feasible)
     api_models = {o.name: api_sheet.get(o.price_id).model for o in scenario.options
                   if isinstance(o, ApiOption) and o.name not in excluded}
     decision = _recommended(scenario, ranked, capacities, api_models=api_models, today=today, feasible=feasible,
                             profile=profile, basis=basis, change=change, attached=attached, calibration=calibration)
-    decision = with_break_evens(decision, scenario, api_sheet=api_sheet)
+    decision = replace(with_break_evens(decision, scenario, api_sheet=api_sheet), ranking_basis_reason=basis_reason)
     return _explained(decision, scenario, api_models=api_models,
                       horizon_reason=decision.ranking_change_reason if change is not None else None)
 
@@ -198,9 +200,9 @@ def _hybrid_results(scenario: Scenario, results: Mapping[str, OptionResult],
 
 
 def _ranked(scenario: Scenario, results: Mapping[str, OptionResult], horizons: Mapping[str, OptionHorizon], *,
-            feasible: Feasibility) -> tuple[tuple[OptionResult, ...], RankingBasis, RankingChange | None]:
+            feasible: Feasibility) -> tuple[tuple[OptionResult, ...], tuple[RankingBasis, str], RankingChange | None]:
     """Stage 7, ranking: exclusions marked, options ranked on one basis within one substitutes group, the month
-    the ranking changes, and each usable option's horizon figures."""
+    the ranking changes, and each usable option's horizon figures; the basis comes with why."""
     marked = tuple(replace(apply_exclusions(r, retired=feasible.retired, below_floor=feasible.below_floor),
                            quality_score=feasible.quality_scores.get(r.name), retires_on=feasible.retirements.get(r.name))
                    for r in results.values())
@@ -213,7 +215,7 @@ def _ranked(scenario: Scenario, results: Mapping[str, OptionResult], horizons: M
                    if r.excluded_reason is None and r.name in horizons else r for r in ranked)
     if ranked[0].excluded_reason is not None and all(r.excluded_kind == "non_finite_cost" for r in ranked):
         raise CostmodelError("no option has a finite cost per month; check the prices and volumes of every option")
-    return ranked, basis, change
+    return ranked, (basis, ranking_basis_reason(scenario, marked, horizons)), change
 
 
 def _recommended(scenario: Scenario, ranked: tuple[OptionResult, ...], capacities: Mapping[str, tuple[Capacity, str]],
@@ -261,4 +263,5 @@ def _explained(decision: Decision, scenario: Scenario, *, api_models: dict[str, 
                if pick.chosen is not None else no_recommendation_reason(decision.options, pick))
     return replace(decision, reasons=reasons, cheaper_unverified=pick.cheaper_unverified,
                    recommendation_premium_usd_per_month=pick.premium_usd_per_month,
+                   recommendation_premium_usd_with_commitments=pick.premium_usd_with_commitments,
                    cheapest_usable=pick.cheapest_usable.name if pick.cheapest_usable is not None else None)

@@ -2,7 +2,7 @@
 
 Usable options (decision/feasibility.py: not retired, above the quality floor, not missing the SLO, not
 throttled) come first, cheapest first (`OptionResult.ranking_usd`: $/month, or the horizon total with reserved
-commitments when the scenario sets horizon_months; an owned option whose host server is not counted after every
+commitments when the scenario sets horizon_months or a usable option commits past the horizon; an owned option whose host server is not counted after every
 option with a complete cost); then the excluded ones in scenario order.
 """
 
@@ -12,19 +12,48 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from costmodel.decision.horizon import OptionHorizon, horizon_ranking_basis
+from costmodel.decision.horizon import OptionHorizon, commits_past_horizon, horizon_ranking_basis
 from costmodel.decision.quality import not_substitutes, option_subject
 from costmodel.decision.results import OptionResult, RankingBasis
 from costmodel.scenario import Scenario
 
 
+def _usable(results: tuple[OptionResult, ...]) -> list[OptionResult]:
+    return [r for r in results if r.excluded_reason is None and math.isfinite(r.usd_per_month)]
+
+
 def ranking_basis(scenario: Scenario, results: tuple[OptionResult, ...],
                    horizons: Mapping[str, OptionHorizon]) -> RankingBasis:
-    """The horizon total with commitments when the scenario sets horizon_months and every usable option has
-    one (decision/horizon.py); else $/month (no option is compared on a different basis from another)."""
-    basis = horizon_ranking_basis(scenario)
-    usable = [r for r in results if r.excluded_reason is None and math.isfinite(r.usd_per_month)]
+    """The horizon total with commitments when the scenario sets horizon_months or a usable option commits past
+    the horizon (decision/horizon.py `horizon_ranking_basis`), and every usable option has one; else $/month (no
+    option is compared on a different basis from another)."""
+    usable = _usable(results)
+    basis = horizon_ranking_basis(scenario, [horizons[r.name] for r in usable if r.name in horizons])
     return basis if all(r.name in horizons for r in usable) else "usd_per_month"
+
+
+def ranking_basis_reason(scenario: Scenario, results: tuple[OptionResult, ...],
+                         horizons: Mapping[str, OptionHorizon]) -> str:
+    """Why the options are ranked on `ranking_basis`'s basis, in one sentence (compare, the memo, the app)."""
+    usable = _usable(results)
+    months = scenario.horizon_months
+    committing = [(r.name, horizons[r.name]) for r in usable if r.name in horizons
+                  and commits_past_horizon(horizons[r.name], horizon_months=months)]
+    missing = [r.name for r in usable if r.name not in horizons]
+    if ranking_basis(scenario, results, horizons) == "usd_per_month":
+        if missing and (committing or "horizon_months" in scenario.model_fields_set):
+            return (f"Ranked by month 0's $/month: {', '.join(missing)} has no month-by-month cost, so the options "
+                    "cannot all be compared over the horizon with their commitments.")
+        return (f"Ranked by month 0's $/month: no option commits past the {months}-month horizon and horizon_months "
+                "is left at its default.")
+    if committing:
+        name, horizon = max(committing, key=lambda c: c[1].committed_after_horizon_usd)
+        term = f"{horizon.term_months}-month reserved term" if horizon.term_months else "reserved term"
+        more = f" (and {len(committing) - 1} more)" if len(committing) > 1 else ""
+        return (f"Ranked by the {months}-month horizon total with the commitments still owed after it, not month "
+                f"0's $/month: {name}{more} signs a {term} that runs past the horizon "
+                f"(${horizon.committed_after_horizon_usd:,.0f} owed after month {months}).")
+    return f"Ranked by the {months}-month horizon total with commitments: the scenario sets horizon_months."
 
 
 def with_ranking_cost(result: OptionResult, horizons: Mapping[str, OptionHorizon], basis: RankingBasis) -> OptionResult:

@@ -67,7 +67,7 @@ def _break_even_reasons(ranked: tuple[OptionResult, ...], chosen: OptionResult, 
                     "100x today's volume."]
         side = "below" if chosen.break_even_tokens_per_month < total_tokens else "above"
         return [f"{run}; it breaks even with {chosen.break_even_against} at "
-                f"{chosen.break_even_tokens_per_month / 1e9:,.1f}B tokens/month ({side} today's volume; "
+                f"{chosen.break_even_tokens_per_month / 1e9:,.1f}B tokens/month{_on_month_0(chosen)} ({side} today's volume; "
                 f"{chosen.break_even_utilization:.0%} utilization of the fleet sized for that volume)."]
     # V* is where the self-host option's cost, its fleet re-sized for that volume, crosses the API's
     # (decision/breakeven.py); none within 1/100x .. 100x: no break-even.
@@ -77,10 +77,17 @@ def _break_even_reasons(ranked: tuple[OptionResult, ...], chosen: OptionResult, 
                and r.break_even_against == chosen.name and not r.host_not_counted]
     if volumes:
         volume, name = min(volumes, key=lambda pair: abs(math.log(pair[0] / max(total_tokens, 1.0))))
-        return [f"Self-hosting ({name}) would break even with it at {volume / 1e9:,.1f}B tokens/month."]
+        return [f"Self-hosting ({name}) would break even with it at {volume / 1e9:,.1f}B tokens/month"
+                f"{_on_month_0(chosen)}."]
     if any(r.kind == "self-host" and r.excluded_reason is None and r.break_even_against == chosen.name for r in ranked):
         return ["No self-host option here breaks even with this API between 1/100x and 100x today's volume."]
     return []
+
+
+def _on_month_0(chosen: OptionResult) -> str:
+    """A break-even is a crossing of $/month lines (decision/breakeven.py): say so when the ranking is not on $/month."""
+    return (" on month 0's $/month (the ranking, on the horizon total with commitments, crosses elsewhere)"
+            if chosen.ranking_basis == "usd_horizon_total_with_commitments" else "")
 
 
 def quality_statement(decision: Decision) -> str:

@@ -29,6 +29,7 @@ class Recommendation:
     cheapest_usable: OptionResult | None
     cheaper_unverified: CheaperUnverified | None
     premium_usd_per_month: float | None
+    premium_usd_with_commitments: float | None = None  # on the horizon basis (None when ranked by $/month)
 
 
 def allowed_statuses(*, accept_unverified: bool) -> frozenset[str]:
@@ -67,17 +68,29 @@ def recommend(ranked: tuple[OptionResult, ...], scenario: Scenario, *,
     chosen = next((r for r in usable if r.slo_status in allowed), None)
     cheapest = usable[0] if usable else None
     cheaper = None
-    limit = chosen.usd_per_month if chosen is not None else math.inf
-    candidate = next((r for r in usable if r.slo_status == "unverified" and r.usd_per_month < limit - 0.005), None)
+    # "Cheaper" on the ranking's basis (decision/ranking.py): with a commitment past the horizon, a reserved
+    # option cheaper in month 0 can cost more over the horizon with its commitment.
+    limit = chosen.ranking_usd if chosen is not None else math.inf
+    candidate = next((r for r in usable if r.slo_status == "unverified" and r.ranking_usd < limit - 0.005), None)
     if candidate is not None and "unverified" not in allowed:
-        saving = limit - candidate.usd_per_month if chosen is not None else math.nan
+        saving = chosen.usd_per_month - candidate.usd_per_month if chosen is not None else math.nan
         cheaper = CheaperUnverified(
             option=candidate.name, usd_per_month=candidate.usd_per_month,
-            saving_usd_per_month=saving, saving_fraction=saving / limit if chosen is not None and limit > 0 else math.nan,
-            check=probe_command(scenario, candidate.name, api_models=api_models or {}))
+            saving_usd_per_month=saving,
+            saving_fraction=saving / chosen.usd_per_month if chosen is not None and chosen.usd_per_month > 0 else math.nan,
+            check=probe_command(scenario, candidate.name, api_models=api_models or {}),
+            saving_usd_with_commitments=_ranked_gap(chosen, candidate))
     premium = (chosen.usd_per_month - cheapest.usd_per_month) if chosen is not None and cheapest is not None else None
     return Recommendation(chosen=chosen, cheapest_usable=cheapest, cheaper_unverified=cheaper,
-                          premium_usd_per_month=max(premium, 0.0) if premium is not None else None)
+                          premium_usd_per_month=max(premium, 0.0) if premium is not None else None,
+                          premium_usd_with_commitments=_ranked_gap(chosen, cheapest))
+
+
+def _ranked_gap(more: OptionResult | None, less: OptionResult | None) -> float | None:
+    """more's horizon total with commitments minus less's, when both are ranked on it; else None."""
+    if more is None or less is None or more.ranking_basis != "usd_horizon_total_with_commitments":
+        return None
+    return max(more.ranking_usd - less.ranking_usd, 0.0)
 
 
 def verify_first_sentence(cheaper: CheaperUnverified) -> str:
@@ -85,5 +98,9 @@ def verify_first_sentence(cheaper: CheaperUnverified) -> str:
     if math.isnan(cheaper.saving_usd_per_month):
         return (f"Verify first: {cheaper.option} ({fmt_money(cheaper.usd_per_month)}/month) is the cheapest usable option, "
                 f"but its latency is unverified; check it with `{cheaper.check}`.")
+    if cheaper.saving_usd_with_commitments is not None:
+        return (f"Verify first: {cheaper.option} would save {fmt_money(cheaper.saving_usd_with_commitments)} over "
+                f"the horizon, commitments included ({fmt_money(cheaper.saving_usd_per_month)}/month in month 0), if "
+                f"its latency holds; check it with `{cheaper.check}`.")
     return (f"Verify first: {cheaper.option} would save {fmt_money(cheaper.saving_usd_per_month)}/month "
             f"({fmt_share(cheaper.saving_fraction)}) if its latency holds; check it with `{cheaper.check}`.")

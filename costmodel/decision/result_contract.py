@@ -83,7 +83,7 @@ def cheaper_unverified_contract(cheaper: CheaperUnverified) -> dict[str, object]
     """`compare --json` `cheaper_unverified` object."""
     return {"option": cheaper.option, "usd_per_month": cheaper.usd_per_month,
             "saving_usd_per_month": cheaper.saving_usd_per_month, "saving_fraction": cheaper.saving_fraction,
-            "check": cheaper.check}
+            "check": cheaper.check, "saving_usd_with_commitments": cheaper.saving_usd_with_commitments}
 
 
 def decision_contract(decision: Decision) -> dict[str, object]:
@@ -100,6 +100,7 @@ def decision_contract(decision: Decision) -> dict[str, object]:
         "recommendation": decision.recommendation,
         "recommendation_meets_slo": decision.recommendation_meets_slo,
         "recommendation_premium_usd_per_month": decision.recommendation_premium_usd_per_month,
+        "recommendation_premium_usd_with_commitments": decision.recommendation_premium_usd_with_commitments,
         "cheapest_usable": decision.cheapest_usable,
         "cheaper_unverified": decision.cheaper_unverified.contract() if decision.cheaper_unverified else None,
         "reasons": list(decision.reasons),
@@ -109,4 +110,5 @@ def decision_contract(decision: Decision) -> dict[str, object]:
         "peak_requests_per_second": decision.peak_requests_per_second,
         "efficiency_source": decision.efficiency_source,
         "ranking_basis": decision.ranking_basis,
+        "ranking_basis_reason": decision.ranking_basis_reason,
     }

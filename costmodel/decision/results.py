@@ -109,7 +109,7 @@ class OptionResult:
     usd_committed_after_horizon: float | None = None
     usd_horizon_total_with_commitments: float | None = None
     # What the ranking compares (decision/rank.py `rank_options` reads `ranking_usd`): $/month, or, when the
-    # scenario sets horizon_months, the horizon total with commitments.
+    # scenario sets horizon_months or a usable option commits past the horizon, the horizon total with commitments.
     ranking_basis: RankingBasis = "usd_per_month"
     commitment_term_months: int | None = None  # the reserved term in months (None: no commitment)
     # Measurement files the option uses (decision/attach.py), one line each; forced: one was written with
@@ -164,6 +164,8 @@ class CheaperUnverified:
     saving_usd_per_month: float  # recommendation's $/month - this option's
     saving_fraction: float  # saving / the recommendation's $/month
     check: str  # the exact `costmodel probe-endpoint` command that would settle it, with the scenario's SLO
+    # The saving on the horizon total with commitments, when the options are ranked on it (else None).
+    saving_usd_with_commitments: float | None = None
 
     def contract(self) -> dict[str, object]:
         """`compare --json` `cheaper_unverified` object."""
@@ -200,8 +202,11 @@ class Decision:
     cheaper_unverified: CheaperUnverified | None = None
     # Recommendation $/month - the cheapest usable option's (0 when it is that option; None: no recommendation).
     recommendation_premium_usd_per_month: float | None = None
+    # The same premium on the horizon total with commitments, when the options are ranked on it (else None).
+    recommendation_premium_usd_with_commitments: float | None = None
     cheapest_usable: str | None = None  # the cheapest option not excluded (any latency status)
     ranking_basis: RankingBasis = "usd_per_month"  # what `options` are ranked by (OptionResult.ranking_usd)
+    ranking_basis_reason: str = ""  # why that basis, one sentence (decision/ranking.py `ranking_basis_reason`)
 
     @property
     def usable_options(self) -> tuple[OptionResult, ...]:

@@ -4,7 +4,9 @@ Advantage = (cheapest eligible alternative's $/month) - (recommended option's $/
 > 0: the recommendation stays the better choice; <= 0, or the recommendation itself stops meeting the SLO
 (or gets throttled): the decision flips. Eligible alternatives are the other options that meet the SLO and
 are not throttled (all others when the recommendation misses the SLO to begin with), except a hybrid that
-keeps 0 base replicas next to its own API (the same plan).
+keeps 0 base replicas next to its own API (the same plan) and the recommendation's equivalents
+(decision/equivalents.py: the same cost and verdict, e.g. a searched twin at another MTP depth): reordering those
+is no flip, so the advantage is over the next option that is materially different.
 
 Each input is scaled by (1 - X) and (1 + X) alone (a tornado). GPU price, API price and volume re-run
 `decide` with `Overrides`. Efficiency and the prompt and output token counts re-run the economics through
@@ -21,10 +23,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from costmodel.decision.capacity import CapacityCache, self_host_capacity
 from costmodel.decision.crossing import FLIP_SEARCH_DECADES, first_volume
+from costmodel.decision.equivalents import equivalents
 from costmodel.decision.rank import Overrides, decide
 from costmodel.decision.results import Decision
 from costmodel.decision.volume import (
@@ -34,8 +38,8 @@ from costmodel.decision.volume import (
     serves,
     step_volumes,
     throttled,
-    usd_per_month,
 )
+from costmodel.decision.volume_horizon import ranked_usd
 from costmodel.measurements.calibration import Calibration
 from costmodel.scenario import HybridOption, Scenario, SelfHostOption
 
@@ -56,7 +60,9 @@ SIMPLICITY = {"api": 0, "self-host": 1, "hybrid": 2}
 class Advantage:
     """The recommendation's margin over its best alternative at one set of inputs."""
 
-    usd_per_month: float  # alternative $/month - recommended $/month (inf: no eligible alternative)
+    # alternative's cost - recommended's (inf: no eligible alternative), on the ranking's basis: $/month, or the
+    # horizon total with commitments (decision/volume_horizon.py)
+    usd_per_month: float
     alternative: str | None  # the cheapest eligible alternative
     recommendation_fails: bool = False  # the recommendation stops meeting the SLO or gets throttled
 
@@ -106,6 +112,9 @@ class Sensitivity:
     bars: tuple[SensitivityBar, ...]
     flip_below: FlipVolume | None
     flip_above: FlipVolume | None
+    # The recommendation's equivalents (decision/equivalents.py): same cost and verdict, set aside as alternatives.
+    equivalents: tuple[str, ...] = ()
+    ranking_basis: str = "usd_per_month"  # what the advantages compare (the decision's ranking basis)
 
 
 def _hybrid_api(scenario: Scenario, name: str) -> str | None:
@@ -113,55 +122,57 @@ def _hybrid_api(scenario: Scenario, name: str) -> str | None:
     return option.api if isinstance(option, HybridOption) else None
 
 
-def decision_advantage(decision: Decision, scenario: Scenario, *, recommendation: str, strict: bool) -> Advantage:
-    """Advantage of `recommendation` in a (re-)evaluated decision; strict: alternatives must meet the SLO."""
+def decision_advantage(decision: Decision, scenario: Scenario, *, recommendation: str, strict: bool,
+                       skip: Collection[str] = ()) -> Advantage:
+    """Advantage of `recommendation` in a (re-)evaluated decision; strict: alternatives must meet the SLO;
+    `skip`: its equivalents (decision/equivalents.py), never its alternative."""
     chosen = decision.option(recommendation)
     best_name, best_usd = None, math.inf
     for option in decision.usable_options:
-        if option.name == recommendation or (strict and (not option.meets_slo or option.throttled)):
+        if option.name == recommendation or option.name in skip or (strict and (not option.meets_slo or option.throttled)):
             continue
         if option.kind == "hybrid" and option.replicas == 0 and _hybrid_api(scenario, option.name) == recommendation:
             continue  # 0 base replicas: the same plan as the recommended API
         if chosen.kind == "hybrid" and chosen.replicas == 0 and _hybrid_api(scenario, recommendation) == option.name:
             continue
-        if option.usd_per_month < best_usd:
-            best_name, best_usd = option.name, option.usd_per_month
+        if option.ranking_usd < best_usd:  # on the ranking's basis: $/month, or the horizon total with commitments
+            best_name, best_usd = option.name, option.ranking_usd
     fails = strict and (not chosen.meets_slo or chosen.throttled)
-    return Advantage(best_usd - chosen.usd_per_month if best_name else math.inf, best_name, fails)
+    return Advantage(best_usd - chosen.ranking_usd if best_name else math.inf, best_name, fails)
 
 
-def model_advantage(model: CostModel, scaling: Scaling, *, strict: bool) -> Advantage:
-    """Advantage of the model's recommendation under `scaling`, from the economics alone."""
+def model_advantage(model: CostModel, scaling: Scaling, *, strict: bool, skip: Collection[str] = ()) -> Advantage:
+    """Advantage of the model's recommendation under `scaling`, from the economics alone (`skip`: its equivalents)."""
     chosen = model.recommendation
     best_name, best_key, best_usd = None, (math.inf, 0), math.inf
     for option in model.options:
-        if option.name == chosen or same_plan(model, option.name, chosen, scaling):
+        if option.name == chosen or option.name in skip or same_plan(model, option.name, chosen, scaling):
             continue
         if strict and (not option.meets_slo or throttled(model, option.name, scaling)
                        or not serves(model, option.name, scaling)):
             continue
-        usd = usd_per_month(model, option.name, scaling)
+        usd = ranked_usd(model, option.name, scaling)
         key = (round(usd, 2), SIMPLICITY[option.kind])  # ties go to the simpler option, as `decide` ranks
         if key < best_key:
             best_name, best_key, best_usd = option.name, key, usd
     fails = strict and (throttled(model, chosen, scaling) or not serves(model, chosen, scaling))
-    chosen_usd = usd_per_month(model, chosen, scaling)
+    chosen_usd = ranked_usd(model, chosen, scaling)
     return Advantage(best_usd - chosen_usd if best_name else math.inf, best_name, fails)
 
 
-def _flip(model: CostModel, *, strict: bool, upward: bool) -> FlipVolume | None:
-    scale = first_volume(lambda s: model_advantage(model, Scaling(volume=s), strict=strict).flips, upward=upward,
-                         steps=step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES))
+def _flip(model: CostModel, *, strict: bool, upward: bool, skip: Collection[str] = ()) -> FlipVolume | None:
+    scale = first_volume(lambda s: model_advantage(model, Scaling(volume=s), strict=strict, skip=skip).flips,
+                         upward=upward, steps=step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES))
     if scale is None:
         return None
-    after = model_advantage(model, Scaling(volume=scale), strict=strict)
+    after = model_advantage(model, Scaling(volume=scale), strict=strict, skip=skip)
     return FlipVolume("above" if upward else "below", scale, scale * model.tokens_per_month, after.alternative)
 
 
 def overtakes_at(model: CostModel, name: str, *, against: str) -> float | None:
     """Smallest volume multiple above 1 at which option `name` costs no more than `against` (None: not by 100x)."""
     return first_volume(
-        lambda s: usd_per_month(model, name, Scaling(volume=s)) <= usd_per_month(model, against, Scaling(volume=s)),
+        lambda s: ranked_usd(model, name, Scaling(volume=s)) <= ranked_usd(model, against, Scaling(volume=s)),
         upward=True, steps=step_volumes(model, up_to=10.0**FLIP_SEARCH_DECADES),
     )
 
@@ -199,6 +210,7 @@ def sensitivity(
     recommendation = decision.chosen_name()
     chosen = decision.option(recommendation)
     strict = chosen.meets_slo and not chosen.throttled
+    twins = equivalents(decision.usable_options, chosen)  # reordering these is no flip: compare with the next different one
     bars = []
     for field, label, method in FACTORS:
         ends = []
@@ -206,20 +218,23 @@ def sensitivity(
             if method == "decide":
                 again = decide(scenario, calibration=calibration, today=today, capacity_cache=cache,
                                overrides=replace(Overrides(), **{field: scale}))
-                ends.append(decision_advantage(again, scenario, recommendation=recommendation, strict=strict))
+                ends.append(decision_advantage(again, scenario, recommendation=recommendation, strict=strict,
+                                               skip=twins))
             elif field == "efficiency":
                 factors = efficiency_factors(scenario, decision, scale=scale, calibration=calibration)
-                ends.append(model_advantage(model, Scaling(capacity_factors=factors), strict=strict))
+                ends.append(model_advantage(model, Scaling(capacity_factors=factors), strict=strict, skip=twins))
             else:
                 tokens = Scaling(prompt_tokens=scale) if field == "prompt_tokens" else Scaling(output_tokens=scale)
-                ends.append(model_advantage(model, tokens, strict=strict))
+                ends.append(model_advantage(model, tokens, strict=strict, skip=twins))
         bars.append(SensitivityBar(field, label, method, 1.0 - fraction, 1.0 + fraction, ends[0], ends[1]))
     order = sorted(range(len(bars)), key=lambda i: (-bars[i].swing_usd_per_month, i))
     return Sensitivity(
         recommendation=recommendation,
         fraction=fraction,
-        base=decision_advantage(decision, scenario, recommendation=recommendation, strict=strict),
+        base=decision_advantage(decision, scenario, recommendation=recommendation, strict=strict, skip=twins),
         bars=tuple(bars[i] for i in order),
-        flip_below=_flip(model, strict=strict, upward=False),
-        flip_above=_flip(model, strict=strict, upward=True),
+        flip_below=_flip(model, strict=strict, upward=False, skip=twins),
+        flip_above=_flip(model, strict=strict, upward=True, skip=twins),
+        equivalents=twins,
+        ranking_basis=decision.ranking_basis,
     )

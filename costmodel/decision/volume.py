@@ -74,12 +74,14 @@ def _plan(option: OptionCost) -> OptionPlan:
     return option.plan
 
 
-def plan_cost_at(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> PlanCost:
-    """A self-host option's (or a hybrid's base's) plan costed at the scaled inputs (decision/plan.py)."""
+def plan_cost_at(model: CostModel, name: str, scaling: Scaling = AS_GIVEN, *,
+                 base_replicas: int | None = None) -> PlanCost:
+    """A self-host option's (or a hybrid's base's) plan costed at the scaled inputs (decision/plan.py; a mixed
+    fleet's base pinned at `base_replicas` when given, as the horizon holds a committed base)."""
     option = model.option(name)
     return plan_cost(_plan(option), _demand(model, scaling), capacity_requests_per_second=_capacity(option, scaling),
                      ttft_p90_seconds=option.ttft_p90_seconds, tpot_p90_seconds=option.tpot_p90_seconds,
-                     gpu_price_scale=scaling.usd_per_gpu_hour)
+                     gpu_price_scale=scaling.usd_per_gpu_hour, base_replicas=base_replicas)
 
 
 def hybrid_plan(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> HybridPlan:

@@ -66,6 +66,10 @@ class CostModel:
     tokens_per_month: float
     # Infeasible options a feasible hybrid is built from (its base or its API): priced, never competing.
     parts: tuple[OptionCost, ...] = ()
+    # What the decision ranks by (decision/ranking.py) and the horizon it sums over (decision/volume_horizon.py).
+    ranking_basis: str = "usd_per_month"
+    horizon_months: int = 12
+    growth_per_month: float = 0.0
 
     def option(self, name: str) -> OptionCost:
         """The option with this name (a feasible option, or a part of a feasible hybrid)."""
@@ -142,5 +146,6 @@ def cost_model(decision: Decision, scenario: Scenario, *, api_sheet: PriceSheet[
         mean_requests_per_second=decision.mean_requests_per_second,
         peak_requests_per_second=decision.peak_requests_per_second, hourly_profile=decision.hourly_profile,
         mean_prompt_tokens=decision.mean_prompt_tokens, mean_output_tokens=decision.mean_output_tokens,
-        tokens_per_month=decision.tokens_per_month,
+        tokens_per_month=decision.tokens_per_month, ranking_basis=decision.ranking_basis,
+        horizon_months=decision.horizon_months, growth_per_month=scenario.workload.growth_per_month,
     )

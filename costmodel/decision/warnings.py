@@ -10,6 +10,8 @@ from costmodel.decision.results import OptionResult
 from costmodel.scenario import Scenario, SelfHostOption
 from costmodel.serving.analytic import Capacity
 
+STALE_PRICE_DAYS = 90  # a price older than this on the as-of date is flagged in compare's warnings and the memo
+
 
 def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
                       capacities: dict[str, Capacity], decision_as_of: dt.date | None = None) -> tuple[str, ...]:
@@ -31,6 +33,7 @@ def scenario_warnings(scenario: Scenario, ranked: tuple[OptionResult, ...], *,
             "`costmodel probe-endpoint` check that would settle it."
         )
     warnings += retiring_soon_warnings(ranked, as_of=decision_as_of)
+    warnings += stale_price_warnings(ranked)
     retired = [r.name for r in ranked if r.kind == "api" and r.retired]
     if retired:
         warnings.append("Retired API rows: " + ", ".join(retired) + " use models the provider has retired; "
@@ -93,3 +96,26 @@ def fp4_peak_warnings(option: SelfHostOption) -> list[str]:
     return [f"fp4 on {hardware.id}: {option.name}'s fp4 layers run at the datasheet fp4 peak, an assumption (no "
             "fitted fp4_realized_peak_fraction for this accelerator; on B200, GB200 and B300 the datasheet ratio put "
             "the held-out fp4 rows 40-78% off, docs/validation.md); calibrate with a probe before relying on it."]
+
+
+def stale_prices(ranked: tuple[OptionResult, ...]) -> tuple[tuple[str, int, tuple[str, ...]], ...]:
+    """(price, age in days, the usable options that use it) for each price older than STALE_PRICE_DAYS, by price."""
+    found: dict[str, tuple[int, list[str]]] = {}
+    for r in ranked:
+        if r.excluded_reason is not None:
+            continue
+        for source in r.price_sources:
+            if source.age_days > STALE_PRICE_DAYS:
+                found.setdefault(source.what, (source.age_days, []))[1].append(r.name)
+    return tuple((what, age, tuple(names)) for what, (age, names) in sorted(found.items()))
+
+
+def stale_price_warnings(ranked: tuple[OptionResult, ...]) -> list[str]:
+    """One line naming every usable option's price older than STALE_PRICE_DAYS, with its age and who uses it
+    (the memo's open questions and sources table flag the same prices)."""
+    stale = stale_prices(ranked)
+    if not stale:
+        return []
+    return [f"Prices older than {STALE_PRICE_DAYS} days: " + "; ".join(
+        f"{what} ({age} days old, used by {', '.join(names)})" for what, age, names in stale)
+        + ". Re-check them before relying on these options' costs."]

@@ -1,5 +1,6 @@
-"""Page 1's sentence on what the ranking compares when the scenario sets horizon_months: the horizon total with
-the reserved commitments still owed after it (decision/horizon.py), not month 0's $/month."""
+"""Page 1's sentence on what the ranking compares when the scenario sets horizon_months or an option commits past
+the horizon: the horizon total with the reserved commitments still owed after it (decision/horizon.py), not month
+0's $/month, and why (decision/ranking.py `ranking_basis_reason`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,13 @@ def ranking_basis_sentence(decision: Decision) -> str | None:
             else ", nothing owed after it")
     return (f"Options are ranked by what each costs over the {decision.horizon_months}-month horizon with its "
             f"commitments, not by month 0's $/month: {short(chosen.name)} totals "
-            f"{money(chosen.usd_horizon_total_with_commitments)}{tail}.")
+            f"{money(chosen.usd_horizon_total_with_commitments)}{tail}." + _why(decision))
+
+
+def _why(decision: Decision) -> str:
+    """Why the ranking is on that basis: the cause half of `ranking_basis_reason` ('Ranked by ...: <cause>')."""
+    _, _, cause = decision.ranking_basis_reason.partition(": ")
+    return f" The cause: {cause}" if cause else ""
 
 
 def ranking_basis_blocks(decision: Decision) -> list[Block]:

@@ -166,7 +166,7 @@ def memo_content(
         fleet=fleet_chart(decision), months=months_chart(decision),
     )
     blocks: list[Block] = [Heading("Context"), *context_blocks(decision, scenario),
-                           Heading("Goals and non-goals"), *goals_blocks(scenario)]
+                           Heading("Goals and non-goals"), *goals_blocks(scenario, decision)]
     blocks += [Heading("1. Decision"), *decision_blocks(decision, scenario, model, sens), *scope_blocks(search_result)]
     blocks += [Heading("2. Workload and SLO"), workload_table(decision, scenario)]
     blocks += [Heading("3. Options compared"), options_table(decision), option_notes(decision)]

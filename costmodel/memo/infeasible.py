@@ -40,7 +40,7 @@ def infeasible_blocks(decision: Decision, scenario: Scenario) -> list[Block]:
     """Every section of the nothing-feasible memo, in reading order."""
     assert decision.as_of is not None  # decide always sets it
     blocks: list[Block] = [Heading("Context"), *context_blocks(decision, scenario),
-                           Heading("Goals and non-goals"), *goals_blocks(scenario)]
+                           Heading("Goals and non-goals"), *goals_blocks(scenario, decision)]
     blocks += [Heading("1. Decision"),
                Para(infeasible_summary(decision), lead="No option is feasible.", style="callout"),
                Para("Why each option is left out (every reason found; the sentence names the scenario field and "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from costmodel.decision.equivalents import equivalents
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Sensitivity
 from costmodel.memo.blocks import Block, Bullets, Table, latency, money, pct, short, tokens
@@ -19,7 +20,11 @@ def _plural(count: int, word: str) -> str:
 
 
 def _runner_up(decision: Decision, chosen: OptionResult) -> OptionResult | None:
-    return next((o for o in decision.usable_options if o.name != chosen.name and o.meets_slo), None)
+    """The next option that meets the SLO and is materially different: an equivalent (decision/equivalents.py, the
+    same cost and verdict) is no fallback and its bill no alert threshold."""
+    twins = equivalents(decision.usable_options, chosen)
+    return next((o for o in decision.usable_options if o.name != chosen.name and o.meets_slo and o.name not in twins),
+                None)
 
 
 def _self_host_drawbacks(chosen: OptionResult) -> list[str]:
@@ -73,9 +78,13 @@ def rollback_blocks(decision: Decision) -> list[Block]:
                      "until the pilot's pass criteria hold.")
     else:
         gap = runner.usd_per_month - chosen.usd_per_month
+        owed = runner.usd_committed_after_horizon or 0.0
+        signs = (f"; it signs a {runner.commitment_term_months}-month reserved term, {money(owed)} owed after the "
+                 f"{decision.horizon_months}-month horizon, so fall back to it on on-demand capacity"
+                 if owed > 0 and runner.commitment_term_months else "")
         items.append(f"Fallback: {short(runner.name)} ({runner.kind}), {money(runner.usd_per_month)}/month "
-                     f"({'+' if gap >= 0 else '-'}{money(abs(gap))} against the recommendation). Keep its integration "
-                     "live behind the same client, so rolling back is a routing change, not a redeploy.")
+                     f"({'+' if gap >= 0 else '-'}{money(abs(gap))} against the recommendation{signs}). Keep its "
+                     "integration live behind the same client, so rolling back is a routing change, not a redeploy.")
     if chosen.kind != "api":
         items.append("Roll back when a pass criterion fails in the pilot or the alerts below fire for a sustained "
                      "period: shift the traffic share back, then scale the self-hosted fleet down.")
@@ -106,7 +115,9 @@ def monitoring_blocks(decision: Decision, scenario: Scenario, sensitivity: Sensi
     if chosen.kind != "self-host":
         rows.append(("API rate-limit (HTTP 429) responses", "any sustained", "throttling drops or delays requests"))
     runner = _runner_up(decision, chosen)
-    if runner is not None and math.isfinite(runner.usd_per_month):
+    # The runner-up's bill is a threshold only above month 0's: a cheaper runner-up (ranked behind on the horizon
+    # total with its commitments) says nothing about when this bill is too high.
+    if runner is not None and math.isfinite(runner.usd_per_month) and runner.usd_per_month > chosen.usd_per_month:
         rows.append(("Monthly bill", f"above {money(runner.usd_per_month)}",
                      f"past the runner-up's cost ({short(runner.name)}); month 0 is {money(chosen.usd_per_month)}"))
     flip = sensitivity.flip_above or sensitivity.flip_below

@@ -68,7 +68,10 @@ def options_table(decision: Decision) -> Table:
         header=("#", "Option", "Kind", "$/month", "$/M tok", "SLO: p90 TTFT / TPOT", "GPUs", "Util.", "Break-even"),
         rows=rows, widths=(0.03, 0.21, 0.10, 0.09, 0.08, 0.16, 0.065, 0.06, 0.205),
         align=("r", "l", "l", "r", "r", "l", "r", "r", "l"), highlight_row=highlight,
-        caption=("Ranked as the decision ranks them: usable options by $/month (the recommendation is the cheapest "
+        caption=("Ranked as the decision ranks them: usable options by "
+                 + ("the horizon total with commitments (section 4's totals)"
+                    if decision.ranking_basis == "usd_horizon_total_with_commitments" else "$/month")
+                 + " (the recommendation is the cheapest "
                  "whose latency meets or likely meets the SLO), excluded options last; a hybrid with 0 base replicas "
                  "is its API's plan and gets no rank of its own (-). $/M tok is blended over prompt + output tokens. "
                  "Util. = mean demand / provisioned capacity at the SLO. u* = utilization of the fleet sized for the "

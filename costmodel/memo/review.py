@@ -9,8 +9,8 @@ import datetime as dt
 
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.decision.sensitivity import Sensitivity
+from costmodel.decision.warnings import STALE_PRICE_DAYS, stale_prices
 from costmodel.memo.blocks import Block, Bullets, Para, Table, pct, short, times, tokens
-from costmodel.memo.risks import STALE_PRICE_DAYS
 from costmodel.memo.text import slo_limits
 from costmodel.scenario import Scenario
 
@@ -22,6 +22,8 @@ def context_blocks(decision: Decision, scenario: Scenario) -> list[Block]:
         f"{tokens(decision.tokens_per_month)} tokens a month, {len(scenario.options)} options compared, evaluated "
         f"as of {decision.as_of.isoformat() if decision.as_of else 'the run date'} over "
         f"{decision.horizon_months} months.")]
+    if decision.ranking_basis_reason:
+        blocks.append(Para(decision.ranking_basis_reason, style="small"))
     if scenario.constraints:  # none given: the section says what the ranking uses, no placeholder
         blocks.append(Para("Constraints the choice must respect:", style="small"))
         blocks.append(Bullets(tuple(scenario.constraints)))
@@ -31,11 +33,14 @@ def context_blocks(decision: Decision, scenario: Scenario) -> list[Block]:
     return blocks
 
 
-def goals_blocks(scenario: Scenario) -> list[Block]:
-    """The scenario's goals and non-goals; the SLO and lowest cost when none are given."""
+def goals_blocks(scenario: Scenario, decision: Decision | None = None) -> list[Block]:
+    """The scenario's goals and non-goals; the SLO and lowest cost (on the decision's ranking basis) when none
+    are given."""
+    lowest = ("Lowest cost over the horizon with commitments" if decision is not None
+              and decision.ranking_basis == "usd_horizon_total_with_commitments" else "Lowest $/month")
     goals = tuple(scenario.goals) or (
         f"Meet the latency SLO ({slo_limits(scenario)}) at the stated volume.",
-        "Lowest $/month among the options that meet it.")
+        f"{lowest} among the options that meet it.")
     blocks: list[Block] = [Para("Goals:", style="small"), Bullets(goals)]
     if scenario.non_goals:  # left out when none are given
         blocks += [Para("Non-goals:", style="small"), Bullets(tuple(scenario.non_goals))]
@@ -77,7 +82,7 @@ def open_questions(decision: Decision, sensitivity: Sensitivity) -> Bullets:
                      "against them before sign-off.")
     if decision.calibration_source is None and any(o.kind != "api" for o in decision.usable_options):
         items.append("Self-host capacities use datasheet efficiencies: probe the target GPU and calibrate.")
-    stale = sorted({s.what for o in decision.usable_options for s in o.price_sources if s.age_days > STALE_PRICE_DAYS})
+    stale = [what for what, _, _ in stale_prices(decision.usable_options)]  # compare's warnings list them in full
     if stale:
         items.append(f"Prices older than {STALE_PRICE_DAYS} days: " + ", ".join(stale) + ".")
     flip = sensitivity.flip_above or sensitivity.flip_below

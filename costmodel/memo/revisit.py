@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from costmodel.decision.breakeven import recommendation_break_even
 from costmodel.decision.reasons import quality_statement
 from costmodel.decision.results import Decision
 from costmodel.decision.sensitivity import Sensitivity
@@ -22,6 +23,12 @@ def months_to_reach(*, volume_scale: float, growth_per_month: float) -> float | 
 def revisit_trigger(decision: Decision, scenario: Scenario, sensitivity: Sensitivity) -> str:
     """'Re-evaluate at 2.1x volume (~10 months at 8%/month growth)', or why no volume trigger applies."""
     flips = [f for f in (sensitivity.flip_above, sensitivity.flip_below) if f is not None]
+    crossing = recommendation_break_even(decision)
+    if not flips and crossing is not None:  # a break-even in range is a volume that changes the answer: say it
+        side = "below" if crossing.volume_scale < 1 else "above"
+        return (f"Revisit trigger: re-evaluate at {times(crossing.volume_scale)} volume "
+                f"({tokens(crossing.tokens_per_month)} tokens/month), the break-even with {short(crossing.other)} "
+                f"on month 0's $/month; {side} it the order of the two on $/month is reversed.")
     if not flips:
         return ("Revisit trigger: no volume from 1/100x to 100x today's changes the answer; re-evaluate when prices, "
                 "the SLO or the options change.")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from costmodel.decision.results import Decision, PriceSource
 from costmodel.decision.sensitivity import FLIP_SEARCH_DECADES, Sensitivity
+from costmodel.decision.warnings import STALE_PRICE_DAYS
 from costmodel.measurements.calibration import Calibration
 from costmodel.memo.blocks import Block, Bullets, Code, Para, Table, cut_names, money, pct, short, times
 from costmodel.memo.curves import InteractivityCurve, KvPanel
 from costmodel.scenario import Scenario
-
-STALE_PRICE_DAYS = 90
 
 
 def _kv_risk(panel: KvPanel) -> str | None:

@@ -45,19 +45,33 @@ def rollout_plan(decision: Decision, scenario: Scenario) -> Bullets:
 
 
 def totals_blocks(decision: Decision) -> list[Block]:
-    """Annual (first 12 months) and horizon totals per option from usd_by_month, or why there are none."""
+    """Annual (first 12 months) and horizon totals per option from usd_by_month, or why there are none; where an
+    option commits past the horizon, what it still owes after it and the total with it (what the plan signs for)."""
     options = [o for o in decision.usable_options if o.usd_by_month]
     if not options:
         return [Para(f"Annual and multi-year totals: {HORIZON_NOT_COMPUTED}.", style="small")]
+    months_n = decision.horizon_months
+    committed = any(o.usd_committed_after_horizon for o in options)
     rows = []
     for option in options:
         months = option.usd_by_month or ()
         first_year = money(sum(months[:MONTHS_PER_YEAR])) if len(months) >= MONTHS_PER_YEAR else "-"
         total = option.usd_horizon_total if option.usd_horizon_total is not None else sum(months)
-        rows.append((short(option.name), money(months[0]), first_year, money(total)))
+        owed = option.usd_committed_after_horizon or 0.0
+        tail = (money(owed), money(total + owed)) if committed else ()
+        rows.append((short(option.name), money(months[0]), first_year, money(total), *tail))
+    header: tuple[str, ...] = ("Option", "Month 0", "First 12 months", f"{months_n}-month total")
+    caption = ("Sums of the month-by-month cost (growth applied, fleets re-sized each month); '-': the horizon is "
+               "shorter than a year.")
+    if committed:
+        header += (f"Owed after month {months_n}", "Total with commitments")
+        caption += (" Owed after: reserved replica-months committed within the horizon and still paid after it "
+                    "(decision/horizon.py); the total with commitments is what each option signs for.")
+    basis = " " + decision.ranking_basis_reason if committed and decision.ranking_basis_reason else ""
     return [Table(
-        header=("Option", "Month 0", "First 12 months", f"{decision.horizon_months}-month total"), rows=tuple(rows),
-        widths=(0.4, 0.18, 0.2, 0.22), align=("l", "r", "r", "r"),
-        caption="Sums of the month-by-month cost (growth applied, fleets re-sized each month); '-': the horizon is "
-                "shorter than a year.",
+        header=header, rows=tuple(rows),
+        widths=(0.25, 0.13, 0.15, 0.15, 0.15, 0.17) if committed else (0.4, 0.18, 0.2, 0.22),
+        align=("l", "r", "r", "r", "r", "r") if committed else ("l", "r", "r", "r"),
+        font_size=7.5 if committed else 8.5,
+        caption=caption + basis,
     )]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from costmodel.decision.breakeven import recommendation_break_even
 from costmodel.decision.instances import billed_note
 from costmodel.decision.recommend import verify_first_sentence
 from costmodel.decision.results import Decision, OptionResult, exclusion_label
@@ -98,6 +99,12 @@ def _first_number(decision: Decision, base: Advantage) -> str:
     if base.alternative is None:
         return f"it is the only option that qualifies, at {money(chosen.usd_per_month)}/month"
     other = decision.option(base.alternative)
+    if decision.ranking_basis == "usd_horizon_total_with_commitments":  # the advantage is on the ranked total
+        ours, theirs = chosen.ranking_usd, other.ranking_usd
+        return (f"{money(ours)} over the {decision.horizon_months}-month horizon with commitments "
+                f"({money(chosen.usd_per_month)}/month) against {money(theirs)} for the best alternative, "
+                f"{short(other.name)} ({money(other.usd_per_month)}/month; {money(base.usd_per_month)} less over "
+                "the horizon)")
     saving = base.usd_per_month / other.usd_per_month if other.usd_per_month > 0 else math.nan
     # Under half a percent rounds to "0% less": say it is a near tie, which is what a reviewer needs to know.
     share = "under 0.5%: a near tie" if saving < 0.005 else fmt_share(saving)
@@ -162,6 +169,11 @@ def flip_sentence(decision: Decision, sensitivity: Sensitivity) -> str:
                 "so the smallest change can reorder them and no flip volume is given.")
     if base.flips:
         return "The recommendation is not the cheapest qualifying option at today's inputs, so no flip volume is given."
+    crossing = recommendation_break_even(decision)
+    if not flips and crossing is not None:  # never "no flip anywhere" next to a break-even in the range
+        return (f"No other option takes over in the flip search from 1/100x to 100x today's volume, but the "
+                f"recommendation breaks even with {short(crossing.other)} at {tokens(crossing.tokens_per_month)} "
+                f"tokens/month ({times(crossing.volume_scale)} today) on month 0's $/month.")
     if not flips:
         return (f"The decision does not flip anywhere from {tokens(decision.tokens_per_month / 100)} to "
                 f"{tokens(decision.tokens_per_month * 100)} tokens/month (1/100x to 100x today's volume).")
@@ -204,6 +216,7 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
             f"{short(cheapest.name)} ({money(cheapest.usd_per_month)}/month), whose latency is "
             f"{cheapest.slo_status.replace('_', ' ')}: the price of evidence that the SLO holds.", lead="Premium."))
     blocks += ranking_basis_blocks(decision)
+    blocks += equivalents_blocks(decision, sensitivity)
     blocks += change_blocks(decision, scenario, sensitivity)
     if decision.reasons:
         blocks.append(Para("As computed by the decision (the same sentences `costmodel compare` prints):", style="small"))
@@ -211,6 +224,19 @@ def decision_blocks(decision: Decision, scenario: Scenario, model: CostModel, se
         # The verify-first sentence already leads the page (above), word for word.
         blocks.append(Bullets(tuple(cut_names(r, names) for r in decision.reasons if not r.startswith("Verify first:"))))
     return blocks
+
+
+def equivalents_blocks(decision: Decision, sensitivity: Sensitivity) -> list[Block]:
+    """The tie named: the recommendation's equivalents (decision/equivalents.py) and that the comparisons skip them."""
+    if not sensitivity.equivalents:
+        return []
+    chosen = decision.chosen()
+    names = ", ".join(short(n) for n in sensitivity.equivalents)
+    verb = "costs" if len(sensitivity.equivalents) == 1 else "cost"
+    return [Para(f"{names} {verb} the same as {short(chosen.name)} ({money(chosen.usd_per_month)}/month) with the same "
+                 f"fleet and verdict ({chosen.slo_status.replace('_', ' ')}): a configuration that differs only in a "
+                 "setting priced the same, so either can be deployed; the alternative, the sensitivity, the fallback "
+                 "and the bill alert are the next option that differs.", lead="Tie.")]
 
 
 def workload_table(decision: Decision, scenario: Scenario) -> Table:
@@ -240,6 +266,11 @@ def _advantage_cell(advantage: Advantage) -> str:
     return f"{money(advantage.usd_per_month)} vs {advantage.alternative}{flag}"
 
 
+def _basis_words(sensitivity: Sensitivity) -> str:
+    return ("cost over the horizon with commitments (the ranking's basis)"
+            if sensitivity.ranking_basis == "usd_horizon_total_with_commitments" else "$/month")
+
+
 def sensitivity_table(sensitivity: Sensitivity) -> Table:
     """The tornado's numbers: the advantage at each end of each input's range."""
     low = f"-{sensitivity.fraction:.0%}"
@@ -252,7 +283,8 @@ def sensitivity_table(sensitivity: Sensitivity) -> Table:
     return Table(
         header=("Input scaled", f"Advantage at {low}", f"Advantage at {high}", "Method"), rows=rows,
         widths=(0.27, 0.31, 0.31, 0.11), align=("l", "l", "l", "l"), font_size=7.5,
-        caption=(f"Advantage = best eligible alternative's $/month minus {short(sensitivity.recommendation)}'s; today "
+        caption=(f"Advantage = best eligible alternative's {_basis_words(sensitivity)} minus "
+                 f"{short(sensitivity.recommendation)}'s; today "
                  f"{_advantage_cell(sensitivity.base)}. A value \u2264 0 means the decision flips. Method: decide = "
                  "the whole decision re-run with the input scaled; 1st order = the economics re-run with each "
                  "self-hosted capacity scaled (by the roofline's capacity ratio for efficiency, by GPU time per "
@@ -268,7 +300,8 @@ def sensitivity_blocks(decision: Decision, scenario: Scenario, sensitivity: Sens
         robust = f"A {sensitivity.fraction:.0%} change flips the decision for: {moved}."
     elif sensitivity.bars and sensitivity.bars[0].swing_usd_per_month >= NO_SPREAD_USD_PER_MONTH:
         robust = (f"No single input moved by {sensitivity.fraction:.0%} flips the decision; the largest swing is "
-                  f"{sensitivity.bars[0].label.lower()} ({money(sensitivity.bars[0].swing_usd_per_month)}/month).")
+                  f"{sensitivity.bars[0].label.lower()} ({money(sensitivity.bars[0].swing_usd_per_month)}"
+                  + ("/month)." if sensitivity.ranking_basis == "usd_per_month" else " over the horizon)."))
     else:  # naming a $0 bar (e.g. GPU price with no self-hosted option) as the largest swing says nothing
         robust = (f"No single input moved by {sensitivity.fraction:.0%} flips the decision or moves its $/month "
                   "advantage by a dollar a month.")
