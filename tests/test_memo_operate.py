@@ -35,8 +35,8 @@ def test_a_tornado_with_no_spread_is_a_sentence() -> None:
 
 
 def _decision(**chosen: object) -> SimpleNamespace:
-    option = SimpleNamespace(name="own", kind="self-host", target_peak_utilization=0.8, min_replicas=2,
-                             usd_per_month=1000.0, meets_slo=True, **chosen)
+    option = SimpleNamespace(**{"name": "own", "kind": "self-host", "target_peak_utilization": 0.8, "min_replicas": 2,
+                                "usd_per_month": 1000.0, "meets_slo": True, **chosen})
     runner = SimpleNamespace(name="api", kind="api", usd_per_month=1500.0, meets_slo=True)
     return SimpleNamespace(chosen=lambda: option, usable_options=[option, runner], options=[option, runner])
 
@@ -50,6 +50,15 @@ def test_monitoring_thresholds_come_from_the_slo_and_the_decision() -> None:
     assert rows["Peak-hour utilization of the self-hosted replicas"] == "above 80%"
     assert rows["Healthy replicas"] == "fewer than 2"
     assert rows["Monthly bill"] == "above $1,500"  # the runner-up's bill, where the choice stops paying
+
+
+def test_a_hybrid_with_no_replica_floor_gets_no_healthy_replicas_alert() -> None:
+    # A hybrid's floor is 0 (decision/hybrid.py): its API takes a base replica down, so no alert on a count.
+    scenario = parse_scenario(batch_floor())
+    table = monitoring_blocks(_decision(kind="hybrid", min_replicas=0), scenario,  # type: ignore[arg-type]
+                              _sensitivity(-500.0, 800.0))[0]
+    assert isinstance(table, Table)
+    assert "Healthy replicas" not in {row[0] for row in table.rows}
 
 
 def test_sources_of_a_memo_with_nothing_feasible() -> None:

@@ -100,7 +100,7 @@ def monitoring_blocks(decision: Decision, scenario: Scenario, sensitivity: Sensi
     if chosen.kind != "api" and chosen.target_peak_utilization is not None:
         rows.append(("Peak-hour utilization of the self-hosted replicas", f"above {pct(chosen.target_peak_utilization)}",
                      "the planned headroom (target_peak_utilization) is used up: add a replica"))
-    if chosen.kind != "api" and chosen.min_replicas is not None:
+    if chosen.kind != "api" and chosen.min_replicas:  # 0: no floor (a hybrid's API takes a replica down)
         rows.append(("Healthy replicas", f"fewer than {chosen.min_replicas}",
                      "the replica floor (N+1) the fleet was sized with"))
     if chosen.kind != "self-host":
