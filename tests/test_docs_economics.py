@@ -1129,10 +1129,10 @@ def build_worked_example() -> None:
     fact("hybrid keeps no base replica", HYBRID.replicas == 0)
     claim("Its base keeps no headroom and no spare but does keep h100-8b's floor m = 2, so the next choice is k = 2: "
           "$2,922.00 + $0 of overflow. k = 0 wins.",
-          ("m", HYBRID.min_replicas or 0, n0), ("k", REPLICAS, n0), ("two", 2 * REPLICA_MONTH, usd(2)),
+          ("m", SELF.min_replicas or 0, n0), ("k", REPLICAS, n0), ("two", 2 * REPLICA_MONTH, usd(2)),
           ("zero", 0, n0))
-    fact("the hybrid's base: t = 1, no spare, the floor of h100-8b",
-         (HYBRID.target_peak_utilization, HYBRID.spare_replicas, HYBRID.min_replicas) == (1.0, 0, 2))
+    fact("the hybrid's base: t = 1, no spare, 0 or at least the floor of h100-8b (the hybrid's own floor is 0)",
+         (HYBRID.target_peak_utilization, HYBRID.spare_replicas, HYBRID.min_replicas, SELF.min_replicas) == (1.0, 0, 0, 2))
     fact("two base replicas carry the whole day", LAM_PEAK < 2 * MU)
 
     # Ranking, reasons, warnings

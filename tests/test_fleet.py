@@ -146,9 +146,12 @@ def test_break_even_volume_respects_the_floor():
 
 
 def test_hybrid_keeps_no_base_or_at_least_the_floor():
-    hybrid = decided(scenario_dict(requests_per_day=2_000_000, fleet={"min_replicas": 3})).option("hybrid")
+    decision = decided(scenario_dict(requests_per_day=2_000_000, fleet={"min_replicas": 3}))
+    hybrid = decision.option("hybrid")
+    assert decision.option("h100").min_replicas == 3
     assert hybrid.replicas == 0 or hybrid.replicas >= 3
-    assert hybrid.min_replicas == 3
+    # The hybrid may keep no base at all: its own floor is 0, the base's floor is named in the reason.
+    assert hybrid.min_replicas == 0 and "0 or at least 3 replicas (h100's floor)" in (hybrid.fleet_reason or "")
 
 
 def test_compare_json_and_table_show_the_policy(tmp_path, capsys):
@@ -156,8 +159,9 @@ def test_compare_json_and_table_show_the_policy(tmp_path, capsys):
     path.write_text(yaml.safe_dump(scenario_dict()), encoding="utf-8")
     assert main(["compare", str(path), "--json", "--date", "2026-12-01"]) == 0
     out = {o["name"]: o for o in json.loads(capsys.readouterr().out)["options"]}
+    assert out["h100"]["min_replicas"] == 2 and out["hybrid"]["min_replicas"] == 0  # the hybrid may keep no base
+    assert out["hybrid"]["replicas"] >= out["hybrid"]["min_replicas"]
     for name in ("h100", "hybrid"):
-        assert out[name]["min_replicas"] == 2
         assert out[name]["scaling"] == "fixed"
         assert len(out[name]["replicas_by_hour"]) == 24
     assert out["h100"]["target_peak_utilization"] == 0.8 and out["h100"]["spare_replicas"] == 1
@@ -169,7 +173,7 @@ def test_compare_json_and_table_show_the_policy(tmp_path, capsys):
     assert out["api"]["min_replicas"] is None
     assert main(["compare", str(path), "--date", "2026-12-01"]) == 0
     table = capsys.readouterr().out
-    assert ">=2 @80%" in table and "Fleet policy" in table
+    assert ">=2 @80%" in table and ">=0 @100%" in table and "Fleet policy" in table
 
 
 @pytest.mark.parametrize(("where", "change", "fragment"), [

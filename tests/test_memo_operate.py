@@ -10,9 +10,10 @@ import pytest
 
 from app.views.search import axis_range
 from costmodel.decision.sensitivity import Advantage, Sensitivity, SensitivityBar
-from costmodel.memo.blocks import Figure, Para, Table
+from costmodel.memo.blocks import Bullets, Figure, Para, Table
 from costmodel.memo.content import _tornado_blocks
 from costmodel.memo.operate import monitoring_blocks
+from costmodel.memo.review import reliability_blocks
 from costmodel.memo.risks import sources_table
 from costmodel.scenario import parse_scenario
 from tests.test_app_round_trip import batch_floor
@@ -35,8 +36,8 @@ def test_a_tornado_with_no_spread_is_a_sentence() -> None:
 
 
 def _decision(**chosen: object) -> SimpleNamespace:
-    option = SimpleNamespace(name="own", kind="self-host", target_peak_utilization=0.8, min_replicas=2,
-                             usd_per_month=1000.0, meets_slo=True, **chosen)
+    option = SimpleNamespace(**{"name": "own", "kind": "self-host", "target_peak_utilization": 0.8, "min_replicas": 2,
+                                "spare_replicas": 1, "usd_per_month": 1000.0, "meets_slo": True, **chosen})
     runner = SimpleNamespace(name="api", kind="api", usd_per_month=1500.0, meets_slo=True)
     return SimpleNamespace(chosen=lambda: option, usable_options=[option, runner], options=[option, runner])
 
@@ -50,6 +51,32 @@ def test_monitoring_thresholds_come_from_the_slo_and_the_decision() -> None:
     assert rows["Peak-hour utilization of the self-hosted replicas"] == "above 80%"
     assert rows["Healthy replicas"] == "fewer than 2"
     assert rows["Monthly bill"] == "above $1,500"  # the runner-up's bill, where the choice stops paying
+
+
+def test_replica_alert_and_reliability_follow_the_fleet_policy() -> None:
+    scenario = parse_scenario(batch_floor())
+    for spare, named in ((1, True), (0, False)):  # N+1 is named only where the policy keeps a spare
+        table = monitoring_blocks(_decision(min_replicas=1, spare_replicas=spare), scenario,  # type: ignore[arg-type]
+                                  _sensitivity(-500.0, 800.0))[0]
+        assert isinstance(table, Table)
+        why = {row[0]: row[2] for row in table.rows}["Healthy replicas"]
+        assert ("(N+1)" in why) is named
+    # One replica for the peak, none to spare: the batch policy (spare_replicas 0) is stated, not overruled.
+    for spare, advice in ((0, "keeps no spare replica"), (1, "add a spare replica for N+1")):
+        option = SimpleNamespace(name="own", kind="self-host", replicas=1, capacity_requests_per_second=2.0,
+                                 spare_replicas=spare)
+        decision = SimpleNamespace(usable_options=[option], peak_requests_per_second=1.5)
+        (bullets,) = reliability_blocks(decision)  # type: ignore[arg-type]
+        assert isinstance(bullets, Bullets) and len(bullets.items) == 1 and advice in bullets.items[0]
+
+
+def test_a_hybrid_with_no_replica_floor_gets_no_healthy_replicas_alert() -> None:
+    # A hybrid's floor is 0 (decision/hybrid.py): its API takes a base replica down, so no alert on a count.
+    scenario = parse_scenario(batch_floor())
+    table = monitoring_blocks(_decision(kind="hybrid", min_replicas=0), scenario,  # type: ignore[arg-type]
+                              _sensitivity(-500.0, 800.0))[0]
+    assert isinstance(table, Table)
+    assert "Healthy replicas" not in {row[0] for row in table.rows}
 
 
 def test_sources_of_a_memo_with_nothing_feasible() -> None:

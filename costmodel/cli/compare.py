@@ -18,7 +18,7 @@ from costmodel.decision.recommend import verify_first_sentence
 from costmodel.decision.results import Decision, OptionResult
 from costmodel.scenario import Scenario, load_scenario
 from costmodel.scenario.search import SCENARIO_SEARCH_TOP_K
-from costmodel.units import fmt_latency, fmt_money, fmt_ms_column, fmt_pct
+from costmodel.units import counted, fmt_latency, fmt_money, fmt_ms_column, fmt_pct
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -89,7 +89,7 @@ def render_table(decision: Decision) -> str:
             if ps.what not in seen:
                 seen.add(ps.what)
                 dated = f"price as of {ps.price_as_of}, " if ps.price_as_of else ""
-                lines.append(f"  - {ps.what}: {ps.source} ({dated}checked {ps.checked}, {ps.age_days} days old)")
+                lines.append(f"  - {ps.what}: {ps.source} ({dated}checked {ps.checked}, {counted(ps.age_days, 'day')} old)")
     lines.append(f"  - efficiencies: {decision.efficiency_source}")
     lines += calibration_lines(decision)
     return "\n".join(lines)

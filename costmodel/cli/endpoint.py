@@ -23,6 +23,7 @@ from costmodel.cli.progress import add_quiet_flag, wanted
 from costmodel.errors import CostmodelError
 from costmodel.fileio import atomic_write_text, write_problem
 from costmodel.measurements.endpoint_result import (
+    DEFAULT_TIMEOUT_SECONDS,
     EndpointProbeResult,
     EndpointProbeSettings,
     endpoint_settings,
@@ -72,7 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         help="judge the run against this p90 TTFT limit (s): meets / misses in the output")
     parser.add_argument("--slo-tpot-p90", type=float, default=None, metavar="SECONDS",
                         help="judge the run against this p90 TPOT limit (s)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS,
+                        help=f"seconds per request (default {DEFAULT_TIMEOUT_SECONDS:g})")
     parser.add_argument("--out", type=Path, help="also write the result JSON here (atomic)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_quiet_flag(parser)

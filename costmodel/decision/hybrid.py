@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from costmodel.decision.evidence import USABLE_STATUSES, weakest_status
 from costmodel.decision.instances import InstancePacking
-from costmodel.decision.plan import HYBRID_TARGET_PEAK_UTILIZATION, fixed_cost, hybrid_cost
+from costmodel.decision.plan import HYBRID_TARGET_PEAK_UTILIZATION, fixed_cost, hybrid_base_floor, hybrid_cost
 from costmodel.decision.results import CostBreakdown, OptionResult, SloStatus
 from costmodel.scenario import HybridOption, Scenario
 from costmodel.serving.analytic import Capacity
@@ -24,6 +24,12 @@ def hybrid_slo_status(*, base_replicas: int, overflow_fraction: float, self_host
     parts = ((self_host_status,) if base_replicas else ()) + (
         (api_status,) if overflow_fraction > 0 or not base_replicas else ())
     return weakest_status(parts)
+
+
+def _fleet_reason(*, floor: int, self_host: str, api: str) -> str:
+    keeps = f", 0 or at least {counted(floor, 'replica')} ({self_host}'s floor)" if floor > 1 else ""
+    return (f"base at 100% of capacity at the SLO{keeps}, no spare replica: bursts and a replica down overflow "
+            f"to {api}")
 
 
 def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[float, ...], self_host: OptionResult,
@@ -76,9 +82,9 @@ def hybrid_result(option: HybridOption, scenario: Scenario, *, profile: tuple[fl
         model_id=self_host.model_id, hardware_id=self_host.hardware_id, gpus_per_replica=self_host.gpus_per_replica,
         usd_per_gpu_hour=self_host.usd_per_gpu_hour, api_usd_per_request=api.api_usd_per_request,
         priced_via_batch_api=api.priced_via_batch_api and plan.overflow_fraction > 0,
-        min_replicas=self_host.min_replicas, target_peak_utilization=target,
-        fleet_reason=(f"base at 100% of capacity at the SLO, no spare replica: bursts and a replica down overflow to "
-                      f"{api.name}"), scaling="fixed", replicas_by_hour=(plan.base_replicas,) * 24,
+        # The plan may keep no base replica (the API takes every request): the hybrid's floor is 0.
+        min_replicas=0, target_peak_utilization=target,
+        fleet_reason=_fleet_reason(floor=hybrid_base_floor(own), self_host=self_host.name, api=api.name), scaling="fixed", replicas_by_hour=(plan.base_replicas,) * 24,
         gpu_hours_per_month=packing.gpus_billed(plan.base_replicas) * HOURS_PER_MONTH,
         ops_usd_per_gpu_month=ops_per_gpu,
     )

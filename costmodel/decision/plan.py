@@ -237,6 +237,12 @@ def committed_usd_per_month(plan: OptionPlan, *, replicas: int, gpu_price_scale:
 HYBRID_TARGET_PEAK_UTILIZATION = 1.0
 
 
+def hybrid_base_floor(plan: OptionPlan) -> int:
+    """The fewest base replicas a hybrid keeps when it keeps any (the self-host plan's floor, at least 1); it may
+    also keep none, so the hybrid itself has no replica floor."""
+    return plan.fleet.floor or 1
+
+
 def hybrid_cost(plan: OptionPlan, *, mean_requests_per_second: float, hourly_profile: Sequence[float],
                 capacity_requests_per_second: float, api_usd_per_request: float, max_base_replicas: int,
                 gpu_price_scale: float = 1.0) -> HybridPlan:
@@ -250,7 +256,7 @@ def hybrid_cost(plan: OptionPlan, *, mean_requests_per_second: float, hourly_pro
     return plan_hybrid(
         mean_requests_per_second=mean_requests_per_second, hourly_profile=hourly_profile,
         capacity_requests_per_second=capacity if capacity > 0 and math.isfinite(capacity) else 0.0,
-        min_base_replicas=plan.fleet.floor or 1,
+        min_base_replicas=hybrid_base_floor(plan),
         replica_usd_per_month=n * usd_per_gpu_hour * HOURS_PER_MONTH + n * plan.ops_usd_per_gpu_month,
         ops_usd_per_month=plan.ops_usd_per_month, api_usd_per_request=api_usd_per_request,
         max_base_replicas=max_base_replicas, packing=packing,

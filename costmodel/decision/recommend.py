@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from costmodel.decision.evidence import USABLE_STATUSES
 from costmodel.decision.results import CheaperUnverified, OptionResult
+from costmodel.measurements.endpoint_result import DEFAULT_TIMEOUT_SECONDS, MAX_CONCURRENCY
 from costmodel.scenario import ApiOption, Scenario, SelfHostOption
 from costmodel.units import fmt_money, fmt_share
 
@@ -44,14 +45,25 @@ def _model_name(scenario: Scenario, name: str, api_models: dict[str, str]) -> st
     return option.model if isinstance(option, SelfHostOption) else name
 
 
-def probe_command(scenario: Scenario, name: str, *, api_models: dict[str, str]) -> str:
-    """`costmodel probe-endpoint` at the peak hour's concurrency, mean lengths and p90 limits, for option `name`
+def probe_concurrency(*, peak_requests_per_second: float, ttft_seconds: float, tpot_seconds: float,
+                      output_tokens: float) -> int:
+    """Requests in flight to probe at: Little's law, the peak rate x one request's duration (TTFT + output x TPOT),
+    the duration at most the probe's per-request timeout (it holds no request longer) and the count at most
+    the probe's own concurrency limit."""
+    duration_seconds = min(ttft_seconds + output_tokens * tpot_seconds, DEFAULT_TIMEOUT_SECONDS)
+    return min(MAX_CONCURRENCY, max(1, math.ceil(peak_requests_per_second * duration_seconds)))
+
+
+def probe_command(scenario: Scenario, option: OptionResult, *, api_models: dict[str, str]) -> str:
+    """`costmodel probe-endpoint` at the peak hour's concurrency, mean lengths and p90 limits, for `option`
     (its base URL is the user's: the provider's OpenAI-compatible endpoint, or a trial deployment)."""
     workload, slo = scenario.workload, scenario.slo
-    # Little's law at the peak hour with every request at the SLO's limits: the requests in flight to test at.
-    e2e_seconds = slo.ttft_p90_seconds + workload.mean_output_tokens() * slo.tpot_p90_seconds
-    concurrency = max(1, math.ceil(workload.peak_requests_per_second() * e2e_seconds))
-    parts = ["costmodel", "probe-endpoint", "--url", "$BASE_URL", "--model", _model_name(scenario, name, api_models),
+    # One request's duration: the option's own p90 figures where it has them, else the SLO's limits.
+    ttft = option.ttft_p90_seconds if option.ttft_p90_seconds is not None else slo.ttft_p90_seconds
+    tpot = option.tpot_p90_seconds if option.tpot_p90_seconds is not None else slo.tpot_p90_seconds
+    concurrency = probe_concurrency(peak_requests_per_second=workload.peak_requests_per_second(), ttft_seconds=ttft,
+                                    tpot_seconds=tpot, output_tokens=workload.mean_output_tokens())
+    parts = ["costmodel", "probe-endpoint", "--url", "$BASE_URL", "--model", _model_name(scenario, option.name, api_models),
              "--concurrency", str(concurrency), "--requests", str(max(PROBE_REQUESTS, 2 * concurrency)),
              "--prompt-tokens", str(max(1, round(workload.mean_prompt_tokens()))),
              "--max-tokens", str(max(1, round(workload.mean_output_tokens()))),
@@ -78,7 +90,7 @@ def recommend(ranked: tuple[OptionResult, ...], scenario: Scenario, *,
             option=candidate.name, usd_per_month=candidate.usd_per_month,
             saving_usd_per_month=saving,
             saving_fraction=saving / chosen.usd_per_month if chosen is not None and chosen.usd_per_month > 0 else math.nan,
-            check=probe_command(scenario, candidate.name, api_models=api_models or {}),
+            check=probe_command(scenario, candidate, api_models=api_models or {}),
             saving_usd_with_commitments=_ranked_gap(chosen, candidate))
     premium = (chosen.usd_per_month - cheapest.usd_per_month) if chosen is not None and cheapest is not None else None
     return Recommendation(chosen=chosen, cheapest_usable=cheapest, cheaper_unverified=cheaper,

@@ -44,3 +44,18 @@ EXCLUSION_LABELS = {
 def exclusion_label(kind: str | None) -> str:
     """The words for an infeasibility kind ('' for None; the kind itself when it has no label)."""
     return "" if kind is None else EXCLUSION_LABELS.get(kind, kind.replace("_", " "))
+
+
+# Each label counted, (one, many), where the bare label does not read after a number ('4 miss the SLO').
+_COUNTED_LABELS = {
+    "invalid_option": ("invalid option", "invalid options"),
+    "non_finite_cost": ("with no finite cost", "with no finite cost"),
+    "not_substitute": ("not a substitute", "not substitutes"),
+    "misses_slo": ("misses the SLO", "miss the SLO"),
+}
+
+
+def counted_exclusion(kind: str | None, count: int) -> str:
+    """'1 misses the SLO', '4 miss the SLO': `count` options of one infeasibility kind, the label in its number."""
+    one, many = _COUNTED_LABELS.get(kind or "", (exclusion_label(kind), exclusion_label(kind)))
+    return f"{count} {one if count == 1 else many}"

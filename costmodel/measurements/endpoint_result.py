@@ -31,6 +31,7 @@ TokenSource = Literal["usage", "content_chunks"]
 # Flag limits. The per-request timeout is a wall-clock limit for one streamed answer: an hour is longer
 # than any interactive or batch request should stream; NaN or inf would never time out.
 MAX_TIMEOUT_SECONDS = 3600.0
+DEFAULT_TIMEOUT_SECONDS = 60.0  # `probe-endpoint --timeout` when not given
 # Worker threads and requests held in memory at once (each prompt is built up front).
 MAX_CONCURRENCY = 4096
 MAX_REQUESTS = 1_000_000

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from costmodel.decision.result_parts import counted_exclusion
 from costmodel.decision.results import Decision, exclusion_label
 from costmodel.memo.blocks import Block, Bullets, Heading, Para, cut_names, short
 from costmodel.memo.review import context_blocks, goals_blocks, signoff_table
@@ -18,8 +19,9 @@ from costmodel.scenario import Scenario
 def infeasible_summary(decision: Decision) -> str:
     """'This memo recommends none of the 6 options compared (2 miss the SLO, ...)', counted by each option's first
     kind; the paragraph's bold lead says "No option is feasible." once."""
-    counts = Counter(exclusion_label(o.excluded_kind) for o in decision.options)
-    parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    counts = Counter(o.excluded_kind for o in decision.options)
+    parts = ", ".join(counted_exclusion(kind, n) for kind, n in
+                      sorted(counts.items(), key=lambda kv: (-kv[1], exclusion_label(kv[0]))))
     return (f"This memo recommends none of the {len(decision.options)} options "
             f"compared ({parts}). Nothing here should be read as a choice: fix the inputs below or add an option "
             "that can serve the workload, then re-run.")

@@ -109,9 +109,10 @@ def monitoring_blocks(decision: Decision, scenario: Scenario, sensitivity: Sensi
     if chosen.kind != "api" and chosen.target_peak_utilization is not None:
         rows.append(("Peak-hour utilization of the self-hosted replicas", f"above {pct(chosen.target_peak_utilization)}",
                      "the planned headroom (target_peak_utilization) is used up: add a replica"))
-    if chosen.kind != "api" and chosen.min_replicas is not None:
+    if chosen.kind != "api" and chosen.min_replicas:  # 0: no floor (a hybrid's API takes a replica down)
+        spare = f" (N+{chosen.spare_replicas})" if chosen.spare_replicas else ""
         rows.append(("Healthy replicas", f"fewer than {chosen.min_replicas}",
-                     "the replica floor (N+1) the fleet was sized with"))
+                     f"the replica floor{spare} the fleet was sized with"))
     if chosen.kind != "self-host":
         rows.append(("API rate-limit (HTTP 429) responses", "any sustained", "throttling drops or delays requests"))
     runner = _runner_up(decision, chosen)

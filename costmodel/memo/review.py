@@ -56,7 +56,13 @@ def _n_plus_one(option: OptionResult, decision: Decision) -> str | None:
         which = "its one base replica" if option.replicas == 1 else f"one of {option.replicas} base replicas"
         return (f"{short(option.name)}: {which} down sends its share to the API "
                 "(failover through the hybrid), at the API's per-request price.")
-    verdict = "still covers the peak (N+1)" if left >= 1 else "does not cover the peak: add a spare replica for N+1"
+    if left >= 1:
+        verdict = "still covers the peak (N+1)"
+    elif option.spare_replicas:  # the policy asked for spares the fleet could not add (a replica ceiling)
+        verdict = "does not cover the peak: add a spare replica for N+1"
+    else:  # the stated policy (batch default, or set): no spare, work waits out the replica's restart
+        verdict = ("does not cover the peak; its fleet policy keeps no spare replica (spare_replicas 0), so work "
+                   "queues until the replica is back (spare_replicas: 1 buys N+1)")
     count = f"{option.replicas} replica" if option.replicas == 1 else f"{option.replicas} replicas"
     return (f"{short(option.name)}: {count} for the peak hour; with one down the rest serve "
             f"{pct(left)} of peak demand, which {verdict}.")
