@@ -100,3 +100,36 @@ def test_capacity_is_the_same_without_the_shortcuts(replica, monkeypatch: pytest
         assert getattr(fast, name) == getattr(slow, name), name
     assert fast.at_capacity is not None and slow.at_capacity is not None
     assert _same(fast.at_capacity, slow.at_capacity)
+
+
+def test_saturation_run_gives_up_as_the_search_would_after_it(replica, monkeypatch: pytest.MonkeyPatch) -> None:
+    search = CapacitySearch(prompt_tokens=PROMPTS, output_tokens=OUTPUTS, requests=400, rate_tolerance=0.05,
+                            slo=[SloLimit("ttft", 90, 1.0), SloLimit("tpot", 90, 0.05)])
+    saturation = capacity_for_replica(replica, search).saturation_rate_requests_per_second
+    stopped_in_flood = []
+
+    def outcome(threshold: float) -> str:
+        try:  # given up below `threshold` requests/s: monotone, as the search's test
+            result = capacity_for_replica(replica, search, give_up=lambda upper: upper < threshold)
+        except capacity_module.CapacityNotNeeded:
+            return "not needed"
+        return repr((result.max_rate_requests_per_second, result.simulations, result.upper_bound_requests_per_second))
+
+    def watched(*args, **kwargs):
+        try:
+            return run_requests(*args, **kwargs)
+        except capacity_module.CapacityNotNeeded:
+            stopped_in_flood.append(kwargs.get("on_rate_bound") is not None)
+            raise
+
+    thresholds = [saturation * f for f in (0.3, 0.6, 0.9, 0.999, 1.001, 1.2, 3.0, 30.0)]
+    monkeypatch.setattr(capacity_module, "run_requests", watched)
+    fast = [outcome(t) for t in thresholds]
+
+    def full_run(*args, on_rate_bound=None, **kwargs):  # the saturation run to its end
+        return run_requests(*args, **kwargs)
+
+    monkeypatch.setattr(capacity_module, "run_requests", full_run)
+    assert fast == [outcome(t) for t in thresholds]
+    assert "not needed" in fast and fast[0] != "not needed"
+    assert any(stopped_in_flood)  # the shortcut was taken

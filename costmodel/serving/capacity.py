@@ -119,6 +119,12 @@ class CapacityResult:
         return self.at_capacity.tpot.p90_seconds if self.at_capacity else float("nan")
 
 
+def _not_needed(give_up: GiveUp | None, upper: float) -> None:
+    """Raise `CapacityNotNeeded` when `give_up` holds at this upper bound on the capacity."""
+    if give_up is not None and give_up(upper):
+        raise CapacityNotNeeded(f"capacity below {upper:.4g} requests/s is not needed")
+
+
 def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: GiveUp | None = None,
                          give_up_before_a_pass: bool = True) -> CapacityResult:
     """`capacity_at_slo` for an already built replica (reuse it across calls) with the settings of `search`.
@@ -150,8 +156,7 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: G
     def ask(upper: float) -> None:
         nonlocal bound
         bound = upper
-        if give_up is not None and give_up(upper):
-            raise CapacityNotNeeded(f"capacity below {upper:.4g} requests/s is not needed")
+        _not_needed(give_up, upper)
 
     if not limits:
         raise ValueError("capacity_at_slo needs at least one SLO limit")
@@ -177,7 +182,10 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: G
     if reason:
         return verdict(reason=reason, zero_load=minimum)
 
-    flood = simulate(arrival_seconds=np.zeros(requests))
+    # `give_up` holds at every bound below one where it holds (search/give_up.py), so once it holds at a bound
+    # on the saturation rate (the flood's, as it runs) it holds there: the flood stops, as `ask` would after it.
+    flood = simulate(arrival_seconds=np.zeros(requests),
+                     on_rate_bound=None if give_up is None else partial(_not_needed, give_up))
     runs += 1
     saturation = flood.requests_per_second
     ask(saturation)

@@ -113,3 +113,18 @@ class MissCheck:
             self._start[metric] = start + final
         self._gap = max(self._gap // 2, CHECK_EVERY_EVENTS) if near else min(2 * self._gap, MAX_CHECK_EVERY_EVENTS)
         return self._gap
+
+
+class RateBound:
+    """For a run read only for its completed requests/s (the capacity search's saturation run): passes an upper
+    bound on that rate to `on_bound`, which may raise to stop the run. While requests are still open at `now`,
+    the run lasts at least `now - start` (its last finish is at `now` or after), so the rate, completed over
+    that duration, is at most `completed / (now - start)`, a bound that falls as the run goes on."""
+
+    def __init__(self, on_bound: Callable[[float], None], *, completed: int, start_seconds: float) -> None:
+        self._on_bound, self._completed, self._start = on_bound, completed, start_seconds
+
+    def __call__(self, now_seconds: float, requests: RequestState) -> int:
+        if now_seconds > self._start:
+            self._on_bound(self._completed / (now_seconds - self._start))
+        return MAX_CHECK_EVERY_EVENTS // 4

@@ -12,7 +12,7 @@ prompt): it skips prefill compute and its pages are shared (one pool of the long
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from costmodel.errors import CostmodelError, NoRequestFitsError
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.scenario.slo import Slo, SloLimit
 from costmodel.serving.closed_loop import check_concurrency, closed_loop_send_seconds
-from costmodel.serving.early_stop import MissCheck
+from costmodel.serving.early_stop import MissCheck, RateBound
 from costmodel.serving.engine import run_engine
 from costmodel.serving.engine_io import EngineLimits, KvPolicy, paused_gc
 from costmodel.serving.itl import stream_chunk_tokens
@@ -162,6 +162,7 @@ def run_requests(
     mixed_prefill_decode: bool | None = None,
     concurrency: int | None = None,
     stop_on_miss: bool = False,
+    on_rate_bound: Callable[[float], None] | None = None,
 ) -> FinishedRun:
     """Run given requests (arrival-sorted arrays) through the engine, unsummarized (`FinishedRun.summary`).
 
@@ -172,13 +173,14 @@ def run_requests(
     run at most N at once (the engine's own cap `max_num_seqs` still holds), and each request's send time,
     from which TTFT and E2E count, is the finish of the request N places before it in finish order.
     `stop_on_miss` (a caller that reads only the verdict of a run that misses the SLO; open loop only): raise
-    `serving.early_stop.SloMissed` as soon as the verdict is certain to be a miss.
+    `serving.early_stop.SloMissed` as soon as the verdict is certain to be a miss. `on_rate_bound` (a caller
+    that reads only the completed requests/s): called with upper bounds on it as the run goes, and may raise.
     """
     if scheduler_steps is None:
         scheduler_steps = replica.scheduler_steps
     if concurrency is not None:
-        if stop_on_miss:
-            raise ValueError("stop_on_miss bounds latencies from arrival times: open loop only")
+        if stop_on_miss or on_rate_bound is not None:
+            raise ValueError("stop_on_miss and on_rate_bound bound the run from arrival times: open loop only")
         check_concurrency(concurrency)
         max_num_seqs = min(max_num_seqs, concurrency)
     if not replica.fits:
@@ -223,7 +225,9 @@ def run_requests(
         scheduler_steps=scheduler_steps,
         mixed_prefill_decode=replica.mixed_prefill_decode if mixed_prefill_decode is None else mixed_prefill_decode,
         miss_check=MissCheck(slo_limits(slo), arrival_seconds=arrival_seconds[keep], output_tokens=output_tokens[keep],
-                             rejected_output_tokens=output_tokens[rejected]) if stop_on_miss else None,
+                             rejected_output_tokens=output_tokens[rejected]) if stop_on_miss else (
+            None if on_rate_bound is None else RateBound(on_rate_bound, completed=int(keep.sum()),
+                                                         start_seconds=float(np.min(arrival_seconds)))),
     )
     # Speculative decoding: a verify step emits E tokens on average, so the engine runs each request's emissions
     # (serving/speculative.py); the trace keeps the real output tokens for TPOT, throughput and goodput.
