@@ -182,10 +182,8 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: G
     if reason:
         return verdict(reason=reason, zero_load=minimum)
 
-    # `give_up` holds at every bound below one where it holds (search/give_up.py), so once it holds at a bound
-    # on the saturation rate (the flood's, as it runs) it holds there: the flood stops, as `ask` would after it.
-    flood = simulate(arrival_seconds=np.zeros(requests),
-                     on_rate_bound=None if give_up is None else partial(_not_needed, give_up))
+    # `give_up` holds below any bound where it holds: at a bound on the flood's rate, as `ask` would after it
+    flood = simulate(arrival_seconds=np.zeros(requests), on_rate_bound=give_up and partial(_not_needed, give_up))
     runs += 1
     saturation = flood.requests_per_second
     ask(saturation)
