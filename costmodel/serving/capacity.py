@@ -29,11 +29,13 @@ from costmodel.memory import MAX_BATCHED_TOKENS
 from costmodel.roofline import Efficiency
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.scenario.slo import Slo, SloLimit
+from costmodel.serving.early_stop import unless_missed
 from costmodel.serving.engine_io import KvPolicy
 from costmodel.serving.profile import EngineSettings
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica, build_replica
 from costmodel.serving.results import SimulationResult
-from costmodel.serving.simulation import draw_lengths, simulate_requests, slo_limits, unit_gaps
+from costmodel.serving.simulation import draw_lengths, run_requests, slo_limits, unit_gaps
+from costmodel.serving.summary import FinishedRun
 from costmodel.serving.zero_load import (
     ZERO_LOAD_REQUESTS,
     zero_load_reason,
@@ -117,6 +119,12 @@ class CapacityResult:
         return self.at_capacity.tpot.p90_seconds if self.at_capacity else float("nan")
 
 
+def _not_needed(give_up: GiveUp | None, upper: float) -> None:
+    """Raise `CapacityNotNeeded` when `give_up` holds at this upper bound on the capacity."""
+    if give_up is not None and give_up(upper):
+        raise CapacityNotNeeded(f"capacity below {upper:.4g} requests/s is not needed")
+
+
 def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: GiveUp | None = None,
                          give_up_before_a_pass: bool = True) -> CapacityResult:
     """`capacity_at_slo` for an already built replica (reuse it across calls) with the settings of `search`.
@@ -148,8 +156,7 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: G
     def ask(upper: float) -> None:
         nonlocal bound
         bound = upper
-        if give_up is not None and give_up(upper):
-            raise CapacityNotNeeded(f"capacity below {upper:.4g} requests/s is not needed")
+        _not_needed(give_up, upper)
 
     if not limits:
         raise ValueError("capacity_at_slo needs at least one SLO limit")
@@ -160,7 +167,7 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: G
     gaps = unit_gaps(requests=requests, burstiness=search.burstiness, seed=search.seed)
     unit_arrivals = np.concatenate(([0.0], np.cumsum(gaps[:-1])))
     # Every run below simulates the same requests; only their arrival times (and the rate label) change.
-    simulate = partial(simulate_requests, replica, prompt_tokens=prompts, output_tokens=outputs,
+    simulate = partial(run_requests, replica, prompt_tokens=prompts, output_tokens=outputs,
                        prefix_cached_fraction=prefix_cached_fraction, slo=limits, kv_policy=kv_policy,
                        max_num_seqs=replica.running_cap(search.max_num_seqs))
 
@@ -175,24 +182,28 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: G
     if reason:
         return verdict(reason=reason, zero_load=minimum)
 
-    flood = simulate(arrival_seconds=np.zeros(requests))
+    # `give_up` holds below any bound where it holds: at a bound on the flood's rate, as `ask` would after it
+    flood = simulate(arrival_seconds=np.zeros(requests), on_rate_bound=give_up and partial(_not_needed, give_up))
     runs += 1
     saturation = flood.requests_per_second
     ask(saturation)
 
-    def run(rate: float) -> SimulationResult:
+    def run(rate: float) -> FinishedRun | None:
+        """The run at `rate`, None when it misses the SLO: only its verdict is read, so it stops once certain."""
         nonlocal runs
         runs += 1
-        return simulate(arrival_seconds=unit_arrivals / rate, rate_per_second=rate)
+        return unless_missed(partial(simulate, arrival_seconds=unit_arrivals / rate, rate_per_second=rate,
+                                     stop_on_miss=True))
 
     # At the saturation rate the queue grows without bound in steady state (utilization 1), even when a
     # finite run from an empty start still looks fine: it counts as failing, and the search stays below it.
-    best: SimulationResult | None = None
+    # Only the last passing run is summarized (`FinishedRun.summary`): the others' summaries are never read.
+    best: FinishedRun | None = None
     lo, hi = 0.0, saturation
     while runs < MAX_BISECTIONS + 2 and (best is None or hi - lo > rate_tolerance * lo):
         mid = 0.5 * (lo + hi)
         result = run(mid)
-        if result.meets_slo:
+        if result is not None and result.meets_slo:
             lo, best = mid, result
         else:
             hi = mid
@@ -202,7 +213,7 @@ def capacity_for_replica(replica: Replica, search: CapacitySearch, *, give_up: G
         return verdict(reason=f"even {hi:.3g} requests/s misses the SLO, though each request alone meets it: the limits "
                               "sit at the zero-load latency, so any queueing or batching breaks them",
                        zero_load=minimum, saturation=saturation)
-    return verdict(best=best, rate=lo, saturation=saturation, zero_load=minimum, failing=hi)
+    return verdict(best=best.summary(), rate=lo, saturation=saturation, zero_load=minimum, failing=hi)
 
 
 def converged_capacity(replica: Replica, search: CapacitySearch, *,

@@ -26,6 +26,7 @@ from collections import deque
 
 import numpy as np
 
+from costmodel.serving.early_stop import CHECK_EVERY_EVENTS
 from costmodel.serving.engine_io import EngineLimits, EngineTrace, engine_trace, runaway_error
 from costmodel.serving.engine_itl import append_stalled_segment
 from costmodel.serving.engine_preempt import preempt_newest
@@ -100,13 +101,13 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
     kv_capacity_bytes, reserve = limits.kv_capacity_bytes, limits.kv_policy == "reserve"
     kv_bytes_per_token, kv_bytes_per_sequence = limits.kv_bytes_per_token, limits.kv_bytes_per_sequence
     max_events, scheduler_steps, mixed = limits.max_events, limits.scheduler_steps, limits.mixed_prefill_decode
-    multi_step = scheduler_steps > 1
-    window_tokens = timer.window_tokens
+    multi_step, window_tokens = scheduler_steps > 1, timer.window_tokens
     sliding = window_tokens < NO_WINDOW  # without a window no context ever crosses it: no crossing events
     static_seconds, seconds_per_flop, seconds_per_byte = timer.static_seconds, timer.seconds_per_flop, timer.seconds_per_byte
     mix_ops = mix_op_table(timer)
     static_by_batch, lines_by_batch = timer.decode_tables()  # per-sequence CPU cost included
-    per_sequence_seconds = timer.per_sequence_seconds
+    per_sequence_seconds, miss_check = timer.per_sequence_seconds, limits.miss_check
+    next_check = CHECK_EVERY_EVENTS if miss_check is not None else 0  # the event of the next check (0: none)
 
     now, step, events, preemptions, busy_seconds, sequence_seconds = 0.0, 0, 0, 0, 0.0, 0.0
     window_left = 0  # multi-step: decode steps left before the scheduler runs again (0: it runs now)
@@ -136,6 +137,8 @@ def run_engine(  # noqa: C901 -- the event loop; see the comment above
         if n_done == n:
             events -= 1
             break
+        if events == next_check and miss_check is not None:  # raises early_stop.SloMissed once a miss is certain
+            next_check += miss_check(now, requests)
         while arrival[n_arrived] <= now:  # stops at the inf sentinel
             n_arrived += 1
         n_waiting = n_arrived - n_taken + (len(requeued) if requeued else 0)

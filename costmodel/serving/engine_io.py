@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
@@ -36,6 +36,9 @@ class EngineLimits:
     # False (SGLang's default): a step with prefill work runs only prefill; decoding sequences wait for it
     # and emit no token that step. True: prefill chunks and one token per decoding sequence share a step.
     mixed_prefill_decode: bool = True
+    # Called with (now, the request lists) `early_stop.CHECK_EVERY_EVENTS` events in, then as many events on as
+    # it returns: raises `early_stop.SloMissed` to stop a run whose SLO miss is already certain (None: never).
+    miss_check: Callable[[float, RequestState], int] | None = None
 
 
 @dataclass(frozen=True)

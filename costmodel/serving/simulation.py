@@ -12,7 +12,7 @@ prompt): it skips prefill compute and its pages are shared (one pool of the long
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -20,11 +20,13 @@ from costmodel.errors import CostmodelError, NoRequestFitsError
 from costmodel.scenario.distributions import TokenDistribution
 from costmodel.scenario.slo import Slo, SloLimit
 from costmodel.serving.closed_loop import check_concurrency, closed_loop_send_seconds
+from costmodel.serving.early_stop import MissCheck, RateBound
 from costmodel.serving.engine import run_engine
-from costmodel.serving.engine_io import EngineLimits, EngineTrace, KvPolicy, paused_gc
+from costmodel.serving.engine_io import EngineLimits, KvPolicy, paused_gc
 from costmodel.serving.itl import stream_chunk_tokens
 from costmodel.serving.replica import MAX_NUM_SEQS, Replica
-from costmodel.serving.results import LatencySummary, RequestTrace, SimulationResult
+from costmodel.serving.results import RequestTrace, SimulationResult
+from costmodel.serving.summary import FinishedRun
 
 MAX_REQUESTS = 2_000_000
 EVENTS_PER_REQUEST_LIMIT = 100  # loop iterations allowed per request before the run is declared runaway
@@ -136,7 +138,33 @@ def simulate_requests(
     mixed_prefill_decode: bool | None = None,
     concurrency: int | None = None,
 ) -> SimulationResult:
-    """Run given requests (arrival-sorted arrays) through the engine and summarize.
+    """Run given requests (arrival-sorted arrays) through the engine and summarize (see `run_requests`)."""
+    return run_requests(
+        replica, arrival_seconds=arrival_seconds, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+        prefix_cached_fraction=prefix_cached_fraction, slo=slo, kv_policy=kv_policy, max_num_seqs=max_num_seqs,
+        rate_per_second=rate_per_second, scheduler_steps=scheduler_steps, mixed_prefill_decode=mixed_prefill_decode,
+        concurrency=concurrency,
+    ).summary()
+
+
+def run_requests(
+    replica: Replica,
+    *,
+    arrival_seconds: np.ndarray,
+    prompt_tokens: np.ndarray,
+    output_tokens: np.ndarray,
+    prefix_cached_fraction: float = 0.0,
+    slo: Slo | Sequence[SloLimit] | None = None,
+    kv_policy: KvPolicy = "preempt",
+    max_num_seqs: int = MAX_NUM_SEQS,
+    rate_per_second: float | None = None,
+    scheduler_steps: int | None = None,
+    mixed_prefill_decode: bool | None = None,
+    concurrency: int | None = None,
+    stop_on_miss: bool = False,
+    on_rate_bound: Callable[[float], None] | None = None,
+) -> FinishedRun:
+    """Run given requests (arrival-sorted arrays) through the engine, unsummarized (`FinishedRun.summary`).
 
     `scheduler_steps` > 1 models multi-step scheduling (vLLM v0.6 `--num-scheduler-steps`): the scheduler
     runs once per that many decode steps (`serving.engine_io.EngineLimits`; default: the replica's).
@@ -144,10 +172,15 @@ def simulate_requests(
     while decoders wait. `concurrency` N: a closed loop (`closed_loop.py`): the requests (all arriving at 0)
     run at most N at once (the engine's own cap `max_num_seqs` still holds), and each request's send time,
     from which TTFT and E2E count, is the finish of the request N places before it in finish order.
+    `stop_on_miss` (a caller that reads only the verdict of a run that misses the SLO; open loop only): raise
+    `serving.early_stop.SloMissed` as soon as the verdict is certain to be a miss. `on_rate_bound` (a caller
+    that reads only the completed requests/s): called with upper bounds on it as the run goes, and may raise.
     """
     if scheduler_steps is None:
         scheduler_steps = replica.scheduler_steps
     if concurrency is not None:
+        if stop_on_miss or on_rate_bound is not None:
+            raise ValueError("stop_on_miss and on_rate_bound bound the run from arrival times: open loop only")
         check_concurrency(concurrency)
         max_num_seqs = min(max_num_seqs, concurrency)
     if not replica.fits:
@@ -191,6 +224,10 @@ def simulate_requests(
         max_events=max(1_000_000, EVENTS_PER_REQUEST_LIMIT * int(keep.sum())),
         scheduler_steps=scheduler_steps,
         mixed_prefill_decode=replica.mixed_prefill_decode if mixed_prefill_decode is None else mixed_prefill_decode,
+        miss_check=MissCheck(slo_limits(slo), arrival_seconds=arrival_seconds[keep], output_tokens=output_tokens[keep],
+                             rejected_output_tokens=output_tokens[rejected]) if stop_on_miss else (
+            None if on_rate_bound is None else RateBound(on_rate_bound, completed=int(keep.sum()),
+                                                         start_seconds=float(np.min(arrival_seconds)))),
     )
     # Speculative decoding: a verify step emits E tokens on average, so the engine runs each request's emissions
     # (serving/speculative.py); the trace keeps the real output tokens for TPOT, throughput and goodput.
@@ -213,47 +250,8 @@ def simulate_requests(
         first_token_seconds=full["first"], finish_seconds=full["finish"], prompt_tokens=prompt_tokens,
         cached_tokens=cached, output_tokens=output_tokens, rejected=rejected,
     )
-    return summarize(replica, trace=trace, engine=engine, slo=slo_limits(slo), kv_policy=kv_policy,
-                     rate_per_second=rate_per_second, concurrency=concurrency,
-                     stream_chunk_tokens=stream_chunk_tokens(scheduler_steps=scheduler_steps,
-                                                             streaming_tokens_per_chunk=replica.streaming_tokens_per_chunk))
+    return FinishedRun(replica=replica, trace=trace, engine=engine, slo=slo_limits(slo), kv_policy=kv_policy,
+                       rate_per_second=rate_per_second, concurrency=concurrency,
+                       stream_chunk_tokens=stream_chunk_tokens(scheduler_steps=scheduler_steps,
+                                                               streaming_tokens_per_chunk=replica.streaming_tokens_per_chunk))
 
-
-def summarize(
-    replica: Replica, *, trace: RequestTrace, engine: EngineTrace, slo: tuple[SloLimit, ...], kv_policy: str,
-    rate_per_second: float | None, concurrency: int | None = None, stream_chunk_tokens: int = 1,
-) -> SimulationResult:
-    """Percentiles, throughput, goodput and SLO verdict of a finished run."""
-    done = trace.completed
-    start = float(trace.arrival_seconds.min())
-    duration = max(float(np.nanmax(trace.finish_seconds)) - start, 1e-12)
-    output_total = float(trace.output_tokens[done].sum())
-    prompt_total = float(trace.prompt_tokens[done].sum())
-    meets = trace.meets(slo) if slo else None
-    summaries = {m: LatencySummary.of(trace.values(m)) for m in ("ttft", "tpot", "e2e")}
-    verdict = all(trace.at_percentile(limit) <= limit.limit_seconds for limit in slo) if slo else None
-    return SimulationResult(
-        model_id=replica.model_id, hardware_id=replica.hardware_id, gpus=replica.gpus,
-        weight_dtype=replica.weight_dtype, kv_dtype=replica.kv_dtype, kv_policy=kv_policy, engine=replica.engine_id,
-        rate_per_second=rate_per_second, requests=int(done.size), completed=int(done.sum()),
-        rejected=int((~done).sum()), duration_seconds=duration,
-        ttft=summaries["ttft"], tpot=summaries["tpot"], e2e=summaries["e2e"],
-        queue=LatencySummary.of(trace.queue_seconds()),
-        output_tokens_per_second=output_total / duration,
-        total_tokens_per_second=(output_total + prompt_total) / duration,
-        requests_per_second=float(done.sum()) / duration,
-        slo_limits=slo,
-        goodput_requests_per_second=None if meets is None else float(meets.sum()) / duration,
-        slo_attainment=None if meets is None else float(meets.mean()),
-        meets_slo=verdict,
-        preemptions=engine.preemptions, steps=engine.steps, events=engine.events,
-        mean_batch=engine.sequence_seconds / engine.busy_seconds if engine.busy_seconds > 0 else 0.0,
-        max_running=engine.max_running,
-        kv_capacity_tokens=replica.kv_capacity_tokens,
-        trace=trace,
-        series=engine.series,
-        step_groups=engine.step_groups,
-        replica=replica,
-        concurrency=concurrency,
-        stream_chunk_tokens=stream_chunk_tokens,
-    )

@@ -8,8 +8,8 @@ import numpy as np
 from costmodel.scenario.slo import SloLimit
 from costmodel.serving.engine_io import KvPolicy
 from costmodel.serving.replica import Replica
-from costmodel.serving.results import SimulationResult
-from costmodel.serving.simulation import simulate_requests
+from costmodel.serving.simulation import run_requests
+from costmodel.serving.summary import FinishedRun
 
 ZERO_LOAD_REQUESTS = 120  # requests the zero-load run checks (the search's sample)
 _NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
@@ -17,15 +17,16 @@ _NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
 
 def zero_load_result(
     replica: Replica, *, prompts: np.ndarray, outputs: np.ndarray, prefix_cached_fraction: float, kv_policy: KvPolicy
-) -> SimulationResult:
-    """Every request alone on the replica: all arrive at 0, one sequence runs at a time."""
-    return simulate_requests(
+) -> FinishedRun:
+    """Every request alone on the replica: all arrive at 0, one sequence runs at a time (unsummarized: its
+    readers take the trace)."""
+    return run_requests(
         replica, arrival_seconds=np.zeros(len(prompts)), prompt_tokens=prompts, output_tokens=outputs,
         prefix_cached_fraction=prefix_cached_fraction, kv_policy=kv_policy, max_num_seqs=1,
     )
 
 
-def zero_load_seconds(result: SimulationResult, limit: SloLimit) -> float:
+def zero_load_seconds(result: FinishedRun, limit: SloLimit) -> float:
     """A limit's metric at its percentile in a zero-load run, measured from admission (no queueing)."""
     trace = result.trace
     done = trace.completed
@@ -49,14 +50,15 @@ def _infeasible_reason(replica: Replica, limit: SloLimit, value: float, prompts:
 
 
 def zero_load_reason(replica: Replica, limits: tuple[SloLimit, ...], minimum: dict[str, float],
-                      alone: SimulationResult, *, prompts: np.ndarray, outputs: np.ndarray) -> str:
+                      alone: FinishedRun, *, prompts: np.ndarray, outputs: np.ndarray) -> str:
     """Why no load meets the SLO, from the zero-load run ("" when it does not show that)."""
     for limit in limits:
         if minimum[limit.key] > limit.limit_seconds:
             return _infeasible_reason(replica, limit, minimum[limit.key], prompts, outputs)
-    if alone.rejected:
+    rejected = int(alone.trace.rejected.sum())
+    if rejected:
         checked = min(len(prompts), ZERO_LOAD_REQUESTS)
-        share = alone.rejected / checked
+        share = rejected / checked
         return (f"{share:.1%} of requests can never fit in KV memory or the model's context "
-                f"({alone.rejected} of {checked}); shorten them or add GPUs")
+                f"({rejected} of {checked}); shorten them or add GPUs")
     return ""
