@@ -12,7 +12,7 @@ from costmodel.decision.latency import batch_evidence
 from costmodel.decision.rank import decide
 from costmodel.pricing import load_api_prices
 from costmodel.pricing.api_cost import api_workload_cost
-from costmodel.pricing.batch_window import BATCH_WINDOWS, batch_window, choose_batch
+from costmodel.pricing.batch_window import batch_window, choose_batch, load_batch_windows
 from costmodel.scenario import Workload, parse_scenario
 from costmodel.scenario.slo import Slo
 
@@ -31,9 +31,9 @@ def _choose(slo: Slo | None, *, provider: str = "openai", **flags: bool) -> Any:
 
 def test_every_batch_priced_provider_has_a_sourced_window_or_none() -> None:
     providers = {row.id.split("/")[0] for row in load_api_prices().rows if row.has_batch}
-    assert providers <= BATCH_WINDOWS.keys()
+    assert providers <= load_batch_windows().keys()
     for provider in providers:
-        window = BATCH_WINDOWS[provider]
+        window = load_batch_windows()[provider]
         assert window.source.startswith("https://") and "read 2026-12-02" in window.source
         assert window.window_seconds in (DAY_S, None)
     assert batch_window("nobody").window_seconds is None
@@ -76,14 +76,14 @@ def test_the_batch_price_follows_the_choice() -> None:
 
 
 def test_the_verdict_reads_the_window() -> None:
-    evidence = batch_evidence(BATCH_WINDOWS["openai"])
+    evidence = batch_evidence(load_batch_windows()["openai"])
     assert evidence.source == "published" and evidence.ttft.point == evidence.ttft.high == DAY_S
     assert evidence.ttft.low is None and evidence.tpot.point is None and not evidence.tpot_applies
     assert slo_verdict(evidence, _slo(tpot_p90_seconds=1e-3)).status == "likely_meets"  # TPOT not judged
     # Judged against a limit under the window (never priced so, but the verdict must read the window):
     over = slo_verdict(evidence, _slo(ttft_p90_seconds=3600.0))
     assert over.status == "unverified" and "up to 86400.00 s" in over.reason
-    assert batch_evidence(BATCH_WINDOWS["xai"]).source == "none"
+    assert batch_evidence(load_batch_windows()["xai"]).source == "none"
 
 
 def _scenario(*, ttft_p90_seconds: float, batch_allowed: bool = True) -> Any:
@@ -119,3 +119,18 @@ def test_decision_prices_and_judges_the_same_route() -> None:
                   "tpot_p90_seconds"):
         assert getattr(minute, field) == getattr(interactive, field), field
     assert minute.ttft_p90_seconds is not None and minute.ttft_p90_seconds < 60.0
+
+
+def test_the_window_sheet_is_validated_and_names_the_bad_cell(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Each bundled row carries its page and the date it was read; a bad window is refused with its row and field."""
+    import pytest
+
+    from costmodel.errors import CostmodelError
+
+    for window in load_batch_windows().values():
+        assert "https://" in window.source and "read 2026-12-02" in window.source
+    bad = tmp_path / "windows.csv"
+    bad.write_text("provider,window_seconds,quote,source_url,checked\n"
+                   "openai,-5,within 24 hours,https://example.org,2026-12-02\n", encoding="utf-8")
+    with pytest.raises(CostmodelError, match=r"row 2 \(openai\).*window_seconds"):
+        load_batch_windows(str(bad))

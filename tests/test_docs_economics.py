@@ -86,7 +86,7 @@ from costmodel.pricing.api_cost import (
     check_rate_limits,
     mean_request_usd,
 )
-from costmodel.pricing.batch_window import BATCH_WINDOWS, BatchChoice, choose_batch
+from costmodel.pricing.batch_window import BatchChoice, choose_batch, load_batch_windows
 from costmodel.pricing.hosts import host_row, host_share
 from costmodel.pricing.schema import HOURS_PER_YEAR, MAX_API_USD_PER_MTOK
 from costmodel.scenario import FleetPolicy, Scenario, SelfHostOption, parse_scenario
@@ -363,9 +363,9 @@ def build_api_request() -> None:
 
 def build_batch_window() -> None:
     """The batch route: its provider's completion window decides whether the batch price applies."""
-    window = BATCH_WINDOWS["openai"].window_seconds or 0.0
+    window = load_batch_windows()["openai"].window_seconds or 0.0
     day = Slo(ttft_p90_seconds=MAX_LATENCY_SECONDS, tpot_p90_seconds=0.5)
-    sourced = [p for p in ("openai", "anthropic", "google", "fireworks", "groq") if BATCH_WINDOWS[p].window_seconds]
+    sourced = [p for p in ("openai", "anthropic", "google", "fireworks", "groq") if load_batch_windows()[p].window_seconds]
 
     def choice(slo: Slo, provider: str = "openai") -> BatchChoice:
         return choose_batch(provider=provider, has_batch_price=True, batch_allowed=True, use_batch_api=True, slo=slo)
@@ -376,15 +376,16 @@ def build_batch_window() -> None:
          and not choice(day.model_copy(update={"e2e_p90_seconds": window - 1})).batch
          and choice(day.model_copy(update={"tpot_p90_seconds": 1e-3})).batch)
     claim("OpenAI, Anthropic, Google (Gemini batch mode), Fireworks and Groq publish a 24 h window (86,400 s, the "
-          "largest limit a scenario may set; each page is cited in that module, read 2026-12-02)",
+          "largest limit a scenario may set; each page is cited, with its words, in `pricing_data/batch_windows.csv`, "
+          "read 2026-12-02)",
           ("hours", window / 3600, n0), ("seconds", window, n0), ("schema max", MAX_LATENCY_SECONDS, n0))
     fact("the five providers publish the same 24 h window",
-         len(sourced) == 5 and all(BATCH_WINDOWS[p].window_seconds == window for p in sourced))
+         len(sourced) == 5 and all(load_batch_windows()[p].window_seconds == window for p in sourced))
     fact("each window cites its page and the date it was read",
-         all("read 2026-12-02" in w.source and "https://" in w.source for w in BATCH_WINDOWS.values()))
+         all("read 2026-12-02" in w.source and "https://" in w.source for w in load_batch_windows().values()))
     claim('xAI publishes only "most batch requests complete within 24 hours", no bound, so its batch API is not used.')
-    fact("xAI: no window, no batch price", BATCH_WINDOWS["xai"].window_seconds is None and not choice(day, "xai").batch)
-    evidence = batch_evidence(BATCH_WINDOWS["openai"])
+    fact("xAI: no window, no batch price", load_batch_windows()["xai"].window_seconds is None and not choice(day, "xai").batch)
+    evidence = batch_evidence(load_batch_windows()["openai"])
     claim("(`published`, TTFT p90 = the band's high end = 86,400 s, no TPOT), so it `likely_meets` a limit of a day.",
           ("point", evidence.ttft.point or 0, n0), ("high", evidence.ttft.high or 0, n0))
     fact("a batch-priced option likely meets a day's TTFT limit on the window",

@@ -14,13 +14,34 @@ Otherwise it is priced at its interactive price with its interactive latency evi
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 from dataclasses import dataclass
+from pathlib import Path
 
+from pydantic import Field
+
+from costmodel.fileio import read_user_text
+from costmodel.pricing.latency import parse_csv_rows
+from costmodel.pricing.sheets import PRICING_DIR
 from costmodel.scenario.slo import Slo
+from costmodel.strict import StrictModel
 from costmodel.units import fmt_seconds
 
 SECONDS_PER_DAY = 86_400.0
-READ_ON = "2026-12-02"  # when the stored copies of the pages below were read
+BATCH_WINDOWS_FILE = "batch_windows.csv"
+
+
+class BatchWindowRow(StrictModel):
+    """One provider's published batch completion window (pricing_data/batch_windows.csv)."""
+
+    provider: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="provider id of the API price sheet")
+    window_seconds: float | None = Field(default=None, gt=0, le=30 * SECONDS_PER_DAY,
+                                         description="the published bound, s; empty: no bound is published")
+    quote: str = Field(min_length=1, description="the page's own words")
+    source_url: str = Field(pattern=r"^https://", description="the page the window is read from")
+    checked: dt.date = Field(description="date the page was read")
+    notes: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,35 +53,25 @@ class BatchWindow:
     source: str  # URL, the page's words, and when it was read
 
 
-# Keyed by the provider prefix of a price id ("openai/gpt-5-mini" -> "openai"): every provider with a
-# batch price in pricing_data/api_prices.csv.
-BATCH_WINDOWS: dict[str, BatchWindow] = {w.provider: w for w in (
-    BatchWindow(provider="openai", window_seconds=SECONDS_PER_DAY, source=(
-        "https://help.openai.com/en/articles/9197833-batch-api-faq: \"We will process these requests within "
-        "24 hours\"; Batch API `completion_window`: \"Currently only 24h is supported\" "
-        f"(https://www.rubydoc.info/github/openai/openai-ruby, the official SDK), read {READ_ON}")),
-    BatchWindow(provider="anthropic", window_seconds=SECONDS_PER_DAY, source=(
-        "https://docs.anthropic.com/de/api/creating-message-batches: Message Batches \"can take up to 24 hours "
-        "to complete\"; expires_at is \"24 hours after creation\" (https://platform.claude.com/docs/en/api/"
-        f"kotlin/beta/messages/batches), read {READ_ON}")),
-    BatchWindow(provider="google", window_seconds=SECONDS_PER_DAY, source=(
-        "https://developers.googleblog.com/scale-your-ai-workloads-batch-mode-gemini-api (2025-07-07): Gemini "
-        f"API batch mode lets you \"retrieve your results within 24 hours\", read {READ_ON}")),
-    BatchWindow(provider="fireworks", window_seconds=SECONDS_PER_DAY, source=(
-        "https://fireworks.ai/blog/batch-api: \"Results can be retrieved in a few hours, with a max turnaround "
-        f"time of 24 hours\", read {READ_ON}")),
-    BatchWindow(provider="groq", window_seconds=SECONDS_PER_DAY, source=(
-        "https://console.groq.com/docs/batch: \"Each batch completes within 24 hours (or often more quickly)\"; "
-        f"\"Each batch has a 24-hour processing window\", read {READ_ON}")),
-    BatchWindow(provider="xai", window_seconds=None, source=(
-        "https://docs.x.ai/docs/guides/batch-api: \"Most batch requests complete within 24 hours, though "
-        f"processing time may vary\" (typical, not a bound), read {READ_ON}")),
-)}
+def _window(row: BatchWindowRow) -> BatchWindow:
+    kind = "" if row.window_seconds is not None else " (typical, not a bound)"
+    extra = f"; {row.notes}" if row.notes else ""
+    return BatchWindow(provider=row.provider, window_seconds=row.window_seconds,
+                       source=f'{row.source_url}: "{row.quote}"{kind}{extra}, read {row.checked.isoformat()}')
+
+
+@functools.lru_cache(maxsize=4)
+def load_batch_windows(path: str | None = None) -> dict[str, BatchWindow]:
+    """The validated windows by provider (default: the bundled pricing_data/batch_windows.csv)."""
+    file_path = Path(path) if path is not None else PRICING_DIR / BATCH_WINDOWS_FILE
+    rows = parse_csv_rows(read_user_text(file_path, what="batch window sheet"), where=str(file_path),
+                          row_model=BatchWindowRow, key="provider", sheet="batch window sheet")
+    return {row.provider: _window(row) for row in rows}
 
 
 def batch_window(provider: str) -> BatchWindow:
-    """The provider's window; a provider not in the table has no sourced window."""
-    return BATCH_WINDOWS.get(provider) or BatchWindow(
+    """The provider's window; a provider not in the sheet has no sourced window."""
+    return load_batch_windows().get(provider) or BatchWindow(
         provider=provider, window_seconds=None, source=f"no published batch completion window found for {provider}")
 
 
