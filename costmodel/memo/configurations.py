@@ -47,6 +47,16 @@ def mode_table(result: SearchResult) -> Table:
                          "docs/validation.md ('Serving modes').")
 
 
+def ranking_sentence(result: SearchResult) -> str:
+    """' Ranked by ...' when a searched reserved term runs past the horizon (decision/commitment.py), else ''."""
+    if result.ranking_basis == "usd_per_month" or not result.best:
+        return ""
+    best, months = result.best[0], result.horizon_months
+    return (f" The search ranks by the {months}-month horizon total with the reserved commitments still owed after it, "
+            f"per month of the horizon (the month-0 fleet held constant; {money(best.ranked_usd_per_month)}/month "
+            "for this one), as the options are compared; the comparison then re-costs them month by month.")
+
+
 def variants_label(row: Configuration) -> str:
     """The same-cost variants collapsed into the row, beyond the one shown ('' when none)."""
     from costmodel.search.rows import variants_summary  # only when there is a search to show
@@ -109,7 +119,7 @@ def search_blocks(result: SearchResult, *, top_k: int) -> list[Block]:
     best = result.best[0]
     blocks.append(Para(f"Cheapest meeting the SLO: {configuration_label(best)} on {best.offering} (engine "
                        f"{best.engine}, {best.scaling}), {money(best.usd_per_month)}/month "
-                       f"({per_mtok(best.usd_per_mtok)}/M tokens).", lead="Best found."))
+                       f"({per_mtok(best.usd_per_mtok)}/M tokens).{ranking_sentence(result)}", lead="Best found."))
     if result.best_by_mode:
         blocks.append(mode_table(result))
     blocks.append(Figure(FIGURE_KEY, "Figure S. The searched configurations that meet the SLO on the two Pareto fronts: "
