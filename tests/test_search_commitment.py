@@ -8,6 +8,8 @@ import pytest
 
 from costmodel.decision.commitment import commitment_factor, held_fleet_usd_per_month
 from costmodel.decision.rank import decide
+from costmodel.memo.blocks import Para, money
+from costmodel.memo.configurations import search_blocks
 from costmodel.pricing import PriceSheet, load_gpu_prices
 from costmodel.scenario import parse_scenario
 from costmodel.search import search, with_configuration
@@ -65,9 +67,15 @@ def test_a_3_year_row_loses_to_on_demand_at_a_12_month_horizon_and_pruning_stays
     decided = decide(with_configuration(scenario, row, name="res"), gpu_sheet=sheet)
     option = next(o for o in decided.options if o.name == "res")
     assert option.usd_horizon_total_with_commitments == pytest.approx(12 * row.ranked_usd_per_month)
+    # The memo's search section says what the month-0 favourite ranks at.
+    cheapest = found.cheapest_committing
+    assert cheapest is not None and cheapest.offering == "test/l4/reserved"
+    best = next(b for b in search_blocks(found, top_k=3) if isinstance(b, Para) and b.lead == "Best found.")
+    assert f"36-month term, so it ranks at {money(cheapest.ranked_usd_per_month)}/month" in best.text
 
 
 def test_a_term_within_the_horizon_ranks_by_month_0() -> None:
     found = search(_scenario(), top_k=3, gpu_sheet=_sheet(commitment="1 year"))
     assert found.ranking_basis == "usd_per_month" and found.best[0].offering == "test/l4/reserved"
     assert all(r.ranked_usd_per_month == r.usd_per_month and r.commitment_term_months is None for r in found.best)
+    assert found.cheapest_committing is None

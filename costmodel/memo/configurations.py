@@ -49,12 +49,15 @@ def mode_table(result: SearchResult) -> Table:
 
 def ranking_sentence(result: SearchResult) -> str:
     """' Ranked by ...' when a searched reserved term runs past the horizon (decision/commitment.py), else ''."""
-    if result.ranking_basis == "usd_per_month" or not result.best:
+    row = result.cheapest_committing
+    if result.ranking_basis == "usd_per_month" or row is None:
         return ""
-    best, months = result.best[0], result.horizon_months
-    return (f" The search ranks by the {months}-month horizon total with the reserved commitments still owed after it, "
-            f"per month of the horizon (the month-0 fleet held constant; {money(best.ranked_usd_per_month)}/month "
-            "for this one), as the options are compared; the comparison then re-costs them month by month.")
+    return (f" The search ranks as the options are compared, by the {result.horizon_months}-month horizon total with "
+            "the commitments still owed after it, per month of the horizon (the month-0 fleet held constant): "
+            f"{configuration_label(row)} on {row.offering} ({row.scaling}) bills {money(row.usd_per_month)}/month "
+            f"but signs a {row.commitment_term_months}-month term, so it ranks at "
+            f"{money(row.ranked_usd_per_month)}/month. The comparison then re-costs the searched options month by "
+            "month.")
 
 
 def variants_label(row: Configuration) -> str:

@@ -39,6 +39,9 @@ class SearchResult:
     # "usd_per_month" (the two are then equal); each row's figure is its `ranking_usd_per_month`.
     ranking_basis: str = "usd_per_month"
     horizon_months: int = 12
+    # The cheapest-by-month-0 ranked row whose reserved term runs past the horizon (what month 0's $/month would
+    # have ranked higher), for the memo's sentence; None when no ranked row commits past the horizon.
+    cheapest_committing: Configuration | None = None
 
     def contract(self) -> dict[str, object]:
         """`search --json`: best is the cheapest row (null when none meets the SLO); top_k the K rows;
@@ -84,6 +87,7 @@ def search_result(simulated: list[Configuration], *, top_k: int, enumerated: int
     ttft = listed(pareto_front(ranked, better_is_higher=False, metric="ttft_p90_seconds"))
     frontier = sorted(set(speed + ttft), key=lambda r: (r.usd_per_mtok, repr(r)))
     pruned = enumerated - len(simulated)
+    committing = [r for r in rows if r.commitment_term_months]
     by_bounds = pruned - without_host  # the rest were left out for their host (`search.run`'s host filter)
     return SearchResult(
         candidates_enumerated=enumerated, candidates_pruned=pruned, candidates_simulated=len(simulated),
@@ -94,8 +98,8 @@ def search_result(simulated: list[Configuration], *, top_k: int, enumerated: int
         frontier_ttft_reason=front_reason(list(ttft), rows, metric="ttft_p90_seconds", pruned=by_bounds),
         rows_meeting_slo=len(rows),
         candidates_without_host=without_host, best_by_mode=_best_by_mode(rows), horizon_months=horizon_months,
-        ranking_basis="usd_horizon_total_with_commitments" if any(r.commitment_term_months for r in rows)
-        else "usd_per_month")
+        ranking_basis="usd_horizon_total_with_commitments" if committing else "usd_per_month",
+        cheapest_committing=min(committing, key=lambda r: r.usd_per_month) if committing else None)
 
 
 def _best_by_mode(rows: list[Configuration]) -> tuple[Configuration, ...]:
