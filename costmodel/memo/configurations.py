@@ -47,6 +47,19 @@ def mode_table(result: SearchResult) -> Table:
                          "docs/validation.md ('Serving modes').")
 
 
+def ranking_sentence(result: SearchResult) -> str:
+    """' Ranked by ...' when a searched reserved term runs past the horizon (decision/commitment.py), else ''."""
+    row = result.cheapest_committing
+    if result.ranking_basis == "usd_per_month" or row is None:
+        return ""
+    return (f" The search ranks as the options are compared, by the {result.horizon_months}-month horizon total with "
+            "the commitments still owed after it, per month of the horizon (the month-0 fleet held constant): "
+            f"{configuration_label(row)} on {row.offering} ({row.scaling}) bills {money(row.usd_per_month)}/month "
+            f"but signs a {row.commitment_term_months}-month term, so it ranks at "
+            f"{money(row.ranked_usd_per_month)}/month. The comparison then re-costs the searched options month by "
+            "month.")
+
+
 def variants_label(row: Configuration) -> str:
     """The same-cost variants collapsed into the row, beyond the one shown ('' when none)."""
     from costmodel.search.rows import variants_summary  # only when there is a search to show
@@ -109,7 +122,7 @@ def search_blocks(result: SearchResult, *, top_k: int) -> list[Block]:
     best = result.best[0]
     blocks.append(Para(f"Cheapest meeting the SLO: {configuration_label(best)} on {best.offering} (engine "
                        f"{best.engine}, {best.scaling}), {money(best.usd_per_month)}/month "
-                       f"({per_mtok(best.usd_per_mtok)}/M tokens).", lead="Best found."))
+                       f"({per_mtok(best.usd_per_mtok)}/M tokens).{ranking_sentence(result)}", lead="Best found."))
     if result.best_by_mode:
         blocks.append(mode_table(result))
     blocks.append(Figure(FIGURE_KEY, "Figure S. The searched configurations that meet the SLO on the two Pareto fronts: "

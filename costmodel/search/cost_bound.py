@@ -9,6 +9,11 @@ replica-hours x N x D days (`decision.fleet.autoscaled_day` without its headroom
 mixed, the same replica-hours at the lower of the base and the burst's on-demand price (`decision.mixed`: every
 hour pays at least its need, each replica-hour at the base's or the burst's price). Owned offerings' host share
 is left out of the bound (it only adds).
+
+The bound is of the cost the search ranks by (decision/commitment.py): a reserved row whose term T runs past the
+horizon H prices the GPU-hours it commits (a fixed fleet's, a mixed fleet's base) at max(1, T / H) x its price, so
+`lower_usd_per_month` at `lowest_usd_per_gpu_hour`'s price bounds the ranked figure (and month 0's $/month when
+the factor is 1).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from costmodel.decision.commitment import commitment_factor
 from costmodel.decision.economics import diurnal_profile
 from costmodel.scenario import Scenario
 from costmodel.search.scope import OptionTerms
@@ -67,10 +73,14 @@ def lower_usd_per_month(candidate: Candidate, replica: ReplicaScreen, *, usd_per
 
 
 def lowest_usd_per_gpu_hour(candidate: Candidate, *, prices: dict[str, float], on_demand: dict[str, float],
-                             terms: OptionTerms) -> float:
-    """The lowest price one of the candidate's GPU-hours pays: its offering's (mixed: or the burst's cheapest
-    on-demand row's), plus its per-GPU ops spread over the GPU-hours of a month."""
-    price = prices[candidate.offering]
+                             terms: OptionTerms, term_months: dict[str, int | None] | None = None,
+                             horizon_months: int = 12) -> float:
+    """The lowest price one of the candidate's GPU-hours pays on the ranked basis: its offering's x max(1, T / H)
+    (`term_months`: each offering's reserved term; decision/commitment.py), mixed: or the burst's cheapest
+    on-demand row's (no term), plus its per-GPU ops spread over the GPU-hours of a month."""
+    term = (term_months or {}).get(candidate.offering)
+    price = prices[candidate.offering] * commitment_factor(term_months=term, horizon_months=horizon_months,
+                                                           scaling=candidate.scaling)
     if candidate.scaling == "mixed":
         price = min(price, on_demand.get(candidate.hardware, price))
     return price + terms.ops_usd_per_gpu_month / HOURS_PER_MONTH

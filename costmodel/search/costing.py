@@ -5,13 +5,16 @@ warm-up) and is costed by the decision's own `self_host_result`, so a searched c
 `compare` says it costs, and its verdict is the decision's (`meets_slo` / `slo_status`, never recomputed here).
 The breakdown splits the result's GPU line into the GPU-hours and, for owned GPUs, the host server's share,
 both from the decision's one costing function (decision/plan.py `plan_cost`: the host's $/GPU-hour x the
-owned replicas' GPU-hours, the fixed fleet or a mixed fleet's base).
+owned replicas' GPU-hours, the fixed fleet or a mixed fleet's base). The cost the search ranks by is the
+decision's horizon total with commitments per month, the month-0 fleet held constant (decision/commitment.py:
+a reserved term past the horizon counts its committed tail; else usd_per_month itself).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
+from costmodel.decision.commitment import committed_term_months, held_fleet_ranking_usd_per_month
 from costmodel.decision.options import host_not_counted, self_host_result
 from costmodel.pricing import GpuPriceRow, PriceSheet
 from costmodel.scenario import Scenario, SelfHostOption
@@ -50,6 +53,8 @@ def configuration(scenario: Scenario, candidate: Candidate, capacity: tuple[Capa
         model=c.model, hardware=c.hardware, gpus_per_replica=c.gpus_per_replica, weight_dtype=c.weight_dtype,
         kv_dtype=c.kv_dtype, offering=c.offering, engine=c.engine, scaling=c.scaling,
         usd_per_month=result.usd_per_month, usd_per_mtok=result.usd_per_mtok,
+        ranking_usd_per_month=held_fleet_ranking_usd_per_month(result, horizon_months=scenario.horizon_months),
+        commitment_term_months=committed_term_months(result, horizon_months=scenario.horizon_months),
         tokens_per_second_per_user=1.0 / tpot if tpot and result.slo_status != "misses" else 0.0,
         ttft_p90_seconds=result.ttft_p90_seconds, meets_slo=result.meets_slo, slo_status=result.slo_status,
         replicas=result.replicas, gpus=result.gpus, capacity_requests_per_second=result.capacity_requests_per_second,

@@ -5,8 +5,9 @@ A capacity search brackets the capacity: after the saturation run it lies below 
 each rate that failed after it. At an upper bound u on the capacity, a candidate costs at least its $/month
 at u under the decision's own sizing rule (decision/fleet.py `replicas_for_demand`, monotone in the capacity):
 fixed, R(peak, u) replicas all month; autoscale and mixed, sum over the day's hours of min(max_replicas,
-R(demand_h, u)) replica-hours, each at the lowest price one of its GPU-hours pays (search/cost_bound.py), plus
-the fixed ops. R counts the fleet policy's headroom and N+k spares, which the screen's bound leaves out, so it
+R(demand_h, u)) replica-hours, each at the lowest price one of its GPU-hours pays on the ranked basis (a reserved
+term past the horizon at max(1, T / H) x its price, search/cost_bound.py), plus the fixed ops: a lower bound of
+the cost the search ranks by (decision/commitment.py), compared with the K-th row's. R counts the fleet policy's headroom and N+k spares, which the screen's bound leaves out, so it
 is tighter than the screen's and still a lower bound (instance packing, warm-up and an owned GPU's host only
 add). When every queued candidate sharing the capacity costs more than the K-th cheapest SLO-feasible row
 simulated so far (+ the tie, search/prune.py) at u, none can enter the top K: the wave rule would prune each

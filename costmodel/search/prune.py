@@ -1,10 +1,11 @@
 """The wave rule of the search (search/run.py): which queued candidates may still enter the result.
 
 A candidate is pruned when the bounds (true bounds, see `search.screen`) show it cannot meet the SLO, or when its
-$/month lower bound is above the K-th cheapest SLO-feasible row simulated so far (same-cost variants are one row,
+lower bound of the ranked cost (`Screened.ranked_lower`: $/month, with a reserved term past the horizon counted,
+decision/commitment.py) is above the K-th cheapest SLO-feasible row simulated so far by that cost (same-cost variants are one row,
 search/rows.py, so a tie within `TIE_USD` is simulated to list it), so it cannot enter the top K; with
 `keep_front` it is then kept unless a simulated SLO-feasible row costs <= its lower bound and gives >= its
-tokens/s per user upper bound.
+tokens/s per user upper bound (month 0's $/month, the fronts' basis, on both sides).
 
 A candidate pruned leaves the queue for good. `WaveRule.settle` applies the rule to the whole queue at once: the
 queue is sorted by the lower bound, so the candidates at or under the K-th cost (+ the tie) are one prefix, found
@@ -27,8 +28,8 @@ TIE_USD = 0.005  # half a cent: a bound within it of the K-th cost may be one of
 
 
 def kth_cost(feasible: Sequence[Configuration], *, top_k: int) -> float:
-    """The K-th cheapest cost among the rows' distinct collapse keys (same-cost variants count once)."""
-    costs = sorted({collapse_key(r): r.usd_per_month for r in feasible}.values())
+    """The K-th cheapest ranked cost among the rows' distinct collapse keys (same-cost variants count once)."""
+    costs = sorted({collapse_key(r): r.ranked_usd_per_month for r in feasible}.values())
     return costs[top_k - 1] if len(costs) >= top_k else math.inf
 
 
@@ -60,7 +61,7 @@ def pruned(item: Screened, feasible: Sequence[Configuration], *, kth_usd_per_mon
     """The wave rule for one candidate (module docstring); `settle` is the same rule over a sorted queue."""
     if not item.viable:
         return True
-    if item.usd_per_month_lower <= kth_usd_per_month + TIE_USD:  # a tie may be a same-cost variant of the K-th row
+    if item.ranked_lower <= kth_usd_per_month + TIE_USD:  # a tie may be a same-cost variant of the K-th row
         return False
     if not keep_front:
         return True
@@ -77,24 +78,24 @@ class WaveRule:
 
     @property
     def limit_usd_per_month(self) -> float:
-        """The K-th cheapest SLO-feasible row's $/month + the tie: a candidate bounded above it is pruned."""
+        """The K-th cheapest SLO-feasible row's ranked $/month + the tie: a candidate bounded above it is pruned."""
         return self._limit
 
     def keeps(self, item: Screened) -> bool:
         """Not pruned: `pruned` is False for it (module docstring)."""
         if not item.viable:
             return False
-        if item.usd_per_month_lower <= self._limit:
+        if item.ranked_lower <= self._limit:
             return True
         return self._front is not None and not self._front.dominates(
             usd_per_month_lower=item.usd_per_month_lower,
             tokens_per_second_per_user_upper=item.tokens_per_second_per_user_upper)
 
     def settle(self, queue: list[Screened]) -> list[Screened]:
-        """The queue (sorted by `usd_per_month_lower`, every item viable) without what the rule prunes, in order:
+        """The queue (sorted by `ranked_lower`, every item viable) without what the rule prunes, in order:
         the prefix at or under the K-th cost (+ the tie) is kept whole; past it only, with keep_front, the
         candidates no simulated row dominates."""
-        cut = bisect.bisect_right(queue, self._limit, key=lambda s: s.usd_per_month_lower)
+        cut = bisect.bisect_right(queue, self._limit, key=lambda s: s.ranked_lower)
         if cut == len(queue):
             return queue
         if self._front is None:

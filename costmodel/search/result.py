@@ -34,6 +34,14 @@ class SearchResult:
     # The cheapest row of each serving-mode family simulated (rows.mode_family), cheapest first; empty unless the
     # search ran modes (search.modes). A family absent was pruned: its cost bound could not enter the top K.
     best_by_mode: tuple[Configuration, ...] = ()
+    # What `best` is ranked by (decision/commitment.py): "usd_horizon_total_with_commitments" (per month of the
+    # horizon, the month-0 fleet held constant) when a ranked row's reserved term runs past the horizon, else
+    # "usd_per_month" (the two are then equal); each row's figure is its `ranking_usd_per_month`.
+    ranking_basis: str = "usd_per_month"
+    horizon_months: int = 12
+    # The cheapest-by-month-0 ranked row whose reserved term runs past the horizon (what month 0's $/month would
+    # have ranked higher), for the memo's sentence; None when no ranked row commits past the horizon.
+    cheapest_committing: Configuration | None = None
 
     def contract(self) -> dict[str, object]:
         """`search --json`: best is the cheapest row (null when none meets the SLO); top_k the K rows;
@@ -49,6 +57,7 @@ class SearchResult:
                 "frontier_ttft_reason": self.frontier_ttft_reason, "rows_meeting_slo": self.rows_meeting_slo,
                 "candidates_without_host": self.candidates_without_host,
                 "best_by_mode": [c.contract() for c in self.best_by_mode],
+                "ranking_basis": self.ranking_basis, "horizon_months": self.horizon_months,
                 **(self.scope.contract() if self.scope is not None else {})}
 
 
@@ -60,8 +69,10 @@ def ranked_rows(rows: list[Configuration], *, accept_unverified: bool = False) -
 
 
 def search_result(simulated: list[Configuration], *, top_k: int, enumerated: int, started: float, hits: int,
-                  scope: SearchScope, without_host: int, accept_unverified: bool) -> SearchResult:
-    """Top K over collapsed rows, the two fronts (each row listing its same-cost variants) and their reasons."""
+                  scope: SearchScope, without_host: int, accept_unverified: bool,
+                  horizon_months: int = 12) -> SearchResult:
+    """Top K over collapsed rows by their ranked cost (`Configuration.ranked_usd_per_month`), the two fronts (each
+    row listing its same-cost variants) and their reasons."""
     ranked = ranked_rows(simulated, accept_unverified=accept_unverified)
     rows = collapse(ranked)
     variants = {collapse_key(r): r.variants for r in rows}
@@ -76,6 +87,7 @@ def search_result(simulated: list[Configuration], *, top_k: int, enumerated: int
     ttft = listed(pareto_front(ranked, better_is_higher=False, metric="ttft_p90_seconds"))
     frontier = sorted(set(speed + ttft), key=lambda r: (r.usd_per_mtok, repr(r)))
     pruned = enumerated - len(simulated)
+    committing = [r for r in rows if r.commitment_term_months]
     by_bounds = pruned - without_host  # the rest were left out for their host (`search.run`'s host filter)
     return SearchResult(
         candidates_enumerated=enumerated, candidates_pruned=pruned, candidates_simulated=len(simulated),
@@ -85,7 +97,9 @@ def search_result(simulated: list[Configuration], *, top_k: int, enumerated: int
                                                                 pruned=by_bounds),
         frontier_ttft_reason=front_reason(list(ttft), rows, metric="ttft_p90_seconds", pruned=by_bounds),
         rows_meeting_slo=len(rows),
-        candidates_without_host=without_host, best_by_mode=_best_by_mode(rows))
+        candidates_without_host=without_host, best_by_mode=_best_by_mode(rows), horizon_months=horizon_months,
+        ranking_basis="usd_horizon_total_with_commitments" if committing else "usd_per_month",
+        cheapest_committing=min(committing, key=lambda r: r.usd_per_month) if committing else None)
 
 
 def _best_by_mode(rows: list[Configuration]) -> tuple[Configuration, ...]:

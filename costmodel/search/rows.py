@@ -52,7 +52,7 @@ class Configuration:
     offering: str
     engine: str
     scaling: str
-    usd_per_month: float
+    usd_per_month: float  # month 0's, what the fleet pays a month
     usd_per_mtok: float
     tokens_per_second_per_user: float  # 1 / TPOT p90 at the operating point (0 when it misses the SLO)
     ttft_p90_seconds: float | None
@@ -71,6 +71,15 @@ class Configuration:
     excluded_kind: str | None = None  # the decision's exclusion, when the configuration has one
     variants: tuple[Variant, ...] = ()  # same-cost configurations collapsed into this row (itself included)
     mode_choice: ModeChoice | None = None  # the serving mode (search/mode_choice.py); None: aggregated, TP
+    # What the search ranks by (decision/commitment.py): the horizon total with commitments per month of the
+    # horizon, the month-0 fleet held constant; None: usd_per_month (no reserved term past the horizon).
+    ranking_usd_per_month: float | None = None
+    commitment_term_months: int | None = None  # a reserved term that runs past the horizon (None: none)
+
+    @property
+    def ranked_usd_per_month(self) -> float:
+        """The cost the search ranks and prunes by: `ranking_usd_per_month`, else usd_per_month."""
+        return self.usd_per_month if self.ranking_usd_per_month is None else self.ranking_usd_per_month
 
     def candidate(self) -> Candidate:
         """The configuration as a search candidate (to add it to a scenario)."""
@@ -116,6 +125,8 @@ class Configuration:
             "usd_per_month", "usd_per_mtok", "tokens_per_second_per_user", "ttft_p90_seconds", "meets_slo",
             "slo_status", "capacity_requests_per_second", "replicas", "gpus", "batch", "quality_score",
             "ops_usd_per_month", "ops_source", "gpu_usd_per_month", "host_usd_per_month", "host_counted")}
+        row["ranking_usd_per_month"] = self.ranked_usd_per_month
+        row["commitment_term_months"] = self.commitment_term_months
         row["cost_breakdown"] = {"gpu_usd_per_month": self.gpu_usd_per_month,
                                  "host_usd_per_month": self.host_usd_per_month,
                                  "ops_usd_per_month": self.ops_usd_per_month}
@@ -129,9 +140,10 @@ SCALING_SIMPLICITY = {"fixed": 0, "autoscale": 1, "mixed": 2}
 
 
 def collapse_key(row: Configuration) -> CollapseKey:
-    """What same-cost variants share: model, accelerator, TP size, offering and the cost to the cent (and the
-    serving mode, when the row runs one: two modes are two rows)."""
-    key: CollapseKey = (row.model, row.hardware, row.gpus_per_replica, row.offering, round(row.usd_per_month, 2))
+    """What same-cost variants share: model, accelerator, TP size, offering and the cost to the cent, month 0's and
+    the ranked one (and the serving mode, when the row runs one: two modes are two rows)."""
+    key: CollapseKey = (row.model, row.hardware, row.gpus_per_replica, row.offering, round(row.usd_per_month, 2),
+                        round(row.ranked_usd_per_month, 2))
     return key if row.mode_choice is None else (*key, row.mode_choice)
 
 
@@ -158,7 +170,8 @@ def variants_summary(row: Configuration) -> str:
 
 
 def collapse(rows: list[Configuration]) -> list[Configuration]:
-    """One row per collapse key, cheapest first: its fastest variant, listing every variant of the key."""
+    """One row per collapse key, cheapest first (by the ranked cost): its fastest variant, listing every variant of
+    the key."""
     groups: dict[CollapseKey, list[Configuration]] = {}
     for row in rows:
         groups.setdefault(collapse_key(row), []).append(row)
@@ -166,7 +179,7 @@ def collapse(rows: list[Configuration]) -> list[Configuration]:
     for members in groups.values():
         ordered = sorted(members, key=_preference)
         out.append(replace(ordered[0], variants=tuple(m.variant() for m in ordered)))
-    return sorted(out, key=lambda r: (r.usd_per_month, *_preference(r)))
+    return sorted(out, key=lambda r: (r.ranked_usd_per_month, *_preference(r)))
 
 
 def pareto_front(rows: list[Configuration], *, better_is_higher: bool, metric: str) -> list[Configuration]:

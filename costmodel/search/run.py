@@ -157,7 +157,7 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
     inputs = Shared(SearchInputs(scenario, sheet, calibration, today=today, scope=scope))
     enumerated, hosted, screened = _screen(inputs, runner=runner, quality=quality, models=scope.models,
                                            viable_only=prune, report=report)
-    queue = sorted(screened, key=lambda s: (s.usd_per_month_lower, -s.tokens_per_second_per_user_upper,
+    queue = sorted(screened, key=lambda s: (s.ranked_lower, -s.tokens_per_second_per_user_upper,
                                             s.candidate.order_key))
     simulations = Simulations(inputs, runner=runner, cache=cache, queue=queue)
     report(SCREEN_FRACTION, f"screened {enumerated:,} configurations; simulating the cheapest")
@@ -194,7 +194,8 @@ def _search(scenario: Scenario, *, top_k: int = 5, gpu_sheet: PriceSheet[GpuPric
     finally:
         simulations.discard()
     return search_result(simulated, top_k=top_k, enumerated=enumerated, started=started, hits=hits, scope=scope,
-                         without_host=enumerated - hosted, accept_unverified=scenario.accept_unverified_latency)
+                         without_host=enumerated - hosted, accept_unverified=scenario.accept_unverified_latency,
+                         horizon_months=scenario.horizon_months)
 
 
 def _by_capacity(queue: list[Screened]) -> dict[ReplicaKey, list[Screened]]:

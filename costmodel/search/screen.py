@@ -15,7 +15,8 @@ and all-reduce overlap applied to the efficiencies as `serving.replica.build_rep
 - a decode-step LOWER bound t_min = step(batch 1, 1 new token, context 0): every decode step of any batch
   and context takes at least this, so TPOT p90 >= t_min and tokens/s per user <= 1 / t_min. If t_min
   exceeds the TPOT limit no load meets the SLO.
-From these `search/cost_bound.py` takes a $/month LOWER bound per candidate.
+From these `search/cost_bound.py` takes a $/month LOWER bound per candidate: of month 0's $/month (the fronts'
+basis) and of the cost the search ranks by (decision/commitment.py: a reserved term past the horizon counted).
 `screen_candidates` evaluates these with the vectorized roofline (`roofline.step_arrays` and
 `memory.memory_arrays` over one array per model of every replica configuration), the same formulas
 `screen_replica` runs one configuration at a time (kept as the scalar reference, tested equal).
@@ -26,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -77,17 +79,25 @@ class ReplicaScreen:
 
 @dataclass(frozen=True, kw_only=True)
 class Screened:
-    """One candidate with its bounds: $/month lower bound and tokens/s per user upper bound."""
+    """One candidate with its bounds: $/month lower bounds (month 0's, and of the ranked cost) and tokens/s per
+    user upper bound."""
 
     candidate: Candidate
     replica: ReplicaScreen
     usd_per_gpu_hour: float
-    usd_per_month_lower: float
+    usd_per_month_lower: float  # of month 0's $/month (the front test, search/prune.py)
     tokens_per_second_per_user_upper: float
     tpot_limit_seconds: float
-    # what its lower bound was priced at (search/give_up.py prices it again at a tighter capacity bound)
+    # what its ranked lower bound was priced at (search/give_up.py prices it again at a tighter capacity bound)
     lowest_usd_per_gpu_hour: float | None = None
     ops_usd_per_month: float | None = None
+    # of the cost the search ranks by (decision/commitment.py); None: usd_per_month_lower (no term past the horizon)
+    ranking_usd_per_month_lower: float | None = None
+
+    @property
+    def ranked_lower(self) -> float:
+        """The lower bound of the ranked cost: the top-K test and the queue's order (search/prune.py)."""
+        return self.usd_per_month_lower if self.ranking_usd_per_month_lower is None else self.ranking_usd_per_month_lower
 
     @property
     def viable(self) -> bool:
@@ -264,19 +274,23 @@ def screen_candidates(scenario: Scenario, candidates: tuple[Candidate, ...], *, 
     hours = {key: autoscaled_replica_hours_lower(capacity_upper_requests_per_second=r.capacity_upper_requests_per_second,
                                                  hourly_requests_per_second=hourly, min_replicas=floor)
              for key, r in replicas.items()}
+    terms_months = {o: gpu_sheet.get(o).term_months for o in prices}
     out = []
     for candidate in candidates:
         key = candidate.capacity_key
         replica = replicas[key]
         own = terms[(candidate.model, candidate.hardware)]
-        price = lowest_usd_per_gpu_hour(candidate, prices=prices, on_demand=on_demand, terms=own)
+        lower = partial(lower_usd_per_month, candidate, replica, ops_usd_per_month=own.ops_usd_per_month,
+                        peak_requests_per_second=peak, hourly_requests_per_second=hourly, replica_hours=hours[key],
+                        min_replicas=floor)
+        month_0 = lowest_usd_per_gpu_hour(candidate, prices=prices, on_demand=on_demand, terms=own)
+        ranked = lowest_usd_per_gpu_hour(candidate, prices=prices, on_demand=on_demand, terms=own,
+                                         term_months=terms_months, horizon_months=scenario.horizon_months)
+        bound = lower(usd_per_gpu_hour=month_0)
         out.append(Screened(
             candidate=candidate, replica=replica, usd_per_gpu_hour=prices[candidate.offering],
-            usd_per_month_lower=lower_usd_per_month(candidate, replica, usd_per_gpu_hour=price,
-                                                    ops_usd_per_month=own.ops_usd_per_month,
-                                                    peak_requests_per_second=peak, hourly_requests_per_second=hourly,
-                                                    replica_hours=hours[key], min_replicas=floor),
-            tokens_per_second_per_user_upper=1.0 / replica.decode_step_lower_seconds,
-            tpot_limit_seconds=tpot_limit, lowest_usd_per_gpu_hour=price, ops_usd_per_month=own.ops_usd_per_month,
+            usd_per_month_lower=bound, tokens_per_second_per_user_upper=1.0 / replica.decode_step_lower_seconds,
+            tpot_limit_seconds=tpot_limit, lowest_usd_per_gpu_hour=ranked, ops_usd_per_month=own.ops_usd_per_month,
+            ranking_usd_per_month_lower=bound if ranked == month_0 else lower(usd_per_gpu_hour=ranked),
         ))
     return tuple(out)
