@@ -30,6 +30,7 @@ from costmodel.memo.blocks import (
 from costmodel.memo.commitments import ranking_basis_blocks
 from costmodel.memo.options_table import option_notes, options_table, rank_cells
 from costmodel.memo.revisit import change_blocks
+from costmodel.memo.sensitivity_table import sensitivity_table
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption
 from costmodel.units import counted, fmt_share
 
@@ -255,41 +256,6 @@ def workload_table(decision: Decision, scenario: Scenario) -> Table:
     ]
     rows.append(("SLO", slo_limits(scenario)))
     return Table(header=("Input", "Value"), rows=tuple(rows), widths=(0.22, 0.78), align=("l", "l"), font_size=8.5)
-
-
-def _advantage_cell(advantage: Advantage) -> str:
-    if advantage.recommendation_fails:
-        return "flips (recommendation fails the SLO or is throttled)"
-    if advantage.alternative is None:
-        return "no alternative"
-    flag = " - flips" if advantage.flips else ""
-    return f"{money(advantage.usd_per_month)} vs {advantage.alternative}{flag}"
-
-
-def _basis_words(sensitivity: Sensitivity) -> str:
-    return ("cost over the horizon with commitments (the ranking's basis)"
-            if sensitivity.ranking_basis == "usd_horizon_total_with_commitments" else "$/month")
-
-
-def sensitivity_table(sensitivity: Sensitivity) -> Table:
-    """The tornado's numbers: the advantage at each end of each input's range."""
-    low = f"-{sensitivity.fraction:.0%}"
-    high = f"+{sensitivity.fraction:.0%}"
-    rows = tuple(
-        (bar.label, _advantage_cell(bar.low), _advantage_cell(bar.high),
-         "decide" if bar.method == "decide" else "1st order")
-        for bar in sensitivity.bars
-    )
-    return Table(
-        header=("Input scaled", f"Advantage at {low}", f"Advantage at {high}", "Method"), rows=rows,
-        widths=(0.27, 0.31, 0.31, 0.11), align=("l", "l", "l", "l"), font_size=7.5,
-        caption=(f"Advantage = best eligible alternative's {_basis_words(sensitivity)} minus "
-                 f"{short(sensitivity.recommendation)}'s; today "
-                 f"{_advantage_cell(sensitivity.base)}. A value \u2264 0 means the decision flips. Method: decide = "
-                 "the whole decision re-run with the input scaled; 1st order = the economics re-run with each "
-                 "self-hosted capacity scaled (by the roofline's capacity ratio for efficiency, by GPU time per "
-                 "request for token counts) and API cost scaled by its prompt/output price split."),
-    )
 
 
 def sensitivity_blocks(decision: Decision, scenario: Scenario, sensitivity: Sensitivity) -> list[Block]:
