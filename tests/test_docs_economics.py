@@ -43,6 +43,7 @@ from costmodel.cli import main
 from costmodel.decision import capacity as decision_module
 from costmodel.decision.attach import option_efficiency
 from costmodel.decision.capacity import SIMULATED_REQUESTS, CapacityCache, self_host_capacity
+from costmodel.decision.commitment import commitment_factor
 from costmodel.decision.economics import (
     HOURS_PER_MONTH,
     SECONDS_PER_MONTH,
@@ -642,6 +643,11 @@ def build_instances_and_commitments() -> None:
     claim("One 1-GPU replica on `semianalysis/h100-sxm/reserved` ($1.30, 36 months) in a 12-month horizon leaves "
           "24 x 1.30 x 730.5 = $22,791.60 owed.", ("price", reserved.all_in_usd_per_gpu_hour(), fixed(2)),
           ("term", reserved.term_months or 0, n0), ("owed", 24 * 1.30 * H, usd(2)))
+    # The search's rank of a held fleet (decision/commitment.py): 1.60 x max(1, 36 / 12) = 4.80 per GPU-hour.
+    factor = commitment_factor(term_months=36, horizon_months=12)
+    claim("A 3-year row at $1.60/GPU-hour therefore ranks at $4.80 in\na 12-month horizon, behind an on-demand row "
+          "under $4.80.", ("price", 1.60, usd(2)), ("ranked", 1.60 * factor, usd(2)))
+    fact("a 36-month term held through a 12-month horizon ranks at 3x its price", factor == 3.0)
 
 
 def build_fleets() -> None:
