@@ -20,8 +20,9 @@ Month 0 is the as-of month. Formulas (docs/economics.md, "The horizon"):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from costmodel.decision.hybrid import hybrid_slo_status
 from costmodel.decision.plan import OptionPlan, PlanCost, hybrid_cost, plan_cost, workload_demand
@@ -30,6 +31,8 @@ from costmodel.decision.self_host import self_host_evidence
 from costmodel.scenario import ApiOption, HybridOption, Scenario, SelfHostOption, Workload
 from costmodel.serving.analytic import Capacity
 from costmodel.units import HOURS_PER_MONTH
+
+_Month = TypeVar("_Month")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -186,6 +189,16 @@ def self_host_horizon(by_month: Sequence[MonthFleet], *, plan: OptionPlan, gpu_p
         term_months=term)
 
 
+def held_base_months(by_month: Sequence[_Month], *, bases: Sequence[int], term_months: int,
+                     reprice: Callable[[int, int], _Month]) -> list[_Month]:
+    """Each month of a mixed fleet whose reserved base is held for its term: a month whose committed base
+    (`committed_replicas` over `bases`) exceeds its own cheapest base is re-priced at the held base
+    (`reprice(month index, base)`: mixed.py at k = base); the other months stay as they are."""
+    held, _ = committed_replicas(bases, term_months=term_months)
+    return [reprice(k, h) if h != b else month
+            for k, (month, b, h) in enumerate(zip(by_month, bases, held, strict=True))]
+
+
 def mixed_horizon(by_month: Sequence[MonthFleet], months: Sequence[Scenario], *,
                   planned: PlanMonths) -> OptionHorizon | None:
     """A mixed fleet whose base is a reserved row with a term: the base replicas committed in month k stay
@@ -195,9 +208,8 @@ def mixed_horizon(by_month: Sequence[MonthFleet], months: Sequence[Scenario], *,
     if term is None or plan.fleet.scaling != "mixed":
         return None
     bases = [m.cost.base_replicas or 0 for m in by_month]
-    held, _ = committed_replicas(bases, term_months=term)
-    priced = [planned.month(month, base_replicas=base) if base != (fleet.cost.base_replicas or 0) else fleet
-              for fleet, base, month in zip(by_month, held, months, strict=True)]  # held base: mixed.py at k = base
+    priced = held_base_months(by_month, bases=bases, term_months=term,
+                              reprice=lambda k, base: planned.month(months[k], base_replicas=base))
     return OptionHorizon(months=tuple(_month_cost(m) for m in priced),
                          committed_after_horizon_usd=committed_after_usd(bases, term_months=term, plan=plan),
                          term_months=term)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TypeVar
 
-from costmodel.decision.horizon import MonthFleet, committed_after_usd, committed_replicas, self_host_horizon
+from costmodel.decision.horizon import MonthFleet, committed_after_usd, held_base_months, self_host_horizon
 from costmodel.decision.volume import AS_GIVEN, plan_cost_at, usd_per_month
 from costmodel.decision.volume_model import CostModel, Scaling
 
@@ -51,8 +51,7 @@ def ranked_usd(model: CostModel, name: str, scaling: Scaling = AS_GIVEN) -> floa
                                     gpu_price_scale=scale)
         return sum(horizon.usd_by_month) + horizon.committed_after_horizon_usd
     bases = [c.base_replicas or 0 for c in costs]  # mixed: the committed base held (decision/horizon.py)
-    held, _ = committed_replicas(bases, term_months=plan.term_months)
     every = _repeat(months, model)
-    paid = [plan_cost_at(model, name, s, base_replicas=h) if h != b else c
-            for c, b, h, s in zip(costs, bases, held, every, strict=True)]
+    paid = held_base_months(costs, bases=bases, term_months=plan.term_months,
+                            reprice=lambda k, base: plan_cost_at(model, name, every[k], base_replicas=base))
     return sum(c.usd_per_month for c in paid) + committed_after_usd(bases, term_months=plan.term_months, plan=plan) * scale
